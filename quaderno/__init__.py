@@ -1,0 +1,3 @@
+"""quaderno: structured, adaptive retrieval-augmented generation."""
+
+__version__ = "0.1.0"

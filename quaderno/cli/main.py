@@ -1,0 +1,33 @@
+"""The `quaderno` command line."""
+
+from __future__ import annotations
+
+import typer
+
+from quaderno import __version__
+from quaderno.cli import demo_cmd, index_cmd, kb_cmd
+from quaderno.cli.common import setup_logging
+
+app = typer.Typer(name="quaderno", no_args_is_help=True, add_completion=False,
+                  help="Structured, adaptive retrieval-augmented generation.")
+app.add_typer(kb_cmd.app, name="kb")
+app.add_typer(index_cmd.app, name="index")
+app.command("search")(index_cmd.friendly_errors(index_cmd.search))
+app.command("demo")(demo_cmd.demo)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"quaderno {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress"),
+         version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                      help="Show the version and exit")) -> None:
+    setup_logging(verbose)
+
+
+if __name__ == "__main__":
+    app()
