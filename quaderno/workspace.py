@@ -56,7 +56,8 @@ class Workspace:
                progress: Callable[[int], None] | None = None) -> KnowledgeBase:
         """Store ``chunks`` as knowledge base ``name``.
 
-        Documents longer than ``max_words`` are split (``None``: keep whole). Refuses to
+        Documents longer than ``max_words`` are split (``None``: keep whole; QA pairs are
+        never split). Refuses to
         overwrite an existing KB unless ``replace``; the old one stays intact until the
         new one is complete.
         """
@@ -71,7 +72,9 @@ class Workspace:
             raise ConfigError(
                 f"unknown KB kind {kind!r}; use one of {', '.join(k.value for k in KBKind)}"
             ) from None
-        chunker = WordChunker(max_words, overlap) if max_words else None
+        # A QA pair is the unit of a historical-QA knowledge base: never split it.
+        chunker = WordChunker(max_words, overlap) if max_words and kind is not KBKind.qa_pair \
+            else None
         with vdir.build() as folder:
             write_kb(folder, name, chunks, kind=kind, chunker=chunker, dedup=dedup,
                      description=description, sources=sources, progress=progress)

@@ -38,7 +38,7 @@ def friendly_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except QuadernoError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]

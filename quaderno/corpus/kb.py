@@ -142,8 +142,9 @@ def write_kb(folder: Path, name: str, chunks: Iterable[Chunk], *, kind: KBKind,
             conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?)", batch)
         except sqlite3.IntegrityError:
             for row in batch:
-                other = conn.execute("SELECT source FROM chunks WHERE id = ?", (row[1],)).fetchone()
-                if other is not None:
+                other = conn.execute("SELECT source, pos FROM chunks WHERE id = ?",
+                                     (row[1],)).fetchone()
+                if other is not None and other[1] != row[0]:
                     raise InputFormatError(
                         f"duplicate chunk id {row[1]!r} with different text "
                         f"(first at {other[0]}, again at {row[4]})") from None

@@ -1,0 +1,22 @@
+# The two commands of the README:
+#   make demo   install everything, then run the main job on the bundled sample corpus
+#   make test   install everything, then run the whole test suite
+VENV ?= .venv
+STAMP := $(VENV)/.quaderno-installed
+
+.PHONY: install demo test bench
+
+$(STAMP): pyproject.toml scripts/install.sh
+	VENV=$(VENV) bash scripts/install.sh
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/quaderno demo
+
+test: $(STAMP)
+	$(VENV)/bin/python -m pytest -q
+
+bench: $(STAMP)
+	$(VENV)/bin/python benchmarks/retrieval.py
