@@ -57,3 +57,52 @@ class StaleIndexError(QuadernoError):
 
 class DependencyError(QuadernoError, ImportError):
     """An optional dependency is missing; the message says what to install."""
+
+
+class LLMError(QuadernoError):
+    """An LLM call failed; subclasses say why in words a user can act on."""
+
+
+class LLMConnectionError(LLMError):
+    """The LLM server could not be reached (refused, reset, DNS)."""
+
+
+class LLMTimeoutError(LLMError):
+    """The LLM server did not answer in time."""
+
+
+class LLMRateLimitError(LLMError):
+    """The server kept answering 429 after every retry."""
+
+
+class LLMServerError(LLMError):
+    """The server kept failing (5xx) after every retry, or sent a body we cannot read."""
+
+
+class LLMAuthError(LLMError):
+    """The server refused the credentials (401/403), or a required API key is missing."""
+
+
+class LLMModelNotFoundError(LLMError):
+    """The server does not serve the requested model."""
+
+
+class LLMContextLengthError(LLMError):
+    """The prompt plus max_tokens does not fit the model's context window."""
+
+
+class LLMBadRequestError(LLMError):
+    """The server rejected the request (400) for another reason; the message quotes it."""
+
+
+class ParseError(QuadernoError, ValueError):
+    """A model reply does not have the expected structure (raised by parsers)."""
+
+
+class StepError(LLMError):
+    """A typed LLM step produced no valid output, even after the repair re-ask."""
+
+    def __init__(self, step: str, message: str, *, raw: str | None = None) -> None:
+        super().__init__(f"step {step!r}: {message}")
+        self.step = step
+        self.raw = raw

@@ -5,13 +5,14 @@ from __future__ import annotations
 import typer
 
 from quaderno import __version__
-from quaderno.cli import demo_cmd, index_cmd, kb_cmd
+from quaderno.cli import demo_cmd, index_cmd, kb_cmd, llm_cmd
 from quaderno.cli.common import setup_logging
 
 app = typer.Typer(name="quaderno", no_args_is_help=True, add_completion=False,
                   help="Structured, adaptive retrieval-augmented generation.")
 app.add_typer(kb_cmd.app, name="kb")
 app.add_typer(index_cmd.app, name="index")
+app.add_typer(llm_cmd.app, name="llm")
 app.command("search")(index_cmd.friendly_errors(index_cmd.search))
 app.command("demo")(demo_cmd.demo)
 

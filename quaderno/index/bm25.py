@@ -21,6 +21,15 @@ log = logging.getLogger(__name__)
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 
 
+def _backend() -> str:
+    """numba's top-k is ~5x faster than numpy's at 10^5-10^6 documents; use it when installed."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return "numpy"
+    return "numba"
+
+
 def make_tokenizer(stem: bool = True, stopwords: str | None = "en"):  # noqa: ANN201
     """The bm25s tokenizer used for both documents and queries."""
     import bm25s.tokenization
@@ -55,7 +64,8 @@ class BM25Index:
         ids = self.tokenizer.tokenize(list(texts), return_as="ids", show_progress=False)
         self.num_docs = len(ids)
         p = self.params
-        self._bm25 = bm25s.BM25(method=p["method"], k1=p["k1"], b=p["b"], delta=p["delta"])
+        self._bm25 = bm25s.BM25(method=p["method"], k1=p["k1"], b=p["b"], delta=p["delta"],
+                                backend=_backend())
         self._bm25.index(ids, show_progress=False)
 
     def _query_ids(self, queries: Sequence[str]) -> list[list[int]]:
@@ -106,6 +116,7 @@ class BM25Index:
         index = cls(method=params["method"], k1=params["k1"], b=params["b"],
                     delta=params["delta"], stem=params["stem"], stopwords=params["stopwords"])
         index._bm25 = bm25s.BM25.load(str(folder), mmap=False)
+        index._bm25.backend = _backend()
         index.tokenizer.load_vocab(str(folder))
         index.num_docs = int(params["num_docs"])
         return index

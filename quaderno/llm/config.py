@@ -1,0 +1,114 @@
+"""Choosing the LLM in one place: command-line flag > environment variable > config file >
+default (the embedded SmolLM2 model).
+
+Environment: ``QUADERNO_LLM`` (llama-cpp | openai), ``QUADERNO_MODEL``,
+``QUADERNO_BASE_URL``, ``QUADERNO_API_KEY_ENV``, ``QUADERNO_MODEL_PATH``.
+Config file (``$QUADERNO_HOME/config.toml`` or ``--config``)::
+
+    [llm]
+    backend = "openai"
+    model = "Qwen/Qwen3-32B"
+    base_url = "http://localhost:8000/v1"
+    api_key_env = "VLLM_API_KEY"       # the NAME of the variable holding the key
+    max_concurrency = 16
+    extra_body = { chat_template_kwargs = { enable_thinking = false } }
+
+The key itself never appears in flags, files, caches or logs: only the variable's name.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from quaderno.errors import ConfigError
+from quaderno.llm.cache import SQLiteCache
+from quaderno.llm.lm import LM
+
+ENV = {"backend": "QUADERNO_LLM", "model": "QUADERNO_MODEL", "base_url": "QUADERNO_BASE_URL",
+       "api_key_env": "QUADERNO_API_KEY_ENV", "model_path": "QUADERNO_MODEL_PATH"}
+
+
+class LLMConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["llama-cpp", "openai"] = "llama-cpp"
+    model: str | None = None
+    base_url: str = "http://localhost:8000/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+    model_path: str | None = None
+    n_ctx: int = 8192
+    max_concurrency: int = 8
+    timeout: float = 120.0
+    max_retries: int = 5
+    structured: Literal["json_schema", "none"] = "json_schema"
+    extra_body: dict[str, Any] = {}
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int | None = 0
+    cache: bool = True
+
+    def describe(self) -> dict[str, Any]:
+        """What is in use, for `quaderno llm info` (never a key)."""
+        out = self.model_dump()
+        out["api_key_set"] = bool(os.environ.get(self.api_key_env))
+        return out
+
+
+def load_config_file(path: Path | None) -> dict[str, Any]:
+    if path is None or not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+    llm = data.get("llm", {})
+    if not isinstance(llm, dict):
+        raise ConfigError(f"{path}: [llm] must be a table")
+    return llm
+
+
+def resolve(flags: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | None = None,
+            config_path: Path | None = None) -> LLMConfig:
+    """Merge defaults < config file < environment < flags (``None`` flags are unset)."""
+    env = os.environ if env is None else env
+    merged: dict[str, Any] = dict(load_config_file(config_path))
+    for key, var in ENV.items():
+        if env.get(var):
+            merged[key] = env[var]
+    merged.update({k: v for k, v in (flags or {}).items() if v is not None})
+    try:
+        config = LLMConfig(**merged)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"invalid LLM configuration: {problems}") from None
+    if config.backend == "openai" and not config.model:
+        raise ConfigError("--llm openai needs --model (or QUADERNO_MODEL, or model in the "
+                          "config file)")
+    return config
+
+
+def make_backend(config: LLMConfig):  # noqa: ANN201 - one of the backends
+    if config.backend == "openai":
+        from quaderno.llm.openai_http import OpenAIChatLLM
+
+        return OpenAIChatLLM(config.model or "", config.base_url, api_key_env=config.api_key_env,
+                             max_concurrency=config.max_concurrency, timeout=config.timeout,
+                             max_retries=config.max_retries, structured=config.structured,
+                             extra_body=config.extra_body)
+    from quaderno.llm.llama_cpp_backend import LlamaCppLLM
+
+    return LlamaCppLLM(config.model_path, n_ctx=config.n_ctx)
+
+
+def make_lm(config: LLMConfig, *, cache_path: Path | None = None, cache: bool | None = None) -> LM:
+    """The LM for ``config``; the response cache lives at ``cache_path`` when enabled."""
+    use_cache = config.cache if cache is None else cache
+    store = SQLiteCache(cache_path) if (use_cache and cache_path is not None) else None
+    defaults = {"temperature": config.temperature, "top_p": config.top_p, "seed": config.seed}
+    return LM(make_backend(config), cache=store, defaults=defaults)

@@ -1,0 +1,71 @@
+"""A fake chat model for tests and examples: queued replies, a function, or echo.
+
+    llm = FakeLLM()
+    llm.enqueue("first reply", '{"judge": true}')
+    llm = FakeLLM(respond=lambda request: "...")   # reply computed from the request
+    llm = FakeLLM(echo=True)                       # reply = last user message
+
+Every request is kept in ``llm.requests`` for assertions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+
+from quaderno.errors import ConfigError, LLMError
+from quaderno.llm.types import ChatRequest, ChatResponse, TokenLogprob, Usage
+
+
+class FakeLLM:
+    """A deterministic in-memory backend."""
+
+    def __init__(self, replies: list[str] | None = None, *,
+                 respond: Callable[[ChatRequest], str] | None = None, echo: bool = False,
+                 model: str = "fake", supports_schema: bool = False,
+                 supports_grammar: bool = False, latency_s: float = 0.0) -> None:
+        if sum(x is not None and x is not False for x in (replies, respond, echo or None)) > 1:
+            raise ConfigError("FakeLLM takes one of replies, respond or echo")
+        self.model_id = f"fake:{model}"
+        self.supports_schema = supports_schema
+        self.supports_grammar = supports_grammar
+        self.latency_s = latency_s
+        self._queue: deque[str | Exception] = deque(replies or [])
+        self._respond = respond
+        self._echo = echo
+        self.requests: list[ChatRequest] = []
+
+    def enqueue(self, *replies: str | Exception) -> FakeLLM:
+        """Queue replies (or exceptions to raise), used in order."""
+        self._queue.extend(replies)
+        return self
+
+    @property
+    def pending(self) -> int:
+        return len(self._queue)
+
+    async def achat(self, request: ChatRequest) -> ChatResponse:
+        self.requests.append(request)
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+        if self._respond is not None:
+            text = self._respond(request)
+        elif self._echo:
+            text = next(m.content for m in reversed(request.messages) if m.role == "user")
+        elif self._queue:
+            item = self._queue.popleft()
+            if isinstance(item, Exception):
+                raise item
+            text = item
+        else:
+            raise LLMError("FakeLLM has no reply queued for this request "
+                           f"(last message: {request.messages[-1].content[:80]!r})")
+        prompt_tokens = sum(len(m.content.split()) for m in request.messages)
+        words = text.split()
+        return ChatResponse(
+            text=text, model=self.model_id,
+            usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=len(words)),
+            finish_reason="stop", constrained=self.supports_schema and bool(request.json_schema),
+            logprobs=[TokenLogprob(token=w, logprob=-0.1) for w in words] if request.logprobs
+            else None)

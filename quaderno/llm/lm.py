@@ -1,0 +1,92 @@
+"""The LM a method talks to: a backend plus cache, call log and tracing.
+
+Every call goes through :meth:`LM.chat`: it is looked up in the cache (unless
+``use_cache=False``), sent to the backend, written to the cache and call log, recorded in
+the caller's :class:`Trace`, and logged (model, tokens, latency, retries; never a key).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from quaderno.errors import LLMError
+from quaderno.llm.base import ChatLLM
+from quaderno.llm.cache import SQLiteCache
+from quaderno.llm.trace import CallRecord, Trace
+from quaderno.llm.types import ChatRequest, ChatResponse
+
+log = logging.getLogger(__name__)
+
+
+class LM:
+    """A backend with caching, logging and tracing around it."""
+
+    def __init__(self, backend: ChatLLM, *, cache: SQLiteCache | None = None,
+                 defaults: dict[str, Any] | None = None) -> None:
+        self.backend = backend
+        self.cache = cache
+        self.defaults = dict(defaults or {})
+
+    @property
+    def model_id(self) -> str:
+        return self.backend.model_id
+
+    @property
+    def supports_schema(self) -> bool:
+        return self.backend.supports_schema
+
+    @property
+    def supports_grammar(self) -> bool:
+        return self.backend.supports_grammar
+
+    def request(self, messages: Any, **params: Any) -> ChatRequest:
+        """A request with this LM's default parameters (generation settings of a run)."""
+        return ChatRequest.of(messages, **{**self.defaults, **params})
+
+    async def chat(self, request: ChatRequest, *, trace: Trace | None = None,
+                   step: str | None = None, use_cache: bool = True) -> ChatResponse:
+        key = request.cache_key(self.model_id)
+        prompt = [m.model_dump() for m in request.messages]
+        response = self.cache.get(key) if (self.cache is not None and use_cache) else None
+        if response is not None:
+            response = response.model_copy(update={"cached": True, "latency_s": 0.0,
+                                                   "retries": 0})
+        else:
+            t0 = time.perf_counter()
+            try:
+                response = await self.backend.achat(request)
+            except LLMError as exc:
+                if trace is not None:
+                    trace.record(CallRecord(step=step, model=self.model_id, prompt=prompt,
+                                            error=str(exc)))
+                log.info("llm call failed (%s, step %s): %s", self.model_id, step, exc)
+                raise
+            response = response.model_copy(update={"latency_s": time.perf_counter() - t0})
+            if self.cache is not None:
+                self.cache.put(key, response)
+        if self.cache is not None:
+            self.cache.log_call(key, response)
+        if trace is not None:
+            trace.record(CallRecord(step=step, model=response.model, prompt=prompt,
+                                    response=response.text, usage=response.usage,
+                                    latency_s=response.latency_s, cached=response.cached,
+                                    retries=response.retries, constrained=response.constrained))
+        log.debug("llm %s step=%s prompt=%d completion=%d latency=%.3fs cached=%s retries=%d",
+                  self.model_id, step, response.usage.prompt_tokens,
+                  response.usage.completion_tokens, response.latency_s, response.cached,
+                  response.retries)
+        return response
+
+    async def complete(self, prompt: str | list, *, trace: Trace | None = None,
+                       step: str | None = None, use_cache: bool = True, **params: Any) -> str:
+        """Shortcut: text in, text out."""
+        response = await self.chat(self.request(prompt, **params), trace=trace, step=step,
+                                   use_cache=use_cache)
+        return response.text
+
+    def chat_sync(self, request: ChatRequest, **kwargs: Any) -> ChatResponse:
+        """Synchronous :meth:`chat` for scripts and the CLI (not inside a running loop)."""
+        return asyncio.run(self.chat(request, **kwargs))

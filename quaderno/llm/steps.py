@@ -1,0 +1,173 @@
+"""Typed LLM steps: declare once, run anywhere.
+
+A :class:`Step` says *what* an LLM step does — its instruction (a template over named
+inputs), and its output: a pydantic model (JSON) or a text parser. The adapter here does
+the *how*, in one place for every method: render the prompt, constrain decoding where the
+backend can (JSON schema → grammar / ``response_format``), parse tolerantly, validate,
+re-ask once with the error when the reply is unusable, and fail with :class:`StepError`.
+
+    class Judgment(BaseModel):
+        judge: bool
+        query: str = ""
+
+    JUDGE = Step(name="judge", instruction="Question: {question}\\nDraft: {draft}\\n...",
+                 inputs=("question", "draft"), output=Judgment)
+    result = await JUDGE.run(lm, question=q, draft=d, trace=trace)
+    result.value.judge
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from quaderno.errors import ConfigError, ParseError, StepError
+from quaderno.llm.lm import LM
+from quaderno.llm.parsing import parse_model, strip_thinking
+from quaderno.llm.trace import Trace
+from quaderno.llm.types import ChatRequest, Message
+
+T = TypeVar("T")
+
+REPAIR = ("Your previous reply could not be used: {error}.\n"
+          "Answer again, following the required format exactly{hint}.")
+
+
+def _text_output(text: str) -> str:
+    text = strip_thinking(text).strip()
+    if not text:
+        raise ParseError("the reply is empty")
+    return text
+
+
+@dataclass(frozen=True)
+class StepResult(Generic[T]):
+    value: T
+    raw: str
+    attempts: int
+    repaired: bool
+
+
+@dataclass(frozen=True)
+class Step(Generic[T]):
+    """A declared LLM step.
+
+    ``output``: a pydantic model the reply must validate against (JSON), or ``None`` for
+    text, parsed by ``parse`` (default: non-empty text). ``grammar``: a GBNF grammar used
+    when the backend supports grammars (for text formats such as outlines).
+    ``format_hint``: how the reply must look, appended to the prompt for text outputs.
+    """
+
+    name: str
+    instruction: str
+    inputs: tuple[str, ...]
+    output: type[BaseModel] | None = None
+    parse: Callable[[str], Any] | None = None
+    grammar: str | None = None
+    system: str | None = None
+    format_hint: str = ""
+    max_tokens: int = 512
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        used = {f for _, f, _, _ in string.Formatter().parse(self.instruction) if f}
+        unknown = used - set(self.inputs)
+        if unknown:
+            raise ConfigError(f"step {self.name!r}: the instruction uses undeclared inputs "
+                              f"{sorted(unknown)}")
+        if self.output is not None and self.parse is not None:
+            raise ConfigError(f"step {self.name!r}: give output or parse, not both")
+
+    # -- rendering ----------------------------------------------------------------------
+    def json_schema(self) -> dict[str, Any] | None:
+        return self.output.model_json_schema() if self.output is not None else None
+
+    def output_instructions(self) -> str:
+        if self.output is None:
+            return self.format_hint
+        lines = ["Reply with only a JSON object with these keys:"]
+        for name, info in self.output.model_fields.items():
+            kind = _type_name(info.annotation)
+            desc = f": {info.description}" if info.description else ""
+            lines.append(f"- \"{name}\" ({kind}){desc}")
+        return "\n".join(lines)
+
+    def messages(self, inputs: dict[str, Any]) -> list[Message]:
+        missing = [name for name in self.inputs if name not in inputs]
+        if missing:
+            raise ConfigError(f"step {self.name!r} is missing inputs {missing}")
+        extra = set(inputs) - set(self.inputs)
+        if extra:
+            raise ConfigError(f"step {self.name!r} got unknown inputs {sorted(extra)}")
+        values = {k: _render_value(v) for k, v in inputs.items()}
+        prompt = self.instruction.format(**values)
+        hint = self.output_instructions()
+        if hint:
+            prompt = f"{prompt}\n\n{hint}"
+        msgs = [Message(role="system", content=self.system)] if self.system else []
+        msgs.append(Message(role="user", content=prompt))
+        return msgs
+
+    def _parse(self, text: str) -> Any:
+        if self.output is not None:
+            return parse_model(text, self.output)
+        return (self.parse or _text_output)(text)
+
+    # -- running ------------------------------------------------------------------------
+    async def run(self, lm: LM, *, trace: Trace | None = None, use_cache: bool = True,
+                  **inputs: Any) -> StepResult[T]:
+        """Render, call, parse and validate; one repair re-ask; StepError on failure."""
+        messages = self.messages(inputs)
+        constrain: dict[str, Any] = {}
+        if self.output is not None:
+            constrain = {"json_schema": self.json_schema(), "schema_name": self.name}
+        elif self.grammar is not None and lm.supports_grammar:
+            constrain = {"grammar": self.grammar}
+        params = {"max_tokens": self.max_tokens, **self.params}
+        last_error = ""
+        raw = ""
+        for attempt in (1, 2):
+            request = lm.request(messages, **params, **constrain)
+            response = await lm.chat(request, trace=trace, step=self.name, use_cache=use_cache)
+            raw = response.text
+            try:
+                value = self._parse(raw)
+            except ParseError as exc:
+                last_error = str(exc)
+                if trace is not None:
+                    trace.fallback(f"{self.name}: unusable reply ({last_error}); "
+                                   + ("re-asked" if attempt == 1 else "gave up"))
+                hint = "" if self.output is None else " (only the JSON object)"
+                messages = [*messages, Message(role="assistant", content=raw[:4000] or "(empty)"),
+                            Message(role="user", content=REPAIR.format(error=last_error,
+                                                                       hint=hint))]
+                continue
+            return StepResult(value=value, raw=raw, attempts=attempt, repaired=attempt > 1)
+        raise StepError(self.name, f"no valid output after a repair re-ask: {last_error}",
+                        raw=raw)
+
+
+def _render_value(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json(indent=2)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, indent=2)
+    return str(value)
+
+
+def _type_name(annotation: Any) -> str:
+    names = {str: "string", int: "integer", float: "number", bool: "true/false"}
+    if annotation in names:
+        return names[annotation]
+    origin = getattr(annotation, "__origin__", None)
+    if origin is list:
+        inner = getattr(annotation, "__args__", (str,))[0]
+        return f"list of {names.get(inner, getattr(inner, '__name__', 'item'))}"
+    return getattr(annotation, "__name__", str(annotation))
