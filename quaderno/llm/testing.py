@@ -8,7 +8,7 @@ clients are exercised end to end (no SDK mocks). Behaviour is scripted:
         ... OpenAIChatLLM("fake-model", server.url) ...
         server.requests  # every request body and headers, in order
 
-Actions: ``"ok"``, ``("status", code, headers)``, ``("timeout", seconds)`` (sleep before
+Actions: ``"ok"``, ``("status", code, headers[, error message])``, ``("timeout", seconds)`` (sleep before
 answering), ``"reset"`` (close the connection with a TCP RST), ``("body", text)`` (a
 200 with a raw body). Without a script, ``fail_rate`` of requests answer 500 at random.
 """
@@ -168,8 +168,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif srv.latency_s:
             time.sleep(srv.latency_s)
         if isinstance(action, tuple) and action[0] == "status":
-            _, code, headers = action
-            self._send(code, {"error": {"message": f"scripted status {code}"}}, headers)
+            code, headers = action[1], action[2]
+            message = action[3] if len(action) > 3 else f"scripted status {code}"
+            self._send(code, {"error": {"message": message}}, headers)
             return
         if isinstance(action, tuple) and action[0] == "body":
             self._send(200, action[1].encode())
