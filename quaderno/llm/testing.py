@@ -116,6 +116,10 @@ class FakeOpenAIServer:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # One write per response and no Nagle delay: otherwise every call on loopback waits
+    # ~40 ms for a delayed ACK between the header and body segments.
+    disable_nagle_algorithm = True
+    wbufsize = 1 << 16
     server_ref: FakeOpenAIServer
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
