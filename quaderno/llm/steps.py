@@ -38,7 +38,7 @@ REPAIR = ("Your previous reply could not be used: {error}.\n"
           "Answer again, following the required format exactly{hint}.")
 
 
-def _text_output(text: str) -> str:
+def text_output(text: str) -> str:
     text = strip_thinking(text).strip()
     if not text:
         raise ParseError("the reply is empty")
@@ -116,18 +116,23 @@ class Step(Generic[T]):
     def _parse(self, text: str) -> Any:
         if self.output is not None:
             return parse_model(text, self.output)
-        return (self.parse or _text_output)(text)
+        return (self.parse or text_output)(text)
 
     # -- running ------------------------------------------------------------------------
     async def run(self, lm: LM, *, trace: Trace | None = None, use_cache: bool = True,
-                  **inputs: Any) -> StepResult[T]:
-        """Render, call, parse and validate; one repair re-ask; StepError on failure."""
+                  grammar: str | None = None, **inputs: Any) -> StepResult[T]:
+        """Render, call, parse and validate; one repair re-ask; StepError on failure.
+
+        ``grammar`` overrides the declared grammar for this call (e.g. one built from
+        the current state, such as a page whose other sections are fixed).
+        """
         messages = self.messages(inputs)
         constrain: dict[str, Any] = {}
+        grammar = grammar or self.grammar
         if self.output is not None:
             constrain = {"json_schema": self.json_schema(), "schema_name": self.name}
-        elif self.grammar is not None and lm.supports_grammar:
-            constrain = {"grammar": self.grammar}
+        elif grammar is not None and lm.supports_grammar:
+            constrain = {"grammar": grammar}
         params = {"max_tokens": self.max_tokens, **self.params}
         last_error = ""
         raw = ""

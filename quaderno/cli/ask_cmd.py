@@ -1,0 +1,84 @@
+"""`quaderno ask`: answer a question with PAGER (default) or any other method."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import typer
+from rich.markdown import Markdown
+from rich.panel import Panel
+from rich.table import Table
+
+from quaderno.ask import aask
+from quaderno.cli.common import HomeOption, console, friendly_errors, print_json, workspace
+from quaderno.cli.llm_cmd import (BaseUrlOpt, ConfigOpt, KeyEnvOpt, LLMOpt, ModelOpt,
+                                  ModelPathOpt, build_lm, llm_config)
+from quaderno.methods.base import Answer
+from quaderno.methods.registry import METHODS
+
+
+@friendly_errors
+def ask(
+    question: str = typer.Argument(..., help="The question"),
+    method: str = typer.Option("pager", "--method", "-m", help=" | ".join(METHODS)),
+    kb: list[str] = typer.Option(None, "--kb", help="Knowledge base(s) [default: all]"),
+    k: int = typer.Option(5, "--k", "-k", help="Documents per retrieval"),
+    mode: str = typer.Option("auto", help="Retrieval: auto | bm25 | dense | hybrid"),
+    max_iters: int = typer.Option(10, help="PAGER: most slot fills"),
+    show_trace: bool = typer.Option(False, "--trace", help="Show every step: pages, "
+                                                           "sub-queries, documents, timings"),
+    json_out: bool = typer.Option(False, "--json", help="The answer object as JSON"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the LLM cache"),
+    llm: str = LLMOpt, model: str = ModelOpt, base_url: str = BaseUrlOpt,
+    api_key_env: str = KeyEnvOpt, model_path: str = ModelPathOpt, config: Path = ConfigOpt,
+    home: Path = HomeOption,
+) -> None:
+    """Answer QUESTION from your knowledge bases."""
+    cfg = llm_config(home, config, backend=llm, model=model, base_url=base_url,
+                     api_key_env=api_key_env, model_path=model_path)
+    options = {"max_iters": max_iters} if method.startswith("pager") else {}
+    answer = asyncio.run(aask(question, method=method, kbs=kb, mode=mode, k=k,
+                              lm=build_lm(cfg, home, cache=False if no_cache else None),
+                              workspace=workspace(home), **options))
+    if json_out:
+        print_json(answer.model_dump(mode="json"))
+        return
+    if show_trace:
+        print_trace(answer)
+    console.print(Panel(answer.answer, title=f"answer ({answer.method})", expand=False))
+    if answer.supporting_sections:
+        console.print(f"[dim]supported by: {'; '.join(answer.supporting_sections)}[/]")
+    s = answer.trace.summary()
+    console.print(f"[dim]{s['llm_calls']} LLM calls, {s['prompt_tokens']} prompt + "
+                  f"{s['completion_tokens']} completion tokens, {s['llm_seconds']:.1f}s in the "
+                  f"LLM{', ' + str(len(s['fallbacks'])) + ' fallbacks' if s['fallbacks'] else ''}[/]")
+
+
+def print_trace(answer: Answer) -> None:
+    trace = answer.trace
+    for span in trace.spans:
+        head = f"[bold]{span.name}[/] [dim]{span.seconds:.2f}s[/]"
+        if span.name == "retrieve":
+            console.print(f"{head}  query: {span.inputs.get('query')!r}")
+            for title in span.outputs.get("titles", []):
+                console.print(f"    · {title}")
+        elif "page" in span.outputs:
+            sub = span.inputs.get("sub_query")
+            console.print(head + (f"  sub-query: {sub!r}" if sub else ""))
+            console.print(Panel(Markdown(span.outputs["page"]), expand=False))
+        else:
+            console.print(f"{head}  {', '.join(f'{k}={v!r}' for k, v in span.outputs.items())}")
+        for note in span.notes:
+            console.print(f"    [yellow]fallback:[/] {note}")
+    table = Table("step", "calls", "prompt tok", "completion tok", "seconds", title="LLM calls")
+    per: dict[str, list[float]] = {}
+    for call in trace.calls:
+        row = per.setdefault(call.step or "-", [0, 0, 0, 0.0])
+        row[0] += 1
+        row[1] += call.usage.prompt_tokens
+        row[2] += call.usage.completion_tokens
+        row[3] += call.latency_s
+    for step, (n, p, c, sec) in per.items():
+        table.add_row(step, str(n), str(p), str(c), f"{sec:.2f}")
+    console.print(table)
