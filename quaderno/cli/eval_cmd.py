@@ -1,0 +1,111 @@
+"""`quaderno eval` and `quaderno report`."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from quaderno.cli.common import HomeOption, console, friendly_errors, workspace
+from quaderno.cli.llm_cmd import (BaseUrlOpt, ConfigOpt, KeyEnvOpt, LLMOpt, ModelOpt,
+                                  ModelPathOpt, build_lm, llm_config)
+from quaderno.eval.datasets import DATASETS, load_dataset
+from quaderno.eval.report import HEADLINE, load_run, table, write_report
+from quaderno.eval.runner import EvalRunner, RunConfig
+from quaderno.methods.registry import METHODS
+
+
+@friendly_errors
+def eval_(
+    dataset: str = typer.Option(..., "--dataset", "-d", help=" | ".join(DATASETS) + " | FILE"),
+    method: list[str] = typer.Option(["pager"], "--method", "-m", help=" | ".join(METHODS)
+                                     + " (repeat for several)"),
+    limit: int = typer.Option(None, help="First N questions"),
+    fmt: str = typer.Option(None, "--format", help="Format of a dataset FILE"),
+    data_dir: Path = typer.Option(None, help="Benchmark data folder [default: $QUADERNO_DATA "
+                                             "or ../shared/data]"),
+    pool: str = typer.Option("per-question", help="per-question | pooled (the dataset's own "
+                                                  "paragraphs) | kb (your --kb)"),
+    kb: list[str] = typer.Option(None, "--kb", help="Knowledge bases for --pool kb"),
+    retrieval: str = typer.Option("bm25", help="bm25 | dense | hybrid | auto"),
+    embedder: str = typer.Option(None, help="Embedder for dataset pools (with dense/hybrid)"),
+    k: int = typer.Option(5, "--k", "-k", help="Documents per retrieval"),
+    max_iters: int = typer.Option(10, help="PAGER: most slot fills"),
+    concurrency: int = typer.Option(4, help="Questions in flight"),
+    out: Path = typer.Option(Path("runs"), help="Folder for run directories"),
+    name: str = typer.Option(None, help="Run directory name [default: dataset-method-model]"),
+    temperature: float = typer.Option(None, help="Sampling temperature [default 0]"),
+    top_p: float = typer.Option(None, help="Nucleus sampling"),
+    seed: int = typer.Option(None, help="Seed [default 0]"),
+    judges: str = typer.Option("", help="Comma list: context_recall, quality"),
+    judge_llm: str = typer.Option(None, help="Judge backend [default: the answering LLM's]"),
+    judge_model: str = typer.Option(None, help="Judge model"),
+    judge_base_url: str = typer.Option(None, help="Judge base URL"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the LLM cache"),
+    llm: str = LLMOpt, model: str = ModelOpt, base_url: str = BaseUrlOpt,
+    api_key_env: str = KeyEnvOpt, model_path: str = ModelPathOpt, config: Path = ConfigOpt,
+    home: Path = HomeOption,
+) -> None:
+    """Run methods over a dataset; resumable (run again with the same options to continue)."""
+    cfg = llm_config(home, config, backend=llm, model=model, base_url=base_url,
+                     api_key_env=api_key_env, model_path=model_path, temperature=temperature,
+                     top_p=top_p, seed=seed)
+    lm = build_lm(cfg, home, cache=False if no_cache else True)
+    judge_list = [j.strip() for j in judges.split(",") if j.strip()]
+    judge = None
+    if judge_list:
+        jcfg = llm_config(home, config, backend=judge_llm or cfg.backend,
+                          model=judge_model or cfg.model, base_url=judge_base_url or cfg.base_url,
+                          api_key_env=api_key_env, model_path=model_path)
+        judge = build_lm(jcfg, home) if (jcfg.backend, jcfg.model, jcfg.base_url) != (
+            cfg.backend, cfg.model, cfg.base_url) else lm
+    records = load_dataset(dataset, fmt=fmt, limit=limit, data=data_dir)
+    ws = workspace(home) if pool == "kb" else None
+    for m in method:
+        options = {"max_iters": max_iters} if m.startswith("pager") else {}
+        run_cfg = RunConfig(dataset=dataset, limit=limit, method=m, method_options=options, k=k,
+                            pool=pool, kbs=list(kb or []), retrieval=retrieval, embedder=embedder,
+                            model=lm.model_id, generation={"temperature": cfg.temperature,
+                                                           "top_p": cfg.top_p, "seed": cfg.seed},
+                            judge_model=judge.model_id if judge else None, judges=judge_list)
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", name or f"{Path(dataset).stem}-{m}-"
+                      f"{lm.model_id.split(':', 1)[-1]}")
+        run_dir = out / (slug if len(method) == 1 or name is None else f"{slug}-{m}")
+        runner = EvalRunner(run_cfg, run_dir, lm=lm, judge=judge, workspace=ws,
+                            concurrency=concurrency)
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=console) as progress:
+            task = progress.add_task(f"{m} on {dataset}", total=len(records))
+            results = asyncio.run(runner.run(
+                records, progress=lambda done, total: progress.update(task, completed=done)))
+        summary = load_run(run_dir)
+        scores = ", ".join(f"{k} {summary['mean'][k] * 100:.1f}" for k in HEADLINE
+                           if k in summary["mean"])
+        console.print(f"[green]{m}[/]: {len(results)} questions in {run_dir} — {scores}")
+        if runner.failures:
+            console.print(f"[yellow]{len(runner.failures)} questions failed and were left out "
+                          f"(run again to retry them); first: {runner.failures[0][1]}[/]")
+
+
+@friendly_errors
+def report(
+    run_dirs: list[Path] = typer.Argument(..., help="Run directories"),
+    out: Path = typer.Option(None, help="Where to write report.md/.html and plots "
+                                        "[default: the first run's parent]/report"),
+    metric: str = typer.Option("cover_em", help="Metric of the printed table"),
+    plots: bool = typer.Option(True, help="Draw plots (matplotlib)"),
+) -> None:
+    """Print a methods × datasets table and write a Markdown/HTML report with plots."""
+    runs = [load_run(d) for d in run_dirs]
+    methods, datasets, cells = table(runs, metric)
+    t = Table("method", *datasets, title=f"{metric} (%)")
+    for m in methods:
+        t.add_row(m, *[f"{cells[(m, d)] * 100:.1f}" if cells.get((m, d)) is not None else "–"
+                       for d in datasets])
+    console.print(t)
+    paths = write_report(run_dirs, out or Path(run_dirs[0]).parent / "report", plots=plots)
+    console.print(f"wrote {paths['markdown']} and {paths['html']}")

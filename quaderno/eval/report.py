@@ -1,0 +1,181 @@
+"""Reports over run directories: a methods × datasets table like the papers', and a
+Markdown + HTML report with plots (score per method and dataset, tokens and latency per
+method, score by number of retrieval rounds)."""
+
+from __future__ import annotations
+
+import html
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from quaderno.errors import NotFoundError
+from quaderno.eval.runner import read_results
+
+HEADLINE = ("cover_em", "acc", "em", "f1")
+
+
+def load_run(run_dir: Path) -> dict[str, Any]:
+    config_path = Path(run_dir) / "config.json"
+    if not config_path.is_file():
+        raise NotFoundError(f"{run_dir} is not a run directory (no config.json)")
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    results = read_results(Path(run_dir) / "results.jsonl")
+    metrics: dict[str, list[float]] = defaultdict(list)
+    for r in results:
+        for name, value in r["metrics"].items():
+            if isinstance(value, (int, float)) and value is not None:
+                metrics[name].append(float(value))
+    mean = {name: statistics.mean(vals) for name, vals in metrics.items() if vals}
+    by_rounds: dict[int, list[float]] = defaultdict(list)
+    for r in results:
+        by_rounds[len(r.get("retrieval_rounds") or [])].append(r["metrics"].get("cover_em", 0.0))
+    return {
+        "dir": str(run_dir), "config": config, "n": len(results), "mean": mean,
+        "tokens": {k: statistics.mean(r[k] for r in results) if results else 0.0
+                   for k in ("prompt_tokens", "completion_tokens", "llm_calls")},
+        "latency_s": statistics.mean(r["latency_s"] for r in results) if results else 0.0,
+        "fallbacks": statistics.mean(len(r["fallbacks"]) for r in results) if results else 0.0,
+        "by_rounds": {k: statistics.mean(v) for k, v in sorted(by_rounds.items())},
+    }
+
+
+def table(runs: list[dict[str, Any]], metric: str) -> tuple[list[str], list[str], dict]:
+    methods = list(dict.fromkeys(r["config"]["method"] for r in runs))
+    datasets = list(dict.fromkeys(r["config"]["dataset"] for r in runs))
+    cells = {(r["config"]["method"], r["config"]["dataset"]): r["mean"].get(metric)
+             for r in runs}
+    return methods, datasets, cells
+
+
+def markdown(runs: list[dict[str, Any]], plots: list[str]) -> str:
+    lines = ["# quaderno evaluation report", ""]
+    for metric in HEADLINE:
+        methods, datasets, cells = table(runs, metric)
+        lines += [f"## {metric}", "", "| method | " + " | ".join(datasets) + " |",
+                  "|---" * (len(datasets) + 1) + "|"]
+        for m in methods:
+            row = [f"{cells[(m, d)] * 100:.1f}" if cells.get((m, d)) is not None else "–"
+                   for d in datasets]
+            lines.append(f"| {m} | " + " | ".join(row) + " |")
+        lines.append("")
+    lines += ["## Runs", "", "| method | dataset | n | model | k | pool | LLM calls/q | "
+              "prompt tok/q | completion tok/q | s/q | fallbacks/q | other metrics |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in runs:
+        c = r["config"]
+        other = ", ".join(f"{k} {v:.3f}" for k, v in sorted(r["mean"].items())
+                          if k not in HEADLINE)
+        lines.append(
+            f"| {c['method']} | {c['dataset']} | {r['n']} | {c['model']} | {c['k']} | "
+            f"{c['pool']} | {r['tokens']['llm_calls']:.1f} | {r['tokens']['prompt_tokens']:.0f} "
+            f"| {r['tokens']['completion_tokens']:.0f} | {r['latency_s']:.1f} | "
+            f"{r['fallbacks']:.1f} | {other} |")
+    lines += ["", "Run directories and configurations:", ""]
+    lines += [f"- `{r['dir']}`: {json.dumps(r['config'], sort_keys=True)}" for r in runs]
+    if plots:
+        lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in plots]
+    return "\n".join(lines) + "\n"
+
+
+def make_plots(runs: list[dict[str, Any]], out_dir: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = []
+    labels = [f"{r['config']['method']}\n{r['config']['dataset']}" for r in runs]
+
+    fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(runs)), 4))
+    width = 0.8 / len(HEADLINE)
+    for i, metric in enumerate(HEADLINE):
+        ax.bar([x + i * width for x in range(len(runs))],
+               [r["mean"].get(metric, 0) * 100 for r in runs], width, label=metric)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(runs))], labels, fontsize=8)
+    ax.set_ylabel("score (%)")
+    ax.set_title("Score per method and dataset")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out_dir / "scores.png", dpi=110)
+    plt.close(fig)
+    names.append("scores.png")
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(max(8, 2 * len(runs)), 4))
+    ax1.bar(range(len(runs)), [r["tokens"]["prompt_tokens"] for r in runs], label="prompt")
+    ax1.bar(range(len(runs)), [r["tokens"]["completion_tokens"] for r in runs],
+            bottom=[r["tokens"]["prompt_tokens"] for r in runs], label="completion")
+    ax1.set_xticks(range(len(runs)), labels, fontsize=8)
+    ax1.set_title("Tokens per question")
+    ax1.legend()
+    ax2.bar(range(len(runs)), [r["latency_s"] for r in runs], color="tab:green")
+    ax2.set_xticks(range(len(runs)), labels, fontsize=8)
+    ax2.set_title("Seconds per question")
+    fig.tight_layout()
+    fig.savefig(out_dir / "cost.png", dpi=110)
+    plt.close(fig)
+    names.append("cost.png")
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for r, label in zip(runs, labels):
+        xs = list(r["by_rounds"])
+        ax.plot(xs, [r["by_rounds"][x] * 100 for x in xs], marker="o",
+                label=label.replace("\n", " / "))
+    ax.set_xlabel("retrieval rounds (iterations)")
+    ax.set_ylabel("Cover-EM (%)")
+    ax.set_title("Score by number of iterations")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out_dir / "by_iteration.png", dpi=110)
+    plt.close(fig)
+    names.append("by_iteration.png")
+    return names
+
+
+def write_report(run_dirs: list[Path], out_dir: Path, *, plots: bool = True) -> dict[str, Path]:
+    runs = [load_run(d) for d in run_dirs]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    names = make_plots(runs, out_dir) if plots else []
+    md = markdown(runs, names)
+    (out_dir / "report.md").write_text(md, encoding="utf-8")
+    body = md_to_html(md)
+    (out_dir / "report.html").write_text(
+        "<!doctype html><meta charset='utf-8'><title>quaderno report</title>"
+        "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}"
+        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}</style>"
+        + body, encoding="utf-8")
+    return {"markdown": out_dir / "report.md", "html": out_dir / "report.html"}
+
+
+def md_to_html(md: str) -> str:
+    """The small Markdown subset our report uses: headings, tables, lists, images."""
+    out, in_table = [], False
+    for line in md.splitlines():
+        if line.startswith("|"):
+            cells = [html.escape(c.strip()) for c in line.strip("|").split("|")]
+            if set("".join(cells)) <= set("-"):
+                continue
+            tag = "th" if not in_table else "td"
+            if not in_table:
+                out.append("<table>")
+                in_table = True
+            out.append("<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells) + "</tr>")
+            continue
+        if in_table:
+            out.append("</table>")
+            in_table = False
+        if line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            out.append(f"<h{level}>{html.escape(line.lstrip('#').strip())}</h{level}>")
+        elif line.startswith("![") and "](" in line:
+            src = line[line.index("](") + 2:-1]
+            out.append(f"<p><img src='{html.escape(src)}' style='max-width:100%'></p>")
+        elif line.startswith("- "):
+            out.append(f"<li>{html.escape(line[2:])}</li>")
+        elif line.strip():
+            out.append(f"<p>{html.escape(line)}</p>")
+    if in_table:
+        out.append("</table>")
+    return "\n".join(out)

@@ -1,0 +1,256 @@
+"""Run a method over a dataset: concurrent, resumable, one JSONL record per question.
+
+A run directory holds ``config.json`` (method, model, retriever, k, dataset, code version)
+and ``results.jsonl``, appended (flushed and fsynced) as each question finishes. Running
+again into the same directory skips the questions already recorded, so a run interrupted
+even by ``kill -9`` resumes without redoing or duplicating items; a half-written last line
+is cut off first. A question whose LLM calls still fail after the backend's retries is
+reported and left out, so the next resume retries it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from quaderno import __version__
+from quaderno.corpus.chunk import Chunk
+from quaderno.errors import ConfigError, LLMError
+from quaderno.eval import metrics as M
+from quaderno.eval.datasets import QARecord
+from quaderno.eval.judges import context_recall, representation_quality
+from quaderno.index.retrievers import Retriever
+from quaderno.llm.lm import LM
+from quaderno.llm.trace import Trace
+from quaderno.methods.base import Answer
+from quaderno.methods.registry import NEEDS_RETRIEVAL, make_method
+from quaderno.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+POOLS = ("per-question", "pooled", "kb")
+JUDGES = ("context_recall", "quality")
+RECALL_KS = (2, 5, 10)
+
+
+class RunConfig(BaseModel):
+    """Everything that determines a run's results (compared on resume)."""
+
+    dataset: str
+    limit: int | None = None
+    method: str
+    method_options: dict[str, Any] = Field(default_factory=dict)
+    k: int = 5
+    pool: str = "per-question"
+    kbs: list[str] = Field(default_factory=list)
+    retrieval: str = "bm25"
+    embedder: str | None = None
+    model: str
+    generation: dict[str, Any] = Field(default_factory=dict)
+    judge_model: str | None = None
+    judges: list[str] = Field(default_factory=list)
+
+    def check(self) -> None:
+        if self.pool not in POOLS:
+            raise ConfigError(f"pool must be one of {', '.join(POOLS)}, got {self.pool!r}")
+        if self.pool == "kb" and not self.kbs:
+            raise ConfigError("pool 'kb' needs knowledge bases (--kb)")
+        unknown = set(self.judges) - set(JUDGES)
+        if unknown:
+            raise ConfigError(f"unknown judges {sorted(unknown)}; choose from {', '.join(JUDGES)}")
+        if self.judges and self.judge_model is None:
+            raise ConfigError("judges need a judge LLM")
+
+
+def code_version() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, cwd=Path(__file__).parent, timeout=5, check=False)
+        commit = out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return f"{__version__}+{commit}" if commit else __version__
+
+
+def read_results(path: Path) -> list[dict[str, Any]]:
+    """Complete records of a results file; a torn last line (a killed writer) is cut off."""
+    if not path.exists():
+        return []
+    raw = path.read_bytes()
+    good_end = raw.rfind(b"\n") + 1
+    if good_end < len(raw):
+        log.warning("%s ends with a partial record; removing it", path)
+        with open(path, "r+b") as fh:
+            fh.truncate(good_end)
+        raw = raw[:good_end]
+    records = []
+    for n, line in enumerate(raw.decode("utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                log.warning("%s line %d is not JSON; ignored", path, n)
+    return records
+
+
+def score(record: QARecord, answer: Answer) -> dict[str, Any]:
+    """Answer metrics, retrieval recall/precision of supporting contexts, overlap."""
+    out: dict[str, Any] = {name: fn(answer.answer, record.answers)
+                           for name, fn in M.SPAN_METRICS.items()}
+    if record.long_form:
+        text = answer.answer if len(answer.answer) > len(answer.explanation) else answer.explanation
+        out |= M.rouge(text, record.answers) | M.bleu(text, record.answers)
+    retrieved = list(dict.fromkeys(e.chunk_id for e in answer.evidence))
+    relevant = record.supporting_ids if answer.retrieval_rounds else set()  # no retrieval: n/a
+    for k in RECALL_KS:
+        r = M.recall_at_k(retrieved, relevant, k)
+        if r is not None:
+            out[f"recall@{k}"] = r
+            out[f"precision@{k}"] = M.precision_at_k(retrieved, relevant, k)
+    overlap = M.jaccard_overlap(answer.retrieval_rounds)
+    if overlap:
+        out["overlap"] = sum(overlap) / len(overlap)
+    return out
+
+
+class EvalRunner:
+    """Runs one method over records into ``run_dir``."""
+
+    def __init__(self, config: RunConfig, run_dir: Path, *, lm: LM, judge: LM | None = None,
+                 workspace: Workspace | None = None, concurrency: int = 4) -> None:
+        config.check()
+        if concurrency < 1:
+            raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+        self.config, self.run_dir, self.lm, self.judge = config, Path(run_dir), lm, judge
+        self.concurrency = concurrency
+        self.workspace = workspace or Workspace(self.run_dir / "workspace")
+        self.results_path = self.run_dir / "results.jsonl"
+        self.failures: list[tuple[str, str]] = []
+
+    # -- configuration ------------------------------------------------------------------
+    def _prepare_dir(self) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        path = self.run_dir / "config.json"
+        current = self.config.model_dump()
+        if path.exists():
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            previous = {k: v for k, v in saved.items() if k in current}
+            if previous != current:
+                diff = sorted(k for k in current if previous.get(k) != current[k])
+                raise ConfigError(f"{self.run_dir} holds a run with another configuration "
+                                  f"(differs in {', '.join(diff)}); use a new --out")
+            return
+        data = {**current, "code_version": code_version(),
+                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        os.replace(tmp, path)
+
+    # -- retrieval pools ----------------------------------------------------------------
+    def _build_pool(self, name: str, contexts: Sequence[Any]) -> None:
+        if self.workspace.has_kb(name) and self.workspace.index_names(name):
+            return
+        chunks = {c.id: Chunk(id=c.id, title=c.title, text=c.text) for c in contexts}
+        self.workspace.add_kb(name, chunks.values(), replace=True, max_words=None, dedup=False)
+        self.workspace.build_index(name, bm25=True, embedder=self.config.embedder)
+
+    def _retriever_factory(self, records: Sequence[QARecord]) -> Callable[[QARecord],
+                                                                           Retriever | None]:
+        cfg = self.config
+        if cfg.method not in NEEDS_RETRIEVAL:
+            return lambda record: None
+        if cfg.pool == "kb":
+            shared = self.workspace.retriever(cfg.kbs, mode=cfg.retrieval)
+            return lambda record: shared
+        if not any(r.contexts for r in records):
+            raise ConfigError(f"dataset {cfg.dataset!r} has no paragraphs of its own; evaluate "
+                              "it over knowledge bases with --kb")
+        if cfg.pool == "pooled":
+            self._build_pool("pool", [c for r in records for c in r.contexts])
+            shared = self.workspace.retriever("pool", mode=cfg.retrieval)
+            return lambda record: shared
+
+        def per_question(record: QARecord) -> Retriever:
+            name = "q-" + "".join(ch if ch.isalnum() else "_" for ch in record.id)[:60]
+            self._build_pool(name, record.contexts)
+            return self.workspace.retriever(name, mode=cfg.retrieval, cache=False)
+
+        return per_question
+
+    # -- running ------------------------------------------------------------------------
+    async def run(self, records: Sequence[QARecord],
+                  progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+        self._prepare_dir()
+        done = {r["id"] for r in read_results(self.results_path)}
+        todo = [r for r in records if r.id not in done]
+        log.info("%d questions, %d already done, %d to run", len(records), len(done), len(todo))
+        retriever_for = self._retriever_factory(records)  # the pool spans every record
+        sem = asyncio.Semaphore(self.concurrency)
+        lock = asyncio.Lock()
+        finished = len(done)
+        with open(self.results_path, "a", encoding="utf-8") as out:
+
+            async def one(record: QARecord) -> None:
+                nonlocal finished
+                async with sem:
+                    try:
+                        result = await self._evaluate(record, retriever_for)
+                    except LLMError as exc:
+                        self.failures.append((record.id, str(exc)))
+                        log.warning("question %s failed: %s", record.id, exc)
+                        return
+                async with lock:
+                    out.write(json.dumps(result, ensure_ascii=False) + "\n")
+                    out.flush()
+                    os.fsync(out.fileno())
+                    finished += 1
+                    if progress is not None:
+                        progress(finished, len(records))
+
+            await asyncio.gather(*[one(r) for r in todo])
+        return read_results(self.results_path)
+
+    async def _evaluate(self, record: QARecord,
+                        retriever_for: Callable[[QARecord], Retriever | None]) -> dict[str, Any]:
+        cfg = self.config
+        retriever = await asyncio.to_thread(retriever_for, record)
+        options = dict(cfg.method_options)
+        if cfg.method in NEEDS_RETRIEVAL:
+            options.setdefault("k", cfg.k)
+        method = make_method(cfg.method, self.lm, retriever, **options)
+        trace = Trace(label=record.id)
+        t0 = time.perf_counter()
+        answer = await method.answer(record.question, trace=trace)
+        latency = time.perf_counter() - t0
+        scores = score(record, answer)
+        if self.judge is not None and "context_recall" in cfg.judges:
+            scores["context_recall"] = await context_recall(
+                self.judge, record.question, record.answers,
+                [e.text for e in answer.evidence], trace=trace)
+        if self.judge is not None and "quality" in cfg.judges:
+            context = answer.page.render() if answer.page else "\n".join(
+                e.text for e in answer.evidence)
+            quality = await representation_quality(
+                self.judge, record.question, record.answers, [e.text for e in answer.evidence],
+                context, trace=trace)
+            if quality is not None:
+                scores |= {f"quality_{k}": v for k, v in quality.model_dump().items()
+                           if isinstance(v, int)} | {"quality_avg": quality.average}
+        summary = answer.trace.summary()
+        return {"id": record.id, "question": record.question, "answers": record.answers,
+                "prediction": answer.answer, "method": answer.method, "metrics": scores,
+                "retrieval_rounds": answer.retrieval_rounds,
+                "page": answer.page.render() if answer.page else None,
+                "llm_calls": summary["llm_calls"], "cached_calls": summary["cached_calls"],
+                "prompt_tokens": summary["prompt_tokens"],
+                "completion_tokens": summary["completion_tokens"],
+                "fallbacks": summary["fallbacks"], "latency_s": round(latency, 3)}

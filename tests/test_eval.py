@@ -1,0 +1,242 @@
+"""Evaluation harness: datasets, runner (resume, kill -9, faults), reports, CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from quaderno.errors import ConfigError, InputFormatError, NotFoundError
+from quaderno.eval.datasets import DATASETS, load_dataset
+from quaderno.eval.report import load_run, write_report
+from quaderno.eval.runner import EvalRunner, RunConfig, read_results
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.llm.openai_http import OpenAIChatLLM
+from quaderno.llm.testing import FakeOpenAIServer
+from quaderno.llm.types import ChatRequest
+
+FIXTURE = Path(__file__).parent / "data" / "eval" / "hotpot_ircot_8.jsonl"
+
+
+def records(n=8):
+    return load_dataset(str(FIXTURE), fmt="hotpot-ircot", limit=n)
+
+
+def oracle(request: ChatRequest) -> str:
+    """Answers with the first document's title: deterministic, depends on retrieval."""
+    text = request.messages[0].content
+    first = text.split("[1] ", 1)[1].split("\n", 1)[0] if "[1] " in text else "unknown"
+    return f"Looking at the documents. <answer>{first}</answer>"
+
+
+def config(**kw) -> RunConfig:
+    base = {"dataset": "hotpot-fixture", "method": "vanilla-rag", "k": 3, "model": "fake:oracle"}
+    return RunConfig(**{**base, **kw})
+
+
+def run(cfg, run_dir, lm, recs=None, concurrency=3):
+    runner = EvalRunner(cfg, run_dir, lm=lm, concurrency=concurrency)
+    return asyncio.run(runner.run(recs or records())), runner
+
+
+# -- datasets -----------------------------------------------------------------------------
+def test_fixture_records_have_pools_and_support():
+    recs = records()
+    assert len(recs) == 8 and recs[0].answers == ["Chief of Protocol"]
+    assert len(recs[0].contexts) == 10 and len(recs[0].supporting_ids) == 2
+
+
+def test_every_named_dataset_loads(shared_data):
+    for name in DATASETS:
+        recs = load_dataset(name, data=shared_data, limit=2)
+        assert len(recs) == 2 and all(r.question and r.answers for r in recs), name
+    assert load_dataset("huatuo", data=shared_data, limit=1)[0].long_form
+    pool = load_dataset("2wiki-bge-pool", data=shared_data, limit=1)[0]
+    assert len(pool.contexts) == 10
+
+
+def test_dataset_errors(tmp_path):
+    with pytest.raises(ConfigError, match="not a known dataset"):
+        load_dataset("nope.jsonl")
+    with pytest.raises(NotFoundError, match="QUADERNO_DATA"):
+        load_dataset("hotpotqa", data=tmp_path)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question_text": "q", "answers_objects": [], "question_id": "1"}\n')
+    with pytest.raises(InputFormatError, match="line 1, field 'answers_objects'"):
+        load_dataset(str(bad), fmt="hotpot-ircot")
+
+
+# -- runner -------------------------------------------------------------------------------
+def test_run_writes_one_scored_record_per_question(tmp_path):
+    results, _ = run(config(), tmp_path / "r", LM(FakeLLM(respond=oracle)))
+    assert len(results) == 8 and len({r["id"] for r in results}) == 8
+    first = next(r for r in results if r["id"] == "5a8c7595554299585d9e36b6")
+    assert set(first["metrics"]) >= {"em", "f1", "cover_em", "acc", "recall@2", "recall@5"}
+    assert first["llm_calls"] == 1 and first["retrieval_rounds"] and first["prediction"]
+    saved = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert saved["method"] == "vanilla-rag" and saved["k"] == 3 and saved["code_version"]
+
+
+def test_resume_after_interruption_same_results_no_duplicates(tmp_path):
+    clean, _ = run(config(), tmp_path / "clean", LM(FakeLLM(respond=oracle)))
+    calls = {"n": 0}
+
+    def dying(request):
+        calls["n"] += 1
+        if calls["n"] > 4:
+            raise KeyboardInterrupt  # an interruption, not an LLM error
+        return oracle(request)
+
+    with pytest.raises(KeyboardInterrupt):
+        run(config(), tmp_path / "r", LM(FakeLLM(respond=dying)), concurrency=1)
+    partial = read_results(tmp_path / "r" / "results.jsonl")
+    assert 0 < len(partial) < 8
+    with open(tmp_path / "r" / "results.jsonl", "a") as fh:
+        fh.write('{"id": "torn-by-a-kill", "predic')  # a write cut short
+    fake = FakeLLM(respond=oracle)
+    resumed, _ = run(config(), tmp_path / "r", LM(fake))
+    assert len(fake.requests) == 8 - len(partial)  # nothing redone
+    assert sorted(r["id"] for r in resumed) == sorted(r["id"] for r in clean)
+    by_id = {r["id"]: r for r in clean}
+    assert all(r["prediction"] == by_id[r["id"]]["prediction"] and
+               r["metrics"] == by_id[r["id"]]["metrics"] for r in resumed)
+
+
+@pytest.mark.slow
+def test_resume_after_kill_9(tmp_path):
+    run_dir = tmp_path / "killed"
+    script = textwrap.dedent(f"""
+        import asyncio, sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from test_eval import config, records, oracle
+        from quaderno.eval.runner import EvalRunner
+        from quaderno.llm.fake import FakeLLM
+        from quaderno.llm.lm import LM
+        lm = LM(FakeLLM(respond=oracle, latency_s=0.3))
+        asyncio.run(EvalRunner(config(), {str(run_dir)!r}, lm=lm, concurrency=1).run(records()))
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    results = run_dir / "results.jsonl"
+    deadline = time.time() + 60
+    while time.time() < deadline and proc.poll() is None:
+        if results.exists() and results.read_text().count("\n") >= 3:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = len(read_results(results))
+    assert 3 <= done_before < 8
+    fake = FakeLLM(respond=oracle)
+    resumed, _ = run(config(), run_dir, LM(fake))
+    assert len(resumed) == 8 and len({r["id"] for r in resumed}) == 8
+    assert len(fake.requests) == 8 - done_before
+
+
+def test_faulty_server_gives_the_same_results_as_a_clean_one(tmp_path):
+    def reply(body):
+        return oracle(ChatRequest.of(body["messages"]))
+
+    outcomes = {}
+    for label, fail_rate in (("clean", 0.0), ("faulty", 0.2)):
+        with FakeOpenAIServer(reply=reply, fail_rate=fail_rate, seed=3) as server:
+            backend = OpenAIChatLLM("fake-model", server.url, backoff_base=0.01, max_retries=8)
+            results, runner = run(config(model="openai:fake-model"), tmp_path / label,
+                                  LM(backend), concurrency=4)
+            failures = sum(1 for r in server.requests) - len(results)
+        outcomes[label] = ({r["id"]: (r["prediction"], r["metrics"]) for r in results}, failures)
+        assert runner.failures == []
+    assert outcomes["faulty"][0] == outcomes["clean"][0]
+    assert outcomes["faulty"][1] > 0 and outcomes["clean"][1] == 0  # faults really happened
+
+
+def test_llm_failures_are_left_out_for_the_next_resume(tmp_path):
+    from quaderno.errors import LLMError
+    fake = FakeLLM(respond=oracle)
+    fake._respond = lambda r: (_ for _ in ()).throw(LLMError("down")) \
+        if "Corliss Archer" in r.messages[0].content else oracle(r)
+    results, runner = run(config(), tmp_path / "r", LM(fake))
+    assert len(results) == 7 and len(runner.failures) == 1
+    results, runner = run(config(), tmp_path / "r", LM(FakeLLM(respond=oracle)))
+    assert len(results) == 8 and runner.failures == []
+
+
+def test_resume_with_another_configuration_is_refused(tmp_path):
+    run(config(), tmp_path / "r", LM(FakeLLM(respond=oracle)), recs=records(2))
+    with pytest.raises(ConfigError, match="differs in k"):
+        run(config(k=4), tmp_path / "r", LM(FakeLLM(respond=oracle)), recs=records(2))
+
+
+def test_pooled_and_no_retrieval_methods(tmp_path):
+    results, _ = run(config(pool="pooled"), tmp_path / "pooled", LM(FakeLLM(respond=oracle)))
+    assert len(results) == 8
+    assert len(list((tmp_path / "pooled" / "workspace" / "kbs").iterdir())) == 1
+    llm_only, _ = run(config(method="vanilla-llm"), tmp_path / "llm",
+                      LM(FakeLLM(respond=lambda r: "<answer>x</answer>")))
+    assert all(r["retrieval_rounds"] == [] and "recall@2" not in r["metrics"] for r in llm_only)
+
+
+def test_judges_context_recall_and_quality(tmp_path):
+    def judge(request):
+        text = request.messages[0].content
+        if "analyze the context or evidence knowledge" in text:
+            return '{"contexts": [{"context": "A"}, {"context": "B"}]}'
+        if "attributed" in text or "binary classification" in text:
+            return ('{"classification": [{"statement": "A", "attributed": 1, "reason": "r"},'
+                    ' {"statement": "B", "attributed": 0, "reason": "r"}]}')
+        return ('{"knowledge_structuring": 4, "document_refinement": 3, '
+                '"coherence_logical_flow": 5, "correctness_argumentation": 2}')
+
+    runner = EvalRunner(config(judge_model="fake:judge", judges=["context_recall", "quality"]),
+                        tmp_path / "j", lm=LM(FakeLLM(respond=oracle)),
+                        judge=LM(FakeLLM(respond=judge)))
+    results = asyncio.run(runner.run(records(2)))
+    m = results[0]["metrics"]
+    assert m["context_recall"] == 0.5 and m["quality_avg"] == 3.5
+    with pytest.raises(ConfigError, match="judge LLM"):
+        config(judges=["quality"]).check()
+
+
+# -- reports and CLI ----------------------------------------------------------------------
+def test_report_table_markdown_html_and_plots(tmp_path):
+    run(config(), tmp_path / "rag", LM(FakeLLM(respond=oracle)))
+    run(config(method="vanilla-llm"), tmp_path / "llm",
+        LM(FakeLLM(respond=lambda r: "<answer>Chief of Protocol</answer>")))
+    paths = write_report([tmp_path / "rag", tmp_path / "llm"], tmp_path / "report")
+    md = paths["markdown"].read_text()
+    assert "| method | hotpot-fixture |" in md
+    assert "| vanilla-llm | 12.5 |" in md  # 1 of 8 answers is "Chief of Protocol"
+    assert "<table>" in paths["html"].read_text()
+    for png in ("scores.png", "cost.png", "by_iteration.png"):
+        assert (tmp_path / "report" / png).stat().st_size > 1000
+    assert load_run(tmp_path / "llm")["mean"]["cover_em"] == 0.125
+
+
+def test_eval_and_report_cli_over_http(tmp_path):
+    from quaderno.cli.main import app
+    runner = CliRunner()
+    with FakeOpenAIServer(reply=lambda body: oracle(ChatRequest.of(body["messages"]))) as srv:
+        args = ["eval", "--dataset", str(FIXTURE), "--format", "hotpot-ircot", "--limit", "4",
+                "-m", "vanilla-rag", "-m", "vanilla-llm", "--llm", "openai", "--model",
+                "fake-model", "--base-url", srv.url, "--out", str(tmp_path / "runs"),
+                "--home", str(tmp_path / "home"), "--k", "3"]
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0, res.output
+        n_requests = len(srv.requests)
+        res = runner.invoke(app, args)  # resume: nothing left to do
+        assert res.exit_code == 0 and len(srv.requests) == n_requests
+    runs = sorted((tmp_path / "runs").iterdir())
+    assert [p.name for p in runs] == ["hotpot_ircot_8-vanilla-llm-fake-model",
+                                      "hotpot_ircot_8-vanilla-rag-fake-model"]
+    res = runner.invoke(app, ["report", *map(str, runs), "--out", str(tmp_path / "rep")])
+    assert res.exit_code == 0, res.output
+    assert "vanilla-rag" in res.output and (tmp_path / "rep" / "report.md").exists()
