@@ -39,7 +39,7 @@ def test_method_completes_with_embedded_model(setup, name):
     lm, retriever = setup
     options = {"k": 2}
     if name.startswith("pager"):
-        options["max_iters"] = 3
+        options["max_iters"] = 2  # keeps CI short; slot-by-slot filling is still exercised
     method = make_method(name, lm, None if name == "vanilla-llm" else retriever,
                          **({} if name == "vanilla-llm" else options))
     for question in QUESTIONS:
@@ -54,6 +54,8 @@ def test_method_completes_with_embedded_model(setup, name):
             assert [s.title for s in reparsed.sections] == [s.title for s in page.sections]
             filled = page.filled_sections()
             assert filled, f"{name}: no section filled"
+            if not page.complete:
+                assert any("max_iters" in f for f in answer.trace.fallbacks)
             assert all(s.sub_query and s.content for s in filled)
         if name != "vanilla-llm":
             assert answer.retrieval_rounds
