@@ -58,10 +58,15 @@ def test_json_schema_request_body(server):
     schema = Answer.model_json_schema()
     ask(client(server), json_schema=schema, schema_name="answer")
     fmt = server.requests[0]["body"]["response_format"]
+    # Answer is an open object: not eligible for OpenAI's strict mode
     assert fmt == {"type": "json_schema",
-                   "json_schema": {"name": "answer", "schema": schema, "strict": True}}
+                   "json_schema": {"name": "answer", "schema": schema, "strict": False}}
+    closed = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"],
+              "additionalProperties": False}
+    ask(client(server), json_schema=closed)
+    assert server.requests[1]["body"]["response_format"]["json_schema"]["strict"] is True
     ask(client(server, structured="none"), json_schema=schema)
-    assert "response_format" not in server.requests[1]["body"]
+    assert "response_format" not in server.requests[2]["body"]
 
 
 def test_extra_body_for_qwen3_thinking_switch(server):

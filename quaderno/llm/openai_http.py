@@ -104,7 +104,8 @@ class OpenAIChatLLM:
             body["logprobs"] = True
         if request.json_schema is not None and self.supports_schema:
             body["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": request.schema_name, "schema": request.json_schema, "strict": True}}
+                "name": request.schema_name, "schema": request.json_schema,
+                "strict": strict_compatible(request.json_schema)}}
         body.update(self.extra_body)
         return body
 
@@ -192,6 +193,21 @@ class OpenAIChatLLM:
                         completion_tokens=usage.get("completion_tokens") or 0),
             finish_reason=choice.get("finish_reason"), logprobs=logprobs, retries=retries,
             constrained=request.json_schema is not None and self.supports_schema)
+
+
+def strict_compatible(schema: Any) -> bool:
+    """OpenAI's strict mode needs every object closed (additionalProperties false) with all
+    its properties required; ask for strict only then (vLLM and others enforce either way)."""
+    if isinstance(schema, dict):
+        if schema.get("type") == "object" or "properties" in schema:
+            props = schema.get("properties", {})
+            if schema.get("additionalProperties") is not False or \
+                    set(schema.get("required", [])) != set(props):
+                return False
+        return all(strict_compatible(v) for v in schema.values())
+    if isinstance(schema, list):
+        return all(strict_compatible(v) for v in schema)
+    return True
 
 
 def failure_cause(resp: httpx.Response) -> Exception:
