@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from quaderno.errors import ConfigError
+from quaderno.errors import ConfigError, QuadernoError
 from quaderno.index.embedders import HashEmbedder, make_embedder
 from quaderno.index.vectorstore import FaissVectorStore
 
@@ -80,3 +80,24 @@ def test_hash_embedder_is_normalized_and_lexical():
 def test_bad_embedder_specs(spec):
     with pytest.raises(ConfigError, match="spec"):
         make_embedder(spec)
+
+
+def test_openai_embeddings_endpoint_builds_a_searchable_index(ws):
+    from quaderno.corpus.chunk import Chunk
+    from quaderno.index.embedders import OpenAIEmbedder
+    from quaderno.llm.testing import FakeOpenAIServer
+
+    with FakeOpenAIServer(embedding_dim=8) as server:
+        emb = OpenAIEmbedder("fake-model", server.url, batch_size=2)
+        assert emb.dim == 8 and emb.spec == f"openai:fake-model@{server.url}"
+        vecs = emb.embed_documents(["a", "b", "c"])
+        assert vecs.shape == (3, 8)
+        np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, rtol=1e-5)
+        assert [len(r["body"]["input"]) for r in server.requests[1:]] == [2, 1]  # batched
+        ws.add_kb("k", [Chunk(id=str(i), text=t) for i, t in enumerate(["x y", "z w", "q r"])])
+        ws.build_index("k", bm25=False, embedder=emb)
+        hits = ws.retriever("k", mode="dense", embedder=emb).retrieve("z w", 1)
+        assert hits[0].chunk.id == "1"  # identical text → identical vector
+        bad = OpenAIEmbedder("nope", server.url, dim=8)
+        with pytest.raises(QuadernoError, match="answered 404"):
+            bad.embed_documents(["a"])
