@@ -6,8 +6,8 @@ import asyncio
 from pathlib import Path
 
 import typer
-from rich.markdown import Markdown
 from rich.panel import Panel
+from rich.text import Text
 from rich.table import Table
 
 from quaderno.ask import aask
@@ -66,7 +66,7 @@ def print_trace(answer: Answer) -> None:
         elif "page" in span.outputs:
             sub = span.inputs.get("sub_query")
             console.print(head + (f"  sub-query: {sub!r}" if sub else ""))
-            console.print(Panel(Markdown(span.outputs["page"]), expand=False))
+            console.print(Panel(Text(span.outputs["page"]), expand=False))
         else:
             console.print(f"{head}  {', '.join(f'{k}={v!r}' for k, v in span.outputs.items())}")
         for note in span.notes:

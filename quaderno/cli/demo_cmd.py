@@ -11,8 +11,8 @@ from importlib import resources
 from pathlib import Path
 
 import typer
-from rich.markdown import Markdown
 from rich.panel import Panel
+from rich.text import Text
 
 from quaderno.ask import aask
 from quaderno.cli.common import HomeOption, console, friendly_errors, workspace
@@ -33,7 +33,7 @@ def demo(
     method: str = typer.Option("pager", "--method", "-m", help="Method to answer with"),
     embedder: str = typer.Option("minilm", help="Embedder for the dense index"),
     k: int = typer.Option(3, "--k", "-k", help="Documents per retrieval"),
-    max_iters: int = typer.Option(4, help="PAGER: most slot fills"),
+    max_iters: int = typer.Option(10, help="PAGER: most slot fills"),
     rebuild: bool = typer.Option(False, help="Rebuild the sample KB and index"),
     home: Path = HomeOption,
 ) -> None:
@@ -58,7 +58,7 @@ def demo(
     answer = asyncio.run(aask(question, method=method, kbs=[SAMPLE_KB], mode="hybrid", k=k,
                               lm=build_lm(cfg, home), workspace=ws, **options))
     if answer.page is not None:
-        console.print(Panel(Markdown(answer.page.render()), title="page", expand=False))
+        console.print(Panel(Text(answer.page.render()), title="page", expand=False))
     console.print(Panel(answer.answer, title=f"answer ({answer.method})", expand=False))
     s = answer.trace.summary()
     console.print(f"[dim]{s['llm_calls']} LLM calls, {s['prompt_tokens']} prompt + "

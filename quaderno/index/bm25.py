@@ -21,6 +21,11 @@ log = logging.getLogger(__name__)
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 
 
+def _quiet_bm25s() -> None:
+    """bm25s sets its own logger to DEBUG at import; hand the level back to the root logger."""
+    logging.getLogger("bm25s").setLevel(logging.NOTSET)
+
+
 def _backend() -> str:
     """numba's top-k is ~5x faster than numpy's at 10^5-10^6 documents; use it when installed."""
     try:
@@ -61,6 +66,7 @@ class BM25Index:
         """Index texts in order (position i = i-th text)."""
         import bm25s
 
+        _quiet_bm25s()
         ids = self.tokenizer.tokenize(list(texts), return_as="ids", show_progress=False)
         self.num_docs = len(ids)
         p = self.params
@@ -113,6 +119,7 @@ class BM25Index:
     def load(cls, folder: Path, params: dict[str, Any]) -> BM25Index:
         import bm25s
 
+        _quiet_bm25s()
         index = cls(method=params["method"], k1=params["k1"], b=params["b"],
                     delta=params["delta"], stem=params["stem"], stopwords=params["stopwords"])
         index._bm25 = bm25s.BM25.load(str(folder), mmap=False)
