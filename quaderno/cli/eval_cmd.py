@@ -81,7 +81,8 @@ def eval_(
                       TimeElapsedColumn(), console=console) as progress:
             task = progress.add_task(f"{m} on {dataset}", total=len(records))
             results = asyncio.run(runner.run(
-                records, progress=lambda done, total: progress.update(task, completed=done)))
+                records, progress=lambda done, total, task=task: progress.update(
+                    task, completed=done)))
         summary = load_run(run_dir)
         scores = ", ".join(f"{k} {summary['mean'][k] * 100:.1f}" for k in HEADLINE
                            if k in summary["mean"])

@@ -63,7 +63,7 @@ def _balanced_spans(text: str, open_ch: str, close_ch: str) -> list[str]:
 
 def _candidates(text: str) -> list[str]:
     cands = []
-    for lang, body in _FENCE.findall(text):
+    for _lang, body in _FENCE.findall(text):
         if body.strip():
             cands.append(body.strip())
     cands.append(text.strip())

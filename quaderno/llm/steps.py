@@ -30,7 +30,7 @@ from quaderno.errors import ConfigError, ParseError, StepError
 from quaderno.llm.lm import LM
 from quaderno.llm.parsing import parse_model, strip_thinking
 from quaderno.llm.trace import Trace
-from quaderno.llm.types import ChatRequest, Message
+from quaderno.llm.types import Message
 
 T = TypeVar("T")
 
