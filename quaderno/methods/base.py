@@ -7,8 +7,11 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from quaderno.errors import StepError
 from quaderno.index.hits import Hit
 from quaderno.index.retrievers import Retriever
+from quaderno.llm.lm import LM
+from quaderno.llm.steps import Step
 from quaderno.llm.trace import Trace
 from quaderno.methods.page import Page
 
@@ -53,6 +56,24 @@ class Method(Protocol):
     name: str
 
     async def answer(self, question: str, *, trace: Trace | None = None) -> Answer: ...
+
+
+async def answer_step(step: Step, lm: LM, trace: Trace, **inputs: Any) -> tuple[str, str]:
+    """Run an answer step: (short answer, raw reply). A reply without a usable answer falls
+    back to its first line, or 'unknown' when empty; both are recorded in the trace."""
+    with trace.span("answer", question=inputs.get("question", "")) as span:
+        try:
+            result = await step.run(lm, trace=trace, **inputs)
+            answer, raw = result.value, result.raw
+        except StepError as exc:
+            raw = exc.raw or ""
+            answer = next((ln.strip() for ln in raw.splitlines() if ln.strip()), "")
+            trace.fallback("answer had no <answer> tag; took the first line of the reply", span)
+            if not answer:
+                answer = "unknown"
+                trace.fallback("answer was empty; answered 'unknown'", span)
+        span.outputs = {"answer": answer}
+    return answer, raw
 
 
 def format_docs(hits: Sequence[Hit]) -> str:

@@ -19,7 +19,7 @@ from quaderno.llm.lm import LM
 from quaderno.llm.parsing import extract_tag
 from quaderno.llm.steps import Step, text_output
 from quaderno.llm.trace import Trace
-from quaderno.methods.base import Answer, Evidence, format_docs, retrieve
+from quaderno.methods.base import Answer, Evidence, answer_step, format_docs, retrieve
 from quaderno.methods.pager_steps import ANSWER_GRAMMAR, SUBQUERY_GRAMMAR
 
 LLM_ANSWER = Step(
@@ -50,19 +50,6 @@ def answer_from_chain(sentence: str) -> str | None:
     return parts[-1].strip().rstrip(".").strip() or None
 
 
-async def _answer(step: Step, lm: LM, trace: Trace, **inputs) -> tuple[str, str]:
-    with trace.span("answer", question=inputs["question"]) as span:
-        try:
-            result = await step.run(lm, trace=trace, **inputs)
-            answer, raw = result.value, result.raw
-        except StepError as exc:
-            raw = exc.raw or ""
-            answer = next((ln.strip() for ln in raw.splitlines() if ln.strip()), "") or "unknown"
-            trace.fallback("answer had no <answer> tag; took the first line of the reply", span)
-        span.outputs = {"answer": answer}
-    return answer, raw
-
-
 class VanillaLLM:
     name = "vanilla-llm"
 
@@ -71,7 +58,7 @@ class VanillaLLM:
 
     async def answer(self, question: str, *, trace: Trace | None = None) -> Answer:
         trace = trace or Trace(label=question)
-        answer, raw = await _answer(LLM_ANSWER, self.lm, trace, question=question)
+        answer, raw = await answer_step(LLM_ANSWER, self.lm, trace, question=question)
         return Answer(question=question, answer=answer, explanation=raw, method=self.name,
                       trace=trace)
 
@@ -89,7 +76,7 @@ class VanillaRAG:
         rounds: list[list[str]] = []
         evidence: list[Evidence] = []
         hits = retrieve(self.retriever, question, self.k, trace, rounds, evidence)
-        answer, raw = await _answer(RAG_ANSWER, self.lm, trace, docs=format_docs(hits),
+        answer, raw = await answer_step(RAG_ANSWER, self.lm, trace, docs=format_docs(hits),
                                     question=question)
         return Answer(question=question, answer=answer, explanation=raw, method=self.name,
                       evidence=evidence, retrieval_rounds=rounds, trace=trace)
@@ -135,7 +122,7 @@ class IRCoT:
         if found:
             answer, raw = found, chain
         else:
-            answer, raw = await _answer(RAG_ANSWER, self.lm, trace,
+            answer, raw = await answer_step(RAG_ANSWER, self.lm, trace,
                                         docs=format_docs(list(docs.values())[:self.max_docs]),
                                         question=question)
         return Answer(question=question, answer=answer, explanation=raw or chain,
@@ -161,7 +148,7 @@ class IterRetGen:
         for _ in range(self.iterations):
             query = f"{generation} {question}".strip() if generation else question
             hits = retrieve(self.retriever, query, self.k, trace, rounds, evidence)
-            answer, raw = await _answer(RAG_ANSWER, self.lm, trace, docs=format_docs(hits),
+            answer, raw = await answer_step(RAG_ANSWER, self.lm, trace, docs=format_docs(hits),
                                         question=question)
             generation = raw
         return Answer(question=question, answer=answer, explanation=raw, method=self.name,

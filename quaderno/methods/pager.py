@@ -30,7 +30,7 @@ from quaderno.llm.lm import LM
 from quaderno.llm.parsing import Outline, OutlineSection
 from quaderno.llm.trace import Trace
 from quaderno.methods import pager_steps as steps
-from quaderno.methods.base import Answer, Evidence, format_docs, retrieve
+from quaderno.methods.base import Answer, Evidence, answer_step, format_docs, retrieve
 from quaderno.methods.page import Page, has_placeholder, strip_placeholder
 
 log = logging.getLogger(__name__)
@@ -185,22 +185,7 @@ class Pager:
 
     # -- answer -----------------------------------------------------------------------
     async def final_answer(self, question: str, context: str, trace: Trace) -> tuple[str, str]:
-        with trace.span("answer", question=question) as span:
-            try:
-                result = await steps.ANSWER.run(self.lm, page=context, question=question,
-                                                trace=trace)
-                answer, explanation = result.value, result.raw
-            except StepError as exc:
-                raw = exc.raw or ""
-                answer = next((ln.strip() for ln in raw.splitlines() if ln.strip()), "")
-                explanation = raw
-                trace.fallback("answer had no <answer> tag; took the first line of the reply",
-                               span)
-                if not answer:
-                    answer = "unknown"
-                    trace.fallback("answer was empty; answered 'unknown'", span)
-            span.outputs = {"answer": answer}
-        return answer, explanation
+        return await answer_step(steps.ANSWER, self.lm, trace, page=context, question=question)
 
     # -- the method -------------------------------------------------------------------
     async def answer(self, question: str, *, trace: Trace | None = None) -> Answer:
