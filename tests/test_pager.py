@@ -225,6 +225,13 @@ def test_parallel_generates_all_subqueries_before_filling(retriever):
     assert answer.method == "pager-parallel"
 
 
+def test_max_iters_bounds_every_variant(retriever):
+    for variant in ("parallel", "no_iter_retrieval"):
+        answer = run(pager(Scripted(), retriever, variant=variant, max_iters=2)[0])
+        assert [s.filled for s in answer.page.sections] == [True, True, False], variant
+        assert any("max_iters=2" in f for f in answer.trace.fallbacks), variant
+
+
 def test_without_iterative_retrieval_one_retrieval_for_all_slots(retriever):
     script = Scripted()
     answer = run(pager(script, retriever, variant="no_iter_retrieval")[0])

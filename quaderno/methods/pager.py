@@ -56,7 +56,11 @@ def rewrite_grammar(page: Page, index: int) -> str:
 
 
 class Pager:
-    """PAGER and its ablations over any retriever and LM."""
+    """PAGER and its ablations over any retriever and LM.
+
+    ``max_iters`` bounds the slot fills of every variant (the paper's page-construction
+    iterations; for ``no_outline``, the summarize rounds).
+    """
 
     def __init__(self, lm: LM, retriever: Retriever | None, *, k: int = 5, max_iters: int = 10,
                  variant: Variant = "iterative", fill_mode: FillMode = "rewrite",
@@ -210,8 +214,11 @@ class Pager:
             await self._parallel(question, page, trace, rounds, evidence)
         else:
             hits = retrieve(self.retriever, question, self.k, trace, rounds, evidence)
-            for index in range(len(page.sections)):
+            for index in range(len(page.sections))[:self.max_iters]:
                 await self.fill(question, page, index, question, hits, trace)
+        if self.variant != "iterative" and not page.complete:
+            trace.fallback(f"stopped at max_iters={self.max_iters} with "
+                           f"{sum(not s.filled for s in page.sections)} slots unfilled")
         answer, explanation = await self.final_answer(question, page.render(), trace)
         return Answer(question=question, answer=answer, explanation=explanation,
                       method=self.name, page=page, evidence=evidence, retrieval_rounds=rounds,
@@ -221,7 +228,7 @@ class Pager:
                         rounds: list[list[str]], evidence: list[Evidence]) -> None:
         """Sub-queries for all slots from the initial page, one retrieval each, then every
         slot filled from the initial page (independently, concurrently), section mode."""
-        indexes = [i for i, s in enumerate(page.sections) if not s.filled]
+        indexes = [i for i, s in enumerate(page.sections) if not s.filled][:self.max_iters]
         snapshot = page.model_copy(deep=True)
 
         async def query_for(i: int) -> str:
