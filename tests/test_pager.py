@@ -286,3 +286,17 @@ def test_page_renders_paper_markdown_and_rewrite_grammar_fixes_other_sections():
     grammar = rewrite_grammar(page, 1)
     assert grammar.startswith('root ::= "# T\\n\\n## A\\ndone\\n\\n## B\\n" body')
     assert '"\\n\\n## C\\n<TO BE FILLED>"' in grammar
+
+
+def test_rewrite_with_repeated_section_titles_keeps_each_section(retriever):
+    """SmolLM2 often repeats one section title; splicing aligns by position then."""
+    repeated = "# T\n" + "".join("## Page Outline\n<TO BE FILLED>\n" for _ in range(3))
+    counter = iter(range(100))
+
+    def fill_first(page: str) -> str:
+        return re.sub(r"(## [^\n]+\n)<TO BE FILLED>", lambda m: f"{m.group(1)}fill {next(counter)}",
+                      page, count=1)
+
+    answer = run(pager(Scripted(outline=repeated, rewrite=fill_first), retriever)[0])
+    assert [s.content for s in answer.page.sections] == ["fill 0", "fill 1", "fill 2"]
+    assert not [f for f in answer.trace.fallbacks if "changed other sections" in f]

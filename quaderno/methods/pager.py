@@ -163,8 +163,18 @@ class Pager:
         rewritten section) is recorded, and our copy wins. Appended sections are ignored.
         """
         target = page.sections[index]
-        by_title = {s.title.strip().lower(): s for s in returned.sections}
-        match = by_title.get(target.title.strip().lower())
+        norm = [t.title.strip().lower() for t in page.sections]
+        got_titles = [t.title.strip().lower() for t in returned.sections]
+        if got_titles[:len(norm)] == norm:
+            # same sections in the same order (the usual case, and the only one under the
+            # embedded model's grammar): align by position, which survives repeated titles
+            aligned: list[OutlineSection | None] = list(returned.sections[:len(norm)])
+        else:
+            by_title: dict[str, OutlineSection] = {}
+            for sec in returned.sections:
+                by_title.setdefault(sec.title.strip().lower(), sec)
+            aligned = [by_title.get(t) for t in norm]
+        match = aligned[index]
         if match is None and index < len(returned.sections):
             match = returned.sections[index]
             trace.fallback(f"rewritten page renamed section {target.title!r}; took section "
@@ -173,7 +183,7 @@ class Pager:
         for i, section in enumerate(page.sections):
             if i == index:
                 continue
-            got = by_title.get(section.title.strip().lower())
+            got = aligned[i]
             expected = section.content if section.filled else ""
             seen = strip_placeholder(got.content) if got is not None else None
             if seen is None or (section.filled and seen.strip() != expected.strip()) or (
