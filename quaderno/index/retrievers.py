@@ -40,7 +40,14 @@ def _check_k(k: int) -> None:
         raise ConfigError(f"k must be a positive integer, got {k!r}")
 
 
-class _IndexRetriever:
+class _OneQuery:
+    """``retrieve`` is a batch of one: every retriever here implements ``retrieve_batch``."""
+
+    def retrieve(self, query: str, k: int = 5) -> list[Hit]:
+        return self.retrieve_batch([query], k)[0]  # type: ignore[attr-defined]
+
+
+class _IndexRetriever(_OneQuery):
     """Shared part of retrievers over one :class:`KBIndex`."""
 
     name = "index"
@@ -51,9 +58,6 @@ class _IndexRetriever:
     @property
     def fingerprint(self) -> str:
         return f"{self.name}:{self.index.fingerprint}"
-
-    def retrieve(self, query: str, k: int = 5) -> list[Hit]:
-        return self.retrieve_batch([query], k)[0]
 
     def retrieve_batch(self, queries: Sequence[str], k: int = 5) -> list[list[Hit]]:
         _check_k(k)
@@ -90,7 +94,7 @@ class DenseRetriever(_IndexRetriever):
         return self.index.dense_search(queries, k)
 
 
-class HybridRetriever:
+class HybridRetriever(_OneQuery):
     """Reciprocal-rank fusion of several retrievers over ``depth`` candidates each."""
 
     name = "hybrid"
@@ -110,9 +114,6 @@ class HybridRetriever:
         parts = ",".join(r.fingerprint for r in self.retrievers)
         return f"hybrid(rrf_k={self.rrf_k},depth={self.depth})[{parts}]"
 
-    def retrieve(self, query: str, k: int = 5) -> list[Hit]:
-        return self.retrieve_batch([query], k)[0]
-
     def retrieve_batch(self, queries: Sequence[str], k: int = 5) -> list[list[Hit]]:
         _check_k(k)
         depth = max(k, self.depth)
@@ -122,7 +123,7 @@ class HybridRetriever:
                 for i in range(len(queries))]
 
 
-class MultiKBRetriever:
+class MultiKBRetriever(_OneQuery):
     """Search several knowledge bases with one query.
 
     ``split`` (default) takes ⌈k/n⌉ from each KB, interleaved by rank (the missing-knowledge
@@ -145,9 +146,6 @@ class MultiKBRetriever:
     @property
     def fingerprint(self) -> str:
         return f"multi({self.strategy})[{','.join(r.fingerprint for r in self.retrievers)}]"
-
-    def retrieve(self, query: str, k: int = 5) -> list[Hit]:
-        return self.retrieve_batch([query], k)[0]
 
     def retrieve_batch(self, queries: Sequence[str], k: int = 5) -> list[list[Hit]]:
         _check_k(k)
@@ -177,7 +175,7 @@ def _dedup(hits: list[Hit]) -> list[Hit]:
     return [h.model_copy(update={"rank": i}) for i, h in enumerate(kept, start=1)]
 
 
-class CachedRetriever:
+class CachedRetriever(_OneQuery):
     """An in-memory LRU in front of a retriever.
 
     The key is (retriever fingerprint, k, query): the fingerprint names the exact index
@@ -203,9 +201,6 @@ class CachedRetriever:
     def _key(self, query: str, k: int) -> str:
         raw = f"{self.retriever.fingerprint}\0{k}\0{query}"
         return hashlib.sha256(raw.encode("utf-8")).hexdigest()
-
-    def retrieve(self, query: str, k: int = 5) -> list[Hit]:
-        return self.retrieve_batch([query], k)[0]
 
     def retrieve_batch(self, queries: Sequence[str], k: int = 5) -> list[list[Hit]]:
         keys = [self._key(q, k) for q in queries]
