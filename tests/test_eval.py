@@ -112,6 +112,26 @@ def test_resume_after_interruption_same_results_no_duplicates(tmp_path):
                r["metrics"] == by_id[r["id"]]["metrics"] for r in resumed)
 
 
+def test_warm_cache_keeps_token_counts_and_the_report_says_so(tmp_path):
+    from quaderno.llm.cache import SQLiteCache
+
+    cache = SQLiteCache(tmp_path / "llm.sqlite")
+    cold, _ = run(config(), tmp_path / "cold", LM(FakeLLM(respond=oracle), cache=cache))
+    fake = FakeLLM(respond=oracle)
+    warm, _ = run(config(), tmp_path / "warm", LM(fake, cache=cache))
+    assert fake.requests == []  # every call came from the cache
+    by_id = {r["id"]: r for r in cold}
+    for r in warm:  # a method's token cost does not depend on the cache's state
+        assert r["cached_calls"] == r["llm_calls"] == 1
+        assert (r["prompt_tokens"], r["completion_tokens"]) == (
+            by_id[r["id"]]["prompt_tokens"], by_id[r["id"]]["completion_tokens"])
+        assert r["prompt_tokens"] > 0
+    assert load_run(tmp_path / "cold")["cached_share"] == 0.0
+    assert load_run(tmp_path / "warm")["cached_share"] == 1.0
+    md = write_report([tmp_path / "warm"], tmp_path / "report")["markdown"].read_text()
+    assert "| cached calls |" in md and "| 100% |" in md
+
+
 @pytest.mark.slow
 def test_resume_after_kill_9(tmp_path):
     run_dir = tmp_path / "killed"

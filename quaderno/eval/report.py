@@ -37,6 +37,9 @@ def load_run(run_dir: Path) -> dict[str, Any]:
         "tokens": {k: statistics.mean(r[k] for r in results) if results else 0.0
                    for k in ("prompt_tokens", "completion_tokens", "llm_calls")},
         "latency_s": statistics.mean(r["latency_s"] for r in results) if results else 0.0,
+        # latency is wall time: calls answered from the LLM cache make it shorter
+        "cached_share": (sum(r.get("cached_calls", 0) for r in results)
+                         / max(1, sum(r["llm_calls"] for r in results))),
         "fallbacks": statistics.mean(len(r["fallbacks"]) for r in results) if results else 0.0,
         "by_rounds": {k: statistics.mean(v) for k, v in sorted(by_rounds.items())},
     }
@@ -62,8 +65,8 @@ def markdown(runs: list[dict[str, Any]], plots: list[str]) -> str:
             lines.append(f"| {m} | " + " | ".join(row) + " |")
         lines.append("")
     lines += ["## Runs", "", "| method | dataset | n | model | k | pool | LLM calls/q | "
-              "prompt tok/q | completion tok/q | s/q | fallbacks/q | other metrics |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "prompt tok/q | completion tok/q | s/q | cached calls | fallbacks/q | other metrics |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
         c = r["config"]
         other = ", ".join(f"{k} {v:.3f}" for k, v in sorted(r["mean"].items())
@@ -72,7 +75,7 @@ def markdown(runs: list[dict[str, Any]], plots: list[str]) -> str:
             f"| {c['method']} | {c['dataset']} | {r['n']} | {c['model']} | {c['k']} | "
             f"{c['pool']} | {r['tokens']['llm_calls']:.1f} | {r['tokens']['prompt_tokens']:.0f} "
             f"| {r['tokens']['completion_tokens']:.0f} | {r['latency_s']:.1f} | "
-            f"{r['fallbacks']:.1f} | {other} |")
+            f"{r['cached_share'] * 100:.0f}% | {r['fallbacks']:.1f} | {other} |")
     lines += ["", "Run directories and configurations:", ""]
     lines += [f"- `{r['dir']}`: {json.dumps(r['config'], sort_keys=True)}" for r in runs]
     if plots:

@@ -74,10 +74,11 @@ class Trace(BaseModel):
 
     @property
     def usage(self) -> Usage:
+        """Tokens of every call, cached ones included: what the method costs, the same
+        whether the cache was cold or warm (a cached reply keeps the usage it had)."""
         total = Usage()
         for call in self.calls:
-            if not call.cached:
-                total = total + call.usage
+            total = total + call.usage
         return total
 
     def summary(self) -> dict[str, Any]:
