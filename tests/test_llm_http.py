@@ -158,6 +158,19 @@ def test_logprobs_are_returned(server):
 def test_think_blocks_are_stripped(server):
     server.reply = "<think>hmm, let me see</think>\nParis"
     assert ask(client(server)).text == "Paris"
+    # a block cut off by the token limit stays: the caller sees the truncation
+    server.reply = "<think>still thinking when max_tokens ran ou"
+    assert ask(client(server)).text == server.reply
+
+
+def test_one_think_stripper_for_backends_and_parsers():
+    from quaderno.llm.parsing import extract_tag, strip_thinking
+
+    text = "<THINK>a</THINK>\n\nB <think>c</think> D <think>cut"
+    assert strip_thinking(text) == "B D "
+    assert strip_thinking(text, unclosed=False) == "B D <think>cut"
+    assert extract_tag("<think>no <answer>x</answer></think><answer>Paris</answer>",
+                       "answer") == "Paris"
 
 
 def test_concurrency_limit_is_honoured():

@@ -24,6 +24,7 @@ import httpx
 from quaderno.errors import (ConfigError, LLMAuthError, LLMBadRequestError, LLMConnectionError,
                              LLMContextLengthError, LLMModelNotFoundError, LLMRateLimitError,
                              LLMServerError, LLMTimeoutError)
+from quaderno.llm.parsing import strip_thinking
 from quaderno.llm.types import ChatRequest, ChatResponse, TokenLogprob, Usage
 
 log = logging.getLogger(__name__)
@@ -31,7 +32,6 @@ log = logging.getLogger(__name__)
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 _CONTEXT = re.compile(r"context length|context window|maximum context|too many tokens|"
                       r"prompt is too long|exceeds? (the )?(model'?s? )?(max|context)", re.I)
-_THINK = re.compile(r"<think>.*?</think>\s*", re.S)
 
 
 class OpenAIChatLLM:
@@ -180,7 +180,7 @@ class OpenAIChatLLM:
                 f"{self.base_url} sent a body that is not a chat completion: "
                 f"{resp.text[:200]!r}") from exc
         if self.strip_think:
-            text = _THINK.sub("", text)
+            text = strip_thinking(text, unclosed=False)
         usage = data.get("usage") or {}
         logprobs = None
         content = (choice.get("logprobs") or {}).get("content") if isinstance(

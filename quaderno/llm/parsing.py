@@ -18,12 +18,15 @@ from quaderno.errors import ParseError
 M = TypeVar("M", bound=BaseModel)
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.S)
-_THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S | re.I)
+_THINK = re.compile(r"<think>.*?</think>\s*", re.S | re.I)
+_THINK_OR_UNCLOSED = re.compile(r"<think>.*?(?:</think>\s*|\Z)", re.S | re.I)
 
 
-def strip_thinking(text: str) -> str:
-    """Drop ``<think>…</think>`` blocks (Qwen3, DeepSeek-R1 style reasoning)."""
-    return _THINK.sub("", text)
+def strip_thinking(text: str, *, unclosed: bool = True) -> str:
+    """Drop ``<think>…</think>`` blocks (Qwen3, DeepSeek-R1 style reasoning) and the
+    whitespace after them. ``unclosed`` also drops a block cut off by the token limit:
+    a parser wants that, while a backend returns it so the truncation stays visible."""
+    return (_THINK_OR_UNCLOSED if unclosed else _THINK).sub("", text)
 
 
 def _balanced_spans(text: str, open_ch: str, close_ch: str) -> list[str]:
