@@ -1,6 +1,6 @@
 # The two commands of the README:
 #   make demo   install everything, then run the main job on the bundled sample corpus
-#   make test   install everything, then run the whole test suite
+#   make test   install everything, then lint and run the whole test suite
 VENV ?= .venv
 STAMP := $(VENV)/.quaderno-installed
 
@@ -16,6 +16,7 @@ demo: $(STAMP)
 	$(VENV)/bin/quaderno demo
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check quaderno tests benchmarks
 	$(VENV)/bin/python -m pytest -q
 
 bench: $(STAMP)

@@ -108,7 +108,8 @@ def per_question_rankings(qs: list[dict], embedder: MemoEmbedder) -> dict[str, l
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--embedder", default="minilm")
     ap.add_argument("--quick", action="store_true", help="100k synthetic passages instead of 1M")
     ap.add_argument("--synthetic-n", type=int, default=None)
@@ -136,7 +137,8 @@ def main() -> None:
     print(f"{embedder.spec}: {embedder.count} paragraphs in {embedder.seconds:.1f}s = "
           f"{embedder.count / embedder.seconds:.1f} paragraphs/s "
           f"(mean {np.mean([len(c.text.split()) for c in pool.values()]):.0f} words)")
-    qtimes = latencies_ms(lambda q: embedder.embed_queries([q]), [q["question"] for q in hotpot[:50]])
+    qtimes = latencies_ms(lambda q: embedder.embed_queries([q]),
+                          [q["question"] for q in hotpot[:50]])
     print(f"query embedding: {pct(qtimes)}\n")
     reset_peak_rss()
     m_hnsw = ws.build_index("hotpot-pool", index="hnsw", bm25=False, embedder=embedder,
@@ -183,7 +185,8 @@ def main() -> None:
         size = len(ws.kb(kb))
         for mode in ("bm25", "dense", "hybrid"):
             r = ws.retriever(kb, mode=mode, embedder=embedder, cache=False)
-            ranked = [[h.chunk.id for h in hs] for hs in r.retrieve_batch([q["question"] for q in qs], 10)]
+            batch = r.retrieve_batch([q["question"] for q in qs], 10)
+            ranked = [[h.chunk.id for h in hs] for hs in batch]
             print(f"{name:9s} {f'pooled ({size})':15s} {mode:8s} "
                   + " ".join(f"{recall(ranked, gold, k):.3f}" for k in KS))
     print()
@@ -231,8 +234,8 @@ def synthetic(n: int) -> None:
     qv = rng.standard_normal((300, dim), dtype=np.float32)
     qv /= np.linalg.norm(qv, axis=1, keepdims=True)
     it = iter(range(10**9))
-    print(f"{'HNSW efSearch=64 (search)':34s} "
-          f"{pct(latencies_ms(lambda _: store.search(qv[next(it) % 300][None], 10), list(range(300))))}")
+    hnsw = latencies_ms(lambda _: store.search(qv[next(it) % 300][None], 10), list(range(300)))
+    print(f"{'HNSW efSearch=64 (search)':34s} {pct(hnsw)}")
 
 
 if __name__ == "__main__":

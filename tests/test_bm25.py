@@ -45,7 +45,8 @@ def test_robertson_matches_rank_bm25_okapi(corpus):
 
 
 def test_lucene_matches_formula(corpus):
-    """Lucene BM25: idf = ln(1 + (N - n + .5)/(n + .5)), tf part tf/(tf + k1(1 - b + b dl/avgdl))."""
+    """Lucene BM25: idf = ln(1 + (N - n + .5)/(n + .5)),
+    tf part tf/(tf + k1(1 - b + b dl/avgdl))."""
     k1, b = 1.2, 0.75
     index = BM25Index(method="lucene", k1=k1, b=b)
     index.build(corpus)

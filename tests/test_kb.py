@@ -39,7 +39,8 @@ def test_long_documents_are_chunked_to_max_words(ws):
 
 
 def test_duplicate_id_with_different_text_is_named(ws):
-    bad = [Chunk(id="x", text="one", source="a.jsonl:1"), Chunk(id="x", text="two", source="a.jsonl:7")]
+    bad = [Chunk(id="x", text="one", source="a.jsonl:1"),
+           Chunk(id="x", text="two", source="a.jsonl:7")]
     with pytest.raises(InputFormatError, match=r"duplicate chunk id 'x'.*a.jsonl:1.*a.jsonl:7"):
         ws.add_kb("dup", bad)
 

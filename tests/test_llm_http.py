@@ -9,9 +9,9 @@ import time
 import pytest
 from pydantic import BaseModel, Field
 
-from quaderno.errors import (LLMAuthError, LLMBadRequestError, LLMConnectionError, LLMContextLengthError,
-                             LLMModelNotFoundError, LLMRateLimitError, LLMServerError,
-                             LLMTimeoutError, StepError)
+from quaderno.errors import (LLMAuthError, LLMBadRequestError, LLMConnectionError,
+                             LLMContextLengthError, LLMModelNotFoundError, LLMRateLimitError,
+                             LLMServerError, LLMTimeoutError, StepError)
 from quaderno.llm.cache import SQLiteCache
 from quaderno.llm.lm import LM
 from quaderno.llm.openai_http import OpenAIChatLLM

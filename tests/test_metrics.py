@@ -60,7 +60,8 @@ def test_rouge_and_bleu_tokenize_chinese_by_character():
 def test_bleu_matches_sacrebleu_on_pretokenized_text():
     from sacrebleu.metrics import BLEU
     pred, gold = "the cat sat on the mat", "the cat sat on a mat"
-    ref = BLEU(max_ngram_order=2, tokenize="none", effective_order=True).sentence_score(pred, [gold])
+    bleu = BLEU(max_ngram_order=2, tokenize="none", effective_order=True)
+    ref = bleu.sentence_score(pred, [gold])
     assert M.bleu(pred, [gold])["bleu2"] == pytest.approx(ref.score / 100)
     assert 0 < M.bleu(pred, [gold])["bleu4"] < M.bleu(pred, [gold])["bleu1"] <= 1
 

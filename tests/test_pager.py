@@ -47,8 +47,9 @@ def user(request: ChatRequest) -> str:
 class Scripted:
     """A fake model that plays PAGER's roles by reading the prompt."""
 
-    def __init__(self, outline: str = OUTLINE3, answer: str = "<answer>mixed martial artist</answer>",
-                 rewrite=None, subquery=None) -> None:
+    def __init__(self, outline: str = OUTLINE3,
+                 answer: str = "<answer>mixed martial artist</answer>", rewrite=None,
+                 subquery=None) -> None:
         self.outline, self.answer = outline, answer
         self.rewrite, self.subquery = rewrite, subquery
         self.roles: list[str] = []

@@ -50,9 +50,10 @@ def ask(
     if answer.supporting_sections:
         console.print(f"[dim]supported by: {'; '.join(answer.supporting_sections)}[/]")
     s = answer.trace.summary()
+    fallbacks = f", {len(s['fallbacks'])} fallbacks" if s["fallbacks"] else ""
     console.print(f"[dim]{s['llm_calls']} LLM calls, {s['prompt_tokens']} prompt + "
                   f"{s['completion_tokens']} completion tokens, {s['llm_seconds']:.1f}s in the "
-                  f"LLM{', ' + str(len(s['fallbacks'])) + ' fallbacks' if s['fallbacks'] else ''}[/]")
+                  f"LLM{fallbacks}[/]")
 
 
 def print_trace(answer: Answer) -> None:

@@ -24,7 +24,8 @@ DEFAULT_QUESTION = "who got the first nobel prize in physics"
 
 
 def sample_corpus() -> Path:
-    return Path(str(resources.files("quaderno") / "data" / "wiki_sample" / "wiki_sample_1000.jsonl"))
+    sample = resources.files("quaderno") / "data" / "wiki_sample" / "wiki_sample_1000.jsonl"
+    return Path(str(sample))
 
 
 @friendly_errors

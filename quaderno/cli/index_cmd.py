@@ -51,7 +51,8 @@ def build(
 
 @app.command("info")
 @friendly_errors
-def info(kb: str, index: str = typer.Option("default"), json_out: bool = typer.Option(False, "--json"),
+def info(kb: str, index: str = typer.Option("default"),
+         json_out: bool = typer.Option(False, "--json"),
          home: Path = HomeOption) -> None:
     """Show an index's manifest."""
     opened = workspace(home).open_index(kb, index=index)
@@ -64,8 +65,9 @@ def info(kb: str, index: str = typer.Option("default"), json_out: bool = typer.O
     table.add_row("folder", str(opened.folder))
     for name, params in m["components"].items():
         table.add_row(name, ", ".join(f"{k}={v}" for k, v in sorted(params.items())))
-    table.add_row("built", f"{m['build']['created']} in {m['build']['total_s']:.1f}s, "
-                           f"peak {m['build']['peak_rss_mb']:.0f} MB, quaderno {m['quaderno_version']}")
+    build = m["build"]
+    table.add_row("built", f"{build['created']} in {build['total_s']:.1f}s, peak "
+                           f"{build['peak_rss_mb']:.0f} MB, quaderno {m['quaderno_version']}")
     console.print(table)
 
 

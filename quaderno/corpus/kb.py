@@ -60,7 +60,8 @@ class KnowledgeBase:
 
     @property
     def fingerprint(self) -> str:
-        """Hash of every chunk id and text, in order: identifies the content indexes were built on."""
+        """Hash of every chunk id and text, in order: identifies the content indexes were
+        built on."""
         return self.manifest["fingerprint"]
 
     def __len__(self) -> int:
@@ -92,7 +93,8 @@ class KnowledgeBase:
         found = {r[0]: self._row(r[1:]) for r in rows}
         missing = [p for p in positions if int(p) not in found]
         if missing:
-            raise NotFoundError(f"knowledge base {self.name!r} has no chunk at positions {missing[:5]}")
+            raise NotFoundError(
+                f"knowledge base {self.name!r} has no chunk at positions {missing[:5]}")
         return [found[int(p)] for p in positions]
 
     def get(self, chunk_id: str) -> Chunk:

@@ -117,7 +117,8 @@ def musique(path: Path) -> Iterator[QARecord]:
     for n, rec in _read(path):
         yield QARecord(
             id=str(_need(rec, "id", path, n)), question=_need(rec, "question", path, n),
-            answers=_as_list(_need(rec, "answer", path, n)) + _as_list(rec.get("answer_aliases", [])),
+            answers=(_as_list(_need(rec, "answer", path, n))
+                     + _as_list(rec.get("answer_aliases", []))),
             contexts=[_ctx(p.get("title", ""), p["paragraph_text"], bool(p.get("is_supporting")))
                       for p in rec.get("paragraphs", [])])
 

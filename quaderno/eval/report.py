@@ -65,7 +65,8 @@ def markdown(runs: list[dict[str, Any]], plots: list[str]) -> str:
             lines.append(f"| {m} | " + " | ".join(row) + " |")
         lines.append("")
     lines += ["## Runs", "", "| method | dataset | n | model | k | pool | LLM calls/q | "
-              "prompt tok/q | completion tok/q | s/q | cached calls | fallbacks/q | other metrics |",
+              "prompt tok/q | completion tok/q | s/q | cached calls | fallbacks/q | "
+              "other metrics |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
         c = r["config"]

@@ -181,7 +181,8 @@ class OpenAIEmbedder:
             data = sorted(resp.json()["data"], key=lambda d: d["index"])
             return np.asarray([d["embedding"] for d in data], dtype=np.float32)
         except (KeyError, TypeError, ValueError) as exc:
-            raise QuadernoError(f"embedding server {self.base_url} sent an unexpected body") from exc
+            raise QuadernoError(
+                f"embedding server {self.base_url} sent an unexpected body") from exc
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

@@ -99,7 +99,8 @@ class HybridRetriever(_OneQuery):
 
     name = "hybrid"
 
-    def __init__(self, retrievers: Sequence[Retriever], *, rrf_k: int = 60, depth: int = 50) -> None:
+    def __init__(self, retrievers: Sequence[Retriever], *, rrf_k: int = 60,
+                 depth: int = 50) -> None:
         if len(retrievers) < 2:
             raise ConfigError(f"HybridRetriever needs at least 2 retrievers, got {len(retrievers)}")
         if rrf_k < 0:

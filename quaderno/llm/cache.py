@@ -55,7 +55,8 @@ class SQLiteCache:
         return conn
 
     def get(self, key: str) -> ChatResponse | None:
-        row = self._conn().execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        row = self._conn().execute("SELECT response FROM responses WHERE key = ?",
+                                   (key,)).fetchone()
         return ChatResponse.model_validate_json(row[0]) if row else None
 
     def put(self, key: str, response: ChatResponse) -> None:
@@ -74,7 +75,8 @@ class SQLiteCache:
     def stats(self) -> dict[str, int]:
         conn = self._conn()
         entries = conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-        calls, hits = conn.execute("SELECT COUNT(*), COALESCE(SUM(cached), 0) FROM calls").fetchone()
+        calls, hits = conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(cached), 0) FROM calls").fetchone()
         return {"entries": entries, "calls": calls, "cache_hits": hits}
 
     def dump(self) -> list[dict]:

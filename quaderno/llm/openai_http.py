@@ -43,7 +43,8 @@ class OpenAIChatLLM:
                  api_key_env: str = "OPENAI_API_KEY", max_concurrency: int = 8,
                  timeout: float = 120.0, max_retries: int = 5, backoff_base: float = 0.5,
                  backoff_max: float = 30.0, retry_after_max: float = 60.0,
-                 structured: str = "json_schema", extra_body: dict[str, Any] | None = None, strip_think: bool = True) -> None:
+                 structured: str = "json_schema", extra_body: dict[str, Any] | None = None,
+                 strip_think: bool = True) -> None:
         if not model:
             raise ConfigError("OpenAIChatLLM needs a model name (--model)")
         if not base_url.startswith(("http://", "https://")):

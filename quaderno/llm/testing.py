@@ -8,8 +8,8 @@ clients are exercised end to end (no SDK mocks). Behaviour is scripted:
         ... OpenAIChatLLM("fake-model", server.url) ...
         server.requests  # every request body and headers, in order
 
-Actions: ``"ok"``, ``("status", code, headers[, error message])``, ``("timeout", seconds)`` (sleep before
-answering), ``"reset"`` (close the connection with a TCP RST), ``("body", text)`` (a
+Actions: ``"ok"``, ``("status", code, headers[, error message])``, ``("timeout", seconds)``
+(sleep before answering), ``"reset"`` (close the connection with a TCP RST), ``("body", text)`` (a
 200 with a raw body). Without a script, ``fail_rate`` of requests answer 500 at random.
 """
 
@@ -180,7 +180,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, action[1].encode())
             return
         if body.get("model") not in srv.models:
-            self._send(404, {"error": {"message": f"The model `{body.get('model')}` does not exist."}})
+            message = f"The model `{body.get('model')}` does not exist."
+            self._send(404, {"error": {"message": message}})
             return
         if self.path.endswith("/embeddings"):
             inputs = body.get("input", [])
@@ -191,7 +192,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, {"data": data, "model": body["model"]})
             return
         text = srv._reply_text(body)
-        prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+        prompt_tokens = sum(len(str(m.get("content", "")).split())
+                            for m in body.get("messages", []))
         choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
                                   "message": {"role": "assistant", "content": text}}
         if body.get("logprobs"):

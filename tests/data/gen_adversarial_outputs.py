@@ -105,8 +105,10 @@ for text, expected in tagged:
 outlines = [
     ("# Title\n## A\n<TO BE FILLED>\n## B\n<TO BE FILLED>", ("Title", ["A", "B"])),
     ("<OUTLINE>\n# T\n## One\n<TO BE FILLED>\n</OUTLINE>", ("T", ["One"])),
-    ("Reasoning first.\n\n```markdown\n# T\n## X\n<TO BE FILLED>\n## Y\n<TO BE FILLED>\n```", ("T", ["X", "Y"])),
-    ("## Only sections\n<TO BE FILLED>\n## Second\n<TO BE FILLED>", ("", ["Only sections", "Second"])),
+    ("Reasoning first.\n\n```markdown\n# T\n## X\n<TO BE FILLED>\n## Y\n<TO BE FILLED>\n```",
+     ("T", ["X", "Y"])),
+    ("## Only sections\n<TO BE FILLED>\n## Second\n<TO BE FILLED>",
+     ("", ["Only sections", "Second"])),
     ("# T\n### Deep A\n<TO BE FILLED>\n### Deep B\n<TO BE FILLED>", ("T", ["Deep A", "Deep B"])),
     ("**Background**\n<TO BE FILLED>\n**Answer**\n<TO BE FILLED>", ("", ["Background", "Answer"])),
     ("# Title with no sections", ("", ["Title with no sections"])),
