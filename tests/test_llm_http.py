@@ -9,7 +9,7 @@ import time
 import pytest
 from pydantic import BaseModel, Field
 
-from quaderno.errors import (LLMAuthError, LLMBadRequestError, LLMConnectionError,
+from quaderno.errors import (ConfigError, LLMAuthError, LLMBadRequestError, LLMConnectionError,
                              LLMContextLengthError, LLMModelNotFoundError, LLMRateLimitError,
                              LLMServerError, LLMTimeoutError, StepError)
 from quaderno.llm.cache import SQLiteCache
@@ -231,3 +231,42 @@ def test_cache_hit_on_second_call_and_key_never_stored(server, tmp_path, monkeyp
     assert secret not in trace.model_dump_json()
     assert req.cache_key(lm.model_id) == req.cache_key("openai:fake-model")
     assert secret not in repr(lm.backend)
+
+
+# -- scoring a given reply through vLLM's prompt_logprobs ---------------------------------
+def test_vllm_prompt_logprobs_score_the_reply_tokens():
+    def logprob(prompt, token):  # the reply is likely when the prompt says it
+        return -0.2 if token.strip() in prompt.split("<|assistant|>")[0] else -4.0
+
+    with FakeOpenAIServer(token_logprob=logprob) as srv:
+        llm = client(srv, scoring="vllm", extra_body={"chat_template_kwargs": {"x": 1}})
+        lm = LM(llm)
+        assert lm.supports_scoring
+        scored = asyncio.run(lm.score("Hamlet was written by William Shakespeare. Who wrote "
+                                      "Hamlet?", "William Shakespeare"))
+        assert [(t.token, t.logprob) for t in scored] == [("William", -0.2),
+                                                          (" Shakespeare", -0.2)]
+        body = srv.requests[-1]["body"]
+        assert body["messages"][-1] == {"role": "assistant", "content": "William Shakespeare"}
+        assert (body["prompt_logprobs"], body["continue_final_message"],
+                body["add_generation_prompt"], body["max_tokens"]) == (0, True, False, 1)
+        assert body["chat_template_kwargs"] == {"x": 1}
+        unknown = asyncio.run(llm.ascore(ChatRequest.of("Who wrote it?").messages, "Marlowe"))
+        assert [t.logprob for t in unknown] == [-4.0]
+
+
+def test_scoring_errors_are_clear(server):
+    with pytest.raises(ConfigError, match="scoring must be 'none' or 'vllm', got 'yes'"):
+        client(server, scoring="yes")
+    plain = client(server)
+    assert not LM(plain).supports_scoring
+    with pytest.raises(ConfigError, match="needs a vLLM server"):
+        asyncio.run(plain.ascore(ChatRequest.of("q").messages, "a"))
+    vllm = client(server, scoring="vllm", max_retries=0)
+    server.script(("body", '{"choices": [{"message": {"content": "x"}}]}'))
+    with pytest.raises(LLMServerError, match="no usable prompt_logprobs"):
+        asyncio.run(vllm.ascore(ChatRequest.of("q").messages, "a"))
+    # a server that ignores continue_final_message appends a generation prompt: refused
+    no_continue = client(server, scoring="vllm", extra_body={"continue_final_message": False})
+    with pytest.raises(LLMServerError, match="does not end with the reply"):
+        asyncio.run(no_continue.ascore(ChatRequest.of("q").messages, "an answer"))

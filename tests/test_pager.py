@@ -266,6 +266,26 @@ def test_baselines(retriever):
     assert "<answer>mma</answer>" in itr.trace.spans[2].inputs["query"]  # previous generation
 
 
+def test_every_method_returns_the_context_its_answer_was_generated_from(retriever):
+    def answer_prompt(fake):
+        return user(next(r for r in reversed(fake.requests) if "<answer>" in user(r)))
+
+    page_method, fake = pager(Scripted(), retriever)
+    page_answer = run(page_method)
+    assert page_answer.context == page_answer.page.render()
+    assert page_answer.context in answer_prompt(fake)
+    notes = run(pager(Scripted(), retriever, variant="no_outline")[0])
+    assert notes.context == "Fujita and Yvel are mixed martial artists."
+    fake = FakeLLM(respond=Scripted())
+    rag = run(VanillaRAG(LM(fake), retriever, k=2))
+    assert rag.context.startswith("[1] ") and rag.context in answer_prompt(fake)
+    assert {e.title for e in rag.evidence} <= set(re.findall(r"\[\d\] ([^\n]+)", rag.context))
+    assert run(VanillaLLM(LM(FakeLLM(respond=Scripted())))).context == ""
+    gens = FakeLLM(respond=lambda r: "<answer>mma</answer>")
+    itr = run(IterRetGen(LM(gens), retriever, k=2, iterations=2))
+    assert itr.context and itr.context in user(gens.requests[-1])
+
+
 def test_registry_and_parameter_errors(retriever):
     from quaderno.errors import ConfigError
     lm = LM(FakeLLM(echo=True))

@@ -60,3 +60,33 @@ def test_grammar_constrains_free_text(smollm2):
 def test_context_too_long_is_typed(smollm2):
     with pytest.raises(LLMContextLengthError, match="does not fit"):
         asyncio.run(smollm2.achat(ChatRequest.of("word " * 3000, max_tokens=10)))
+
+
+@pytest.fixture(scope="module")
+def smollm2_logprobs():
+    return LlamaCppLLM(n_ctx=512, logprobs=True)
+
+
+def test_scoring_a_reply_matches_the_logprobs_of_generating_it(smollm2_logprobs):
+    """Differential: teacher-forcing the model's own greedy reply gives back the
+    log-probabilities llama.cpp reported while generating it."""
+    llm = smollm2_logprobs
+    question = "What is the capital of France?"
+    generated = asyncio.run(llm.achat(ChatRequest.of(question, max_tokens=8, temperature=0.0,
+                                                     logprobs=True)))
+    scored = asyncio.run(llm.ascore(ChatRequest.of(question).messages, generated.text))
+    assert [t.token for t in scored] == [t.token for t in generated.logprobs]
+    for mine, theirs in zip(scored, generated.logprobs):
+        assert mine.logprob == pytest.approx(theirs.logprob, abs=0.05)
+    again = asyncio.run(llm.achat(ChatRequest.of(question, max_tokens=8, temperature=0.0)))
+    assert again.text == generated.text  # scoring leaves the model's state clean
+
+
+def test_context_raises_the_probability_of_the_answer(smollm2):
+    lm = LM(smollm2)
+    assert lm.supports_scoring
+    plain = asyncio.run(lm.score("What is the capital of France?", "Paris"))
+    helped = asyncio.run(lm.score("Paris is the capital of France.\n"
+                                  "What is the capital of France?", "Paris"))
+    assert sum(t.logprob for t in helped) > sum(t.logprob for t in plain)
+    assert all(t.logprob < 0 for t in plain + helped)

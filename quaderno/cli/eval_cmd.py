@@ -14,6 +14,7 @@ from quaderno.cli.common import HomeOption, console, friendly_errors, workspace
 from quaderno.cli.llm_cmd import (BaseUrlOpt, ConfigOpt, KeyEnvOpt, LLMOpt, ModelOpt,
                                   ModelPathOpt, build_lm, llm_config)
 from quaderno.eval.datasets import DATASETS, load_dataset
+from quaderno.eval.dig import DIGParams
 from quaderno.eval.report import HEADLINE, load_run, table, write_report
 from quaderno.eval.runner import EvalRunner, RunConfig
 from quaderno.methods.registry import METHODS
@@ -45,6 +46,8 @@ def eval_(
     judge_llm: str = typer.Option(None, help="Judge backend [default: the answering LLM's]"),
     judge_model: str = typer.Option(None, help="Judge model"),
     judge_base_url: str = typer.Option(None, help="Judge base URL"),
+    dig: bool = typer.Option(False, "--dig", help="Document information gain of each answer's "
+                             "context (PAGER A.3; the answering LLM scores the gold answer)"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the LLM cache"),
     llm: str = LLMOpt, model: str = ModelOpt, base_url: str = BaseUrlOpt,
     api_key_env: str = KeyEnvOpt, model_path: str = ModelPathOpt, config: Path = ConfigOpt,
@@ -71,7 +74,8 @@ def eval_(
                             pool=pool, kbs=list(kb or []), retrieval=retrieval, embedder=embedder,
                             model=lm.model_id, generation={"temperature": cfg.temperature,
                                                            "top_p": cfg.top_p, "seed": cfg.seed},
-                            judge_model=judge.model_id if judge else None, judges=judge_list)
+                            judge_model=judge.model_id if judge else None, judges=judge_list,
+                            dig=DIGParams() if dig else None)
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", name or f"{Path(dataset).stem}-{m}-"
                       f"{lm.model_id.split(':', 1)[-1]}")
         run_dir = out / (slug if len(method) == 1 or name is None else f"{slug}-{m}")

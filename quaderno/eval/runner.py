@@ -27,6 +27,7 @@ from quaderno.corpus.chunk import Chunk
 from quaderno.errors import ConfigError, LLMError
 from quaderno.eval import metrics as M
 from quaderno.eval.datasets import QARecord
+from quaderno.eval.dig import DIGParams, information_gain
 from quaderno.eval.judges import context_recall, representation_quality
 from quaderno.index.retrievers import Retriever
 from quaderno.llm.lm import LM
@@ -58,6 +59,7 @@ class RunConfig(BaseModel):
     generation: dict[str, Any] = Field(default_factory=dict)
     judge_model: str | None = None
     judges: list[str] = Field(default_factory=list)
+    dig: DIGParams | None = None  # document information gain, scored by the answering LLM
 
     def check(self) -> None:
         if self.pool not in POOLS:
@@ -130,6 +132,10 @@ class EvalRunner:
         config.check()
         if concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+        if config.dig is not None and not lm.supports_scoring:
+            raise ConfigError(f"DIG needs the answering LLM to score the gold answer, and "
+                              f"{lm.model_id} cannot: use --llm llama-cpp (any GGUF model) or "
+                              "a vLLM server, or leave out --dig")
         self.config, self.run_dir, self.lm, self.judge = config, Path(run_dir), lm, judge
         self.concurrency = concurrency
         self.workspace = workspace or Workspace(self.run_dir / "workspace")
@@ -143,7 +149,11 @@ class EvalRunner:
         current = self.config.model_dump()
         if path.exists():
             saved = json.loads(path.read_text(encoding="utf-8"))
-            previous = {k: v for k, v in saved.items() if k in current}
+            try:  # options added since the run started read as their defaults
+                previous = RunConfig(**{k: v for k, v in saved.items()
+                                        if k in RunConfig.model_fields}).model_dump()
+            except ValueError as exc:
+                raise ConfigError(f"{path} is not a run configuration: {exc}") from exc
             if previous != current:
                 diff = sorted(k for k in current if previous.get(k) != current[k])
                 raise ConfigError(f"{self.run_dir} holds a run with another configuration "
@@ -232,25 +242,36 @@ class EvalRunner:
         answer = await method.answer(record.question, trace=trace)
         latency = time.perf_counter() - t0
         scores = score(record, answer)
+        judged = Trace(label=f"{record.id}:evaluation")  # judges and DIG: not the method's cost
+        context = answer.context or "\n".join(e.text for e in answer.evidence)
         if self.judge is not None and "context_recall" in cfg.judges:
             scores["context_recall"] = await context_recall(
                 self.judge, record.question, record.answers,
-                [e.text for e in answer.evidence], trace=trace)
+                [e.text for e in answer.evidence], trace=judged)
         if self.judge is not None and "quality" in cfg.judges:
-            context = answer.page.render() if answer.page else "\n".join(
-                e.text for e in answer.evidence)
             quality = await representation_quality(
                 self.judge, record.question, record.answers, [e.text for e in answer.evidence],
-                context, trace=trace)
+                context, trace=judged)
             if quality is not None:
                 scores |= {f"quality_{k}": v for k, v in quality.model_dump().items()
                            if isinstance(v, int)} | {"quality_avg": quality.average}
+        if cfg.dig is not None:
+            gain = await information_gain(self.lm, record.question, context, record.answers,
+                                          cfg.dig, trace=judged)
+            if gain is not None:
+                scores |= gain
         summary = answer.trace.summary()
-        return {"id": record.id, "question": record.question, "answers": record.answers,
-                "prediction": answer.answer, "method": answer.method, "metrics": scores,
-                "retrieval_rounds": answer.retrieval_rounds,
-                "page": answer.page.render() if answer.page else None,
-                "llm_calls": summary["llm_calls"], "cached_calls": summary["cached_calls"],
-                "prompt_tokens": summary["prompt_tokens"],
-                "completion_tokens": summary["completion_tokens"],
-                "fallbacks": summary["fallbacks"], "latency_s": round(latency, 3)}
+        result = {"id": record.id, "question": record.question, "answers": record.answers,
+                  "prediction": answer.answer, "method": answer.method, "metrics": scores,
+                  "retrieval_rounds": answer.retrieval_rounds,
+                  "page": answer.page.render() if answer.page else None,
+                  "context": answer.context,
+                  "llm_calls": summary["llm_calls"], "cached_calls": summary["cached_calls"],
+                  "prompt_tokens": summary["prompt_tokens"],
+                  "completion_tokens": summary["completion_tokens"],
+                  "fallbacks": summary["fallbacks"], "latency_s": round(latency, 3)}
+        if judged.calls:  # the measuring costs apart from the method's
+            cost = judged.summary()
+            result["eval_calls"] = {k: cost[k] for k in ("llm_calls", "prompt_tokens",
+                                                         "completion_tokens", "llm_seconds")}
+        return result

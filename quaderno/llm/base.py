@@ -1,10 +1,11 @@
-"""The LLM protocol every backend implements."""
+"""The protocols backends implement: chat (every backend) and scoring (some)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from quaderno.llm.types import ChatRequest, ChatResponse
+from quaderno.llm.types import ChatRequest, ChatResponse, Message, TokenLogprob
 
 
 @runtime_checkable
@@ -22,3 +23,16 @@ class ChatLLM(Protocol):
     supports_grammar: bool
 
     async def achat(self, request: ChatRequest) -> ChatResponse: ...
+
+
+@runtime_checkable
+class ContinuationScorer(Protocol):
+    """A backend that scores a *given* reply (teacher forcing): the log-probability of each
+    token of ``continuation`` as the assistant's reply to ``messages``. Needed by metrics
+    such as PAGER's document information gain, which ask how likely the gold answer is."""
+
+    model_id: str
+    supports_scoring: bool
+
+    async def ascore(self, messages: Sequence[Message], continuation: str) -> list[TokenLogprob]:
+        ...

@@ -11,6 +11,7 @@ Config file (``$QUADERNO_HOME/config.toml`` or ``--config``)::
     base_url = "http://localhost:8000/v1"
     api_key_env = "VLLM_API_KEY"       # the NAME of the variable holding the key
     max_concurrency = 16
+    scoring = "vllm"                   # a vLLM server: DIG may score gold answers
     extra_body = { chat_template_kwargs = { enable_thinking = false } }
 
 The key itself never appears in flags, files, caches or logs: only the variable's name.
@@ -47,6 +48,7 @@ class LLMConfig(BaseModel):
     timeout: float = 120.0
     max_retries: int = 5
     structured: Literal["json_schema", "none"] = "json_schema"
+    scoring: Literal["none", "vllm"] = "none"  # "vllm": score given replies (prompt_logprobs)
     extra_body: dict[str, Any] = {}
     temperature: float = 0.0
     top_p: float = 1.0
@@ -100,7 +102,7 @@ def make_backend(config: LLMConfig):  # noqa: ANN201 - one of the backends
         return OpenAIChatLLM(config.model or "", config.base_url, api_key_env=config.api_key_env,
                              max_concurrency=config.max_concurrency, timeout=config.timeout,
                              max_retries=config.max_retries, structured=config.structured,
-                             extra_body=config.extra_body)
+                             extra_body=config.extra_body, scoring=config.scoring)
     from quaderno.llm.llama_cpp_backend import LlamaCppLLM
 
     return LlamaCppLLM(config.model_path, n_ctx=config.n_ctx)

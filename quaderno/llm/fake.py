@@ -4,6 +4,7 @@
     llm.enqueue("first reply", '{"judge": true}')
     llm = FakeLLM(respond=lambda request: "...")   # reply computed from the request
     llm = FakeLLM(echo=True)                       # reply = last user message
+    llm = FakeLLM(echo=True, scorer=lambda messages, reply: [-0.5] * len(reply.split()))
 
 Every request is kept in ``llm.requests`` for assertions.
 """
@@ -12,10 +13,10 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from quaderno.errors import ConfigError, LLMError
-from quaderno.llm.types import ChatRequest, ChatResponse, TokenLogprob, Usage
+from quaderno.llm.types import ChatRequest, ChatResponse, Message, TokenLogprob, Usage
 
 
 class FakeLLM:
@@ -24,7 +25,8 @@ class FakeLLM:
     def __init__(self, replies: list[str] | None = None, *,
                  respond: Callable[[ChatRequest], str] | None = None, echo: bool = False,
                  model: str = "fake", supports_schema: bool = False,
-                 supports_grammar: bool = False, latency_s: float = 0.0) -> None:
+                 supports_grammar: bool = False, latency_s: float = 0.0,
+                 scorer: Callable[[Sequence[Message], str], list[float]] | None = None) -> None:
         if sum(x is not None and x is not False for x in (replies, respond, echo or None)) > 1:
             raise ConfigError("FakeLLM takes one of replies, respond or echo")
         self.model_id = f"fake:{model}"
@@ -35,6 +37,10 @@ class FakeLLM:
         self._respond = respond
         self._echo = echo
         self.requests: list[ChatRequest] = []
+        # scoring (teacher forcing): the function gives one log-probability per token
+        self._scorer = scorer
+        self.supports_scoring = scorer is not None
+        self.scored: list[tuple[tuple[Message, ...], str]] = []
 
     def enqueue(self, *replies: str | Exception) -> FakeLLM:
         """Queue replies (or exceptions to raise), used in order."""
@@ -69,3 +75,13 @@ class FakeLLM:
             finish_reason="stop", constrained=self.supports_schema and bool(request.json_schema),
             logprobs=[TokenLogprob(token=w, logprob=-0.1) for w in words] if request.logprobs
             else None)
+
+    async def ascore(self, messages: Sequence[Message], continuation: str) -> list[TokenLogprob]:
+        if self._scorer is None:
+            raise ConfigError("this FakeLLM has no scorer (FakeLLM(scorer=...))")
+        self.scored.append((tuple(messages), continuation))
+        values = self._scorer(messages, continuation)
+        words = continuation.split() or [continuation]
+        if len(values) != len(words):
+            words = [f"t{i}" for i in range(len(values))]
+        return [TokenLogprob(token=w, logprob=v) for w, v in zip(words, values)]

@@ -13,11 +13,12 @@ import importlib.util
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from quaderno.errors import ConfigError, DependencyError, LLMContextLengthError, LLMError
-from quaderno.llm.types import ChatRequest, ChatResponse, TokenLogprob, Usage
+from quaderno.llm.types import ChatRequest, ChatResponse, Message, TokenLogprob, Usage
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,7 @@ class LlamaCppLLM:
 
     supports_schema = True
     supports_grammar = True
+    supports_scoring = True
 
     def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = 8192,
                  n_threads: int | None = None, logprobs: bool = False, seed: int = 0) -> None:
@@ -65,6 +67,7 @@ class LlamaCppLLM:
                                     logits_all=logprobs, seed=seed, verbose=False)
         self._lock = threading.Lock()
         self._grammars: dict[str, Any] = {}
+        self._formatter: Any = None
 
     def _grammar(self, text: str) -> Any:
         if text not in self._grammars:
@@ -126,3 +129,52 @@ class LlamaCppLLM:
 
     async def achat(self, request: ChatRequest) -> ChatResponse:
         return await asyncio.to_thread(self._call, request)
+
+    # -- scoring a given reply (teacher forcing) ------------------------------------------
+    def _chat_prompt(self, messages: Sequence[Message]) -> str:
+        """The prompt ``create_chat_completion`` would build: the GGUF's chat template with
+        the generation prompt, so a scored reply sits where a generated one would."""
+        if self._formatter is None:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            template = self._llm.metadata.get("tokenizer.chat_template")
+            if not template:
+                raise ConfigError(f"{self.path.name} has no chat template to score replies with")
+            token = self._llm.detokenize
+            self._formatter = Jinja2ChatFormatter(
+                template=template, eos_token=token([self._llm.token_eos()]).decode(),
+                bos_token=token([self._llm.token_bos()]).decode())
+        return self._formatter(messages=[m.model_dump() for m in messages]).prompt
+
+    def _score(self, messages: Sequence[Message], continuation: str) -> list[TokenLogprob]:
+        import numpy as np
+
+        llm, cpp = self._llm, self._llama_cpp
+        prompt = llm.tokenize(self._chat_prompt(messages).encode(), special=True)  # as chat does
+        reply = llm.tokenize(continuation.encode(), add_bos=False, special=False)
+        if not reply:
+            raise ConfigError("cannot score an empty reply")
+        if len(prompt) + len(reply) > self.n_ctx:
+            raise LLMContextLengthError(
+                f"prompt and reply ({len(prompt) + len(reply)} tokens) do not fit "
+                f"{self.model_id} (n_ctx={self.n_ctx})")
+        n_vocab = llm.n_vocab()
+        out = []
+        with self._lock:
+            llm.reset()
+            llm.eval(prompt)
+            for token in reply:
+                # logits of the last evaluated position = the distribution of the next token
+                logits = np.ctypeslib.as_array(cpp.llama_get_logits_ith(llm.ctx, -1),
+                                               shape=(n_vocab,)).astype(np.float64)
+                top = logits.max()
+                log_z = top + np.log(np.exp(logits - top).sum())
+                out.append(TokenLogprob(
+                    token=llm.detokenize([token]).decode("utf-8", errors="replace"),
+                    logprob=float(logits[token] - log_z)))
+                llm.eval([token])
+            llm.reset()  # the next chat call starts from a clean state
+        return out
+
+    async def ascore(self, messages: Sequence[Message], continuation: str) -> list[TokenLogprob]:
+        return await asyncio.to_thread(self._score, messages, continuation)

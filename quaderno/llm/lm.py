@@ -8,15 +8,16 @@ the caller's :class:`Trace`, and logged (model, tokens, latency, retries; never 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import time
 from typing import Any
 
-from quaderno.errors import LLMError
-from quaderno.llm.base import ChatLLM
+from quaderno.errors import ConfigError, LLMError
+from quaderno.llm.base import ChatLLM, ContinuationScorer
 from quaderno.llm.cache import SQLiteCache
 from quaderno.llm.trace import CallRecord, Trace
-from quaderno.llm.types import ChatRequest, ChatResponse
+from quaderno.llm.types import ChatRequest, ChatResponse, TokenLogprob, Usage
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,47 @@ class LM:
         response = await self.chat(self.request(prompt, **params), trace=trace, step=step,
                                    use_cache=use_cache)
         return response.text
+
+    @property
+    def supports_scoring(self) -> bool:
+        """Whether the backend can score a given reply (see :class:`ContinuationScorer`)."""
+        return (isinstance(self.backend, ContinuationScorer)
+                and bool(getattr(self.backend, "supports_scoring", False)))
+
+    async def score(self, messages: str | list, continuation: str, *,
+                    trace: Trace | None = None, step: str | None = None,
+                    use_cache: bool = True) -> list[TokenLogprob]:
+        """Log-probability of each token of ``continuation`` as the reply to ``messages``;
+        cached, logged and traced like a chat call."""
+        if not self.supports_scoring:
+            raise ConfigError(f"{self.model_id} cannot score a given reply (token "
+                              "log-probabilities of a fixed answer); use an embedded GGUF model "
+                              "(--llm llama-cpp) or a vLLM server (prompt_logprobs)")
+        request = ChatRequest.of(messages, max_tokens=1)
+        key = hashlib.sha256(f"score|{request.cache_key(self.model_id)}|{continuation}"
+                             .encode("utf-8")).hexdigest()
+        response = self.cache.get(key) if (self.cache is not None and use_cache) else None
+        if response is not None and response.logprobs is not None:
+            response = response.model_copy(update={"cached": True, "latency_s": 0.0})
+        else:
+            t0 = time.perf_counter()
+            assert isinstance(self.backend, ContinuationScorer)
+            logprobs = await self.backend.ascore(request.messages, continuation)
+            response = ChatResponse(text=continuation, model=self.model_id, logprobs=logprobs,
+                                    usage=Usage(completion_tokens=len(logprobs)),
+                                    latency_s=time.perf_counter() - t0)
+            if self.cache is not None:
+                self.cache.put(key, response)
+        if self.cache is not None:
+            self.cache.log_call(key, response)
+        if trace is not None:
+            trace.record(CallRecord(step=step, model=self.model_id,
+                                    prompt=[m.model_dump() for m in request.messages],
+                                    response=continuation, usage=response.usage,
+                                    latency_s=response.latency_s, cached=response.cached))
+        log.debug("score %s step=%s tokens=%d latency=%.3fs cached=%s", self.model_id, step,
+                  len(response.logprobs or []), response.latency_s, response.cached)
+        return list(response.logprobs or [])
 
     def chat_sync(self, request: ChatRequest, **kwargs: Any) -> ChatResponse:
         """Synchronous :meth:`chat` for scripts and the CLI (not inside a running loop)."""

@@ -17,6 +17,7 @@ import os
 import random
 import re
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -25,7 +26,7 @@ from quaderno.errors import (ConfigError, LLMAuthError, LLMBadRequestError, LLMC
                              LLMContextLengthError, LLMModelNotFoundError, LLMRateLimitError,
                              LLMServerError, LLMTimeoutError)
 from quaderno.llm.parsing import strip_thinking
-from quaderno.llm.types import ChatRequest, ChatResponse, TokenLogprob, Usage
+from quaderno.llm.types import ChatRequest, ChatResponse, Message, TokenLogprob, Usage
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ class OpenAIChatLLM:
                  timeout: float = 120.0, max_retries: int = 5, backoff_base: float = 0.5,
                  backoff_max: float = 30.0, retry_after_max: float = 60.0,
                  structured: str = "json_schema", extra_body: dict[str, Any] | None = None,
-                 strip_think: bool = True) -> None:
+                 strip_think: bool = True, scoring: str = "none") -> None:
         if not model:
             raise ConfigError("OpenAIChatLLM needs a model name (--model)")
         if not base_url.startswith(("http://", "https://")):
@@ -55,6 +56,8 @@ class OpenAIChatLLM:
             raise ConfigError(f"timeout must be positive, got {timeout}")
         if max_retries < 0:
             raise ConfigError(f"max_retries must be non-negative, got {max_retries}")
+        if scoring not in ("none", "vllm"):
+            raise ConfigError(f"scoring must be 'none' or 'vllm', got {scoring!r}")
         if structured not in ("json_schema", "none"):
             raise ConfigError(f"structured must be 'json_schema' or 'none', got {structured!r}")
         self.model = model
@@ -71,6 +74,7 @@ class OpenAIChatLLM:
         self.strip_think = strip_think
         self.model_id = f"openai:{model}"
         self.supports_schema = structured == "json_schema"
+        self.supports_scoring = scoring == "vllm"
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client: httpx.AsyncClient | None = None
         self._sem: asyncio.Semaphore | None = None
@@ -115,8 +119,12 @@ class OpenAIChatLLM:
         return {"Authorization": f"Bearer {key}"} if key else {}
 
     async def achat(self, request: ChatRequest) -> ChatResponse:
+        resp, retries = await self._post(self.body(request))
+        return self._parse(resp, retries, request)
+
+    async def _post(self, body: dict[str, Any]) -> tuple[httpx.Response, int]:
+        """POST to /chat/completions with retries; the 200 response and the retries taken."""
         client, sem = self._state()
-        body = self.body(request)
         url = f"{self.base_url}/chat/completions"
         retries = 0
         async with sem:
@@ -136,7 +144,7 @@ class OpenAIChatLLM:
                     cause = exc
                 else:
                     if resp.status_code == 200:
-                        return self._parse(resp, retries, request)
+                        return resp, retries
                     if resp.status_code not in RETRY_STATUS:
                         raise self._error(resp)
                     failure, cause = self._error(resp), failure_cause(resp)
@@ -151,6 +159,42 @@ class OpenAIChatLLM:
                 log.info("retry %d/%d in %.2fs after: %s", retries, self.max_retries, wait,
                          failure)
                 await asyncio.sleep(wait)
+
+    # -- scoring a given reply (vLLM's prompt_logprobs) --------------------------------------
+    async def ascore(self, messages: Sequence[Message], continuation: str) -> list[TokenLogprob]:
+        """Log-probabilities of ``continuation`` as the assistant's reply, from vLLM's
+        ``prompt_logprobs`` extension: the reply is sent as the final assistant message,
+        continued rather than answered, and the log-probabilities of its prompt tokens are
+        read back. Only servers with that extension (vLLM) can do it: ``scoring="vllm"``."""
+        if not self.supports_scoring:
+            raise ConfigError(f"{self.model_id}: scoring a reply needs a vLLM server; set "
+                              "scoring = \"vllm\" in the [llm] config if yours is one")
+        if not continuation:
+            raise ConfigError("cannot score an empty reply")
+        body = {"model": self.model, "max_tokens": 1, "temperature": 0.0,
+                "messages": [m.model_dump() for m in messages]
+                + [{"role": "assistant", "content": continuation}],
+                "prompt_logprobs": 0, "add_generation_prompt": False,
+                "continue_final_message": True, **self.extra_body}
+        resp, _ = await self._post(body)
+        try:
+            positions = resp.json()["prompt_logprobs"]
+            tokens = [next(iter(p.values())) for p in positions if p]
+            pairs = [(str(t.get("decoded_token") or ""), float(t["logprob"])) for t in tokens]
+        except (ValueError, KeyError, TypeError, AttributeError, StopIteration) as exc:
+            raise LLMServerError(f"{self.base_url} sent no usable prompt_logprobs (is it vLLM?): "
+                                 f"{resp.text[:200]!r}") from exc
+        # the reply is the last prompt tokens: take tokens from the end until they spell it
+        taken: list[tuple[str, float]] = []
+        target = continuation.strip()
+        for token, logprob in reversed(pairs):
+            taken.insert(0, (token, logprob))
+            if "".join(t for t, _ in taken).strip().endswith(target):
+                break
+        else:
+            raise LLMServerError(f"{self.base_url}: the scored prompt does not end with the reply "
+                                 f"{continuation[:60]!r}")
+        return [TokenLogprob(token=t, logprob=lp) for t, lp in taken]
 
     def _error(self, resp: httpx.Response) -> Exception:
         status = resp.status_code

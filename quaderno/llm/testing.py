@@ -41,8 +41,11 @@ class FakeOpenAIServer:
 
     def __init__(self, *, reply: Callable[[dict[str, Any]], str] | str | None = None,
                  latency_s: float = 0.0, fail_rate: float = 0.0, seed: int = 0,
-                 models: tuple[str, ...] = ("fake-model",), embedding_dim: int = 8) -> None:
+                 models: tuple[str, ...] = ("fake-model",), embedding_dim: int = 8,
+                 token_logprob: Callable[[str, str], float] | None = None) -> None:
         self.reply = reply
+        # vLLM's prompt_logprobs: log-probability of each prompt word given the whole prompt
+        self.token_logprob = token_logprob or (lambda prompt, token: -1.0)
         self.latency_s = latency_s
         self.fail_rate = fail_rate
         self.models = models
@@ -55,6 +58,28 @@ class FakeOpenAIServer:
         self.max_inflight = 0
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+
+    def _prompt_logprobs(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A vLLM-shaped reply with ``prompt_logprobs``: one entry per prompt token (None for
+        the first), ``{token_id: {logprob, rank, decoded_token}}``; words are the tokens, a
+        role marker opens each message, and without ``continue_final_message`` the
+        template adds a generation prompt after the last message."""
+        tokens: list[str] = []
+        for message in body.get("messages", []):
+            tokens.append(f"<|{message.get('role')}|>")
+            words = str(message.get("content", "")).split()
+            tokens += [w if i == 0 else " " + w for i, w in enumerate(words)]
+        if not body.get("continue_final_message"):
+            tokens.append("<|assistant|>")
+        prompt = "".join(tokens)
+        entries: list[Any] = [None] + [
+            {str(1000 + i): {"logprob": self.token_logprob(prompt, t), "rank": 1,
+                             "decoded_token": t}} for i, t in enumerate(tokens[1:], start=1)]
+        return {"id": "fake", "object": "chat.completion", "model": body["model"],
+                "prompt_logprobs": entries,
+                "choices": [{"index": 0, "finish_reason": "length",
+                             "message": {"role": "assistant", "content": "x"}}],
+                "usage": {"prompt_tokens": len(tokens), "completion_tokens": 1}}
 
     # -- control ----------------------------------------------------------------------
     def script(self, *actions: Action) -> FakeOpenAIServer:
@@ -190,6 +215,9 @@ class _Handler(BaseHTTPRequestHandler):
                                                range(srv.embedding_dim)]}
                     for i, t in enumerate(inputs)]
             self._send(200, {"data": data, "model": body["model"]})
+            return
+        if body.get("prompt_logprobs") is not None:
+            self._send(200, srv._prompt_logprobs(body))
             return
         text = srv._reply_text(body)
         prompt_tokens = sum(len(str(m.get("content", "")).split())

@@ -40,6 +40,9 @@ class Answer(BaseModel):
     explanation: str = ""
     method: str
     page: Page | None = None
+    # the knowledge representation the final answer was generated from, as the LLM saw it:
+    # the page, the notes, or the documents (what DIG and the quality judge measure)
+    context: str = ""
     supporting_sections: list[str] = Field(default_factory=list)
     evidence: list[Evidence] = Field(default_factory=list)
     retrieval_rounds: list[list[str]] = Field(default_factory=list)

@@ -76,10 +76,10 @@ class VanillaRAG:
         rounds: list[list[str]] = []
         evidence: list[Evidence] = []
         hits = retrieve(self.retriever, question, self.k, trace, rounds, evidence)
-        answer, raw = await answer_step(RAG_ANSWER, self.lm, trace, docs=format_docs(hits),
-                                    question=question)
+        docs = format_docs(hits)
+        answer, raw = await answer_step(RAG_ANSWER, self.lm, trace, docs=docs, question=question)
         return Answer(question=question, answer=answer, explanation=raw, method=self.name,
-                      evidence=evidence, retrieval_rounds=rounds, trace=trace)
+                      context=docs, evidence=evidence, retrieval_rounds=rounds, trace=trace)
 
 
 class IRCoT:
@@ -119,14 +119,15 @@ class IRCoT:
                 docs.setdefault(hit.chunk.id, hit)
         chain = " ".join(sentences)
         found = answer_from_chain(sentences[-1]) if sentences else None
+        shown = format_docs(list(docs.values())[:self.max_docs])
         if found:
             answer, raw = found, chain
         else:
-            answer, raw = await answer_step(RAG_ANSWER, self.lm, trace,
-                                        docs=format_docs(list(docs.values())[:self.max_docs]),
-                                        question=question)
+            answer, raw = await answer_step(RAG_ANSWER, self.lm, trace, docs=shown,
+                                            question=question)
         return Answer(question=question, answer=answer, explanation=raw or chain,
-                      method=self.name, evidence=evidence, retrieval_rounds=rounds, trace=trace)
+                      method=self.name, context=shown, evidence=evidence,
+                      retrieval_rounds=rounds, trace=trace)
 
 
 class IterRetGen:
@@ -144,12 +145,13 @@ class IterRetGen:
         trace = trace or Trace(label=question)
         rounds: list[list[str]] = []
         evidence: list[Evidence] = []
-        generation, answer, raw = "", "", ""
+        generation, answer, raw, docs = "", "", "", ""
         for _ in range(self.iterations):
             query = f"{generation} {question}".strip() if generation else question
             hits = retrieve(self.retriever, query, self.k, trace, rounds, evidence)
-            answer, raw = await answer_step(RAG_ANSWER, self.lm, trace, docs=format_docs(hits),
-                                        question=question)
+            docs = format_docs(hits)
+            answer, raw = await answer_step(RAG_ANSWER, self.lm, trace, docs=docs,
+                                            question=question)
             generation = raw
         return Answer(question=question, answer=answer, explanation=raw, method=self.name,
-                      evidence=evidence, retrieval_rounds=rounds, trace=trace)
+                      context=docs, evidence=evidence, retrieval_rounds=rounds, trace=trace)

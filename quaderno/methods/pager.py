@@ -229,10 +229,12 @@ class Pager:
         if self.variant != "iterative" and not page.complete:
             trace.fallback(f"stopped at max_iters={self.max_iters} with "
                            f"{sum(not s.filled for s in page.sections)} slots unfilled")
-        answer, explanation = await self.final_answer(question, page.render(), trace)
+        context = page.render()
+        answer, explanation = await self.final_answer(question, context, trace)
         return Answer(question=question, answer=answer, explanation=explanation,
-                      method=self.name, page=page, evidence=evidence, retrieval_rounds=rounds,
-                      supporting_sections=_supporting(page, answer), trace=trace)
+                      method=self.name, page=page, context=context, evidence=evidence,
+                      retrieval_rounds=rounds, supporting_sections=_supporting(page, answer),
+                      trace=trace)
 
     async def _parallel(self, question: str, page: Page, trace: Trace,
                         rounds: list[list[str]], evidence: list[Evidence]) -> None:
@@ -287,7 +289,8 @@ class Pager:
             query = nxt
         answer, explanation = await self.final_answer(question, notes, trace)
         return Answer(question=question, answer=answer, explanation=explanation,
-                      method=self.name, evidence=evidence, retrieval_rounds=rounds, trace=trace)
+                      method=self.name, context=notes, evidence=evidence,
+                      retrieval_rounds=rounds, trace=trace)
 
 
 def _supporting(page: Page, answer: str) -> list[str]:
