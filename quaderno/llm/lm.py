@@ -11,7 +11,7 @@ import asyncio
 import hashlib
 import logging
 import time
-from typing import Any
+from typing import Any, cast
 
 from quaderno.errors import ConfigError, LLMError
 from quaderno.llm.base import ChatLLM, ContinuationScorer
@@ -111,8 +111,8 @@ class LM:
             response = response.model_copy(update={"cached": True, "latency_s": 0.0})
         else:
             t0 = time.perf_counter()
-            assert isinstance(self.backend, ContinuationScorer)
-            logprobs = await self.backend.ascore(request.messages, continuation)
+            scorer = cast(ContinuationScorer, self.backend)
+            logprobs = await scorer.ascore(request.messages, continuation)
             response = ChatResponse(text=continuation, model=self.model_id, logprobs=logprobs,
                                     usage=Usage(completion_tokens=len(logprobs)),
                                     latency_s=time.perf_counter() - t0)
