@@ -83,7 +83,7 @@ def test_scores_are_cached_and_traced(tmp_path):
     other = asyncio.run(lm.score("Question: q", "another answer"))
     assert first == again and len(fake.scored) == 2 and len(other) == 2
     assert [c.cached for c in trace.calls] == [False, True]
-    assert trace.calls[0].usage.completion_tokens == 2
+    assert (trace.calls[0].usage.prompt_tokens, trace.calls[0].usage.completion_tokens) == (2, 2)
 
 
 def test_an_llm_that_cannot_score_is_refused_before_the_run(tmp_path):

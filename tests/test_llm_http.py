@@ -252,7 +252,9 @@ def test_vllm_prompt_logprobs_score_the_reply_tokens():
                 body["add_generation_prompt"], body["max_tokens"]) == (0, True, False, 1)
         assert body["chat_template_kwargs"] == {"x": 1}
         unknown = asyncio.run(llm.ascore(ChatRequest.of("Who wrote it?").messages, "Marlowe"))
-        assert [t.logprob for t in unknown] == [-4.0]
+        assert [t.logprob for t in unknown.logprobs] == [-4.0]
+        # <|user|> Who wrote it? <|assistant|> | Marlowe
+        assert (unknown.usage.prompt_tokens, unknown.usage.completion_tokens) == (5, 1)
 
 
 def test_scoring_errors_are_clear(server):

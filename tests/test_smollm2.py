@@ -75,8 +75,9 @@ def test_scoring_a_reply_matches_the_logprobs_of_generating_it(smollm2_logprobs)
     generated = asyncio.run(llm.achat(ChatRequest.of(question, max_tokens=8, temperature=0.0,
                                                      logprobs=True)))
     scored = asyncio.run(llm.ascore(ChatRequest.of(question).messages, generated.text))
-    assert [t.token for t in scored] == [t.token for t in generated.logprobs]
-    for mine, theirs in zip(scored, generated.logprobs):
+    assert scored.usage == generated.usage  # the same prompt, the same reply tokens
+    assert [t.token for t in scored.logprobs] == [t.token for t in generated.logprobs]
+    for mine, theirs in zip(scored.logprobs, generated.logprobs):
         assert mine.logprob == pytest.approx(theirs.logprob, abs=0.05)
     again = asyncio.run(llm.achat(ChatRequest.of(question, max_tokens=8, temperature=0.0)))
     assert again.text == generated.text  # scoring leaves the model's state clean

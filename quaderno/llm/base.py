@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from quaderno.llm.types import ChatRequest, ChatResponse, Message, TokenLogprob
+from quaderno.llm.types import ChatRequest, ChatResponse, Message
 
 
 @runtime_checkable
@@ -27,12 +27,14 @@ class ChatLLM(Protocol):
 
 @runtime_checkable
 class ContinuationScorer(Protocol):
-    """A backend that scores a *given* reply (teacher forcing): the log-probability of each
-    token of ``continuation`` as the assistant's reply to ``messages``. Needed by metrics
-    such as PAGER's document information gain, which ask how likely the gold answer is."""
+    """A backend that scores a *given* reply (teacher forcing): a response whose ``text`` is
+    ``continuation``, whose ``logprobs`` hold the log-probability of each of its tokens as
+    the assistant's reply to ``messages``, and whose usage counts the prompt and the reply.
+    Needed by metrics such as PAGER's document information gain (how likely is the gold
+    answer?)."""
 
     model_id: str
     supports_scoring: bool
 
-    async def ascore(self, messages: Sequence[Message], continuation: str) -> list[TokenLogprob]:
+    async def ascore(self, messages: Sequence[Message], continuation: str) -> ChatResponse:
         ...

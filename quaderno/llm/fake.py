@@ -76,7 +76,7 @@ class FakeLLM:
             logprobs=[TokenLogprob(token=w, logprob=-0.1) for w in words] if request.logprobs
             else None)
 
-    async def ascore(self, messages: Sequence[Message], continuation: str) -> list[TokenLogprob]:
+    async def ascore(self, messages: Sequence[Message], continuation: str) -> ChatResponse:
         if self._scorer is None:
             raise ConfigError("this FakeLLM has no scorer (FakeLLM(scorer=...))")
         self.scored.append((tuple(messages), continuation))
@@ -84,4 +84,8 @@ class FakeLLM:
         words = continuation.split() or [continuation]
         if len(values) != len(words):
             words = [f"t{i}" for i in range(len(values))]
-        return [TokenLogprob(token=w, logprob=v) for w, v in zip(words, values)]
+        return ChatResponse(
+            text=continuation, model=self.model_id,
+            usage=Usage(prompt_tokens=sum(len(m.content.split()) for m in messages),
+                        completion_tokens=len(values)),
+            logprobs=[TokenLogprob(token=w, logprob=v) for w, v in zip(words, values)])

@@ -146,7 +146,7 @@ class LlamaCppLLM:
                 bos_token=token([self._llm.token_bos()]).decode())
         return self._formatter(messages=[m.model_dump() for m in messages]).prompt
 
-    def _score(self, messages: Sequence[Message], continuation: str) -> list[TokenLogprob]:
+    def _score(self, messages: Sequence[Message], continuation: str) -> ChatResponse:
         import numpy as np
 
         llm, cpp = self._llm, self._llama_cpp
@@ -174,7 +174,8 @@ class LlamaCppLLM:
                     logprob=float(logits[token] - log_z)))
                 llm.eval([token])
             llm.reset()  # the next chat call starts from a clean state
-        return out
+        return ChatResponse(text=continuation, model=self.model_id, logprobs=out,
+                            usage=Usage(prompt_tokens=len(prompt), completion_tokens=len(out)))
 
-    async def ascore(self, messages: Sequence[Message], continuation: str) -> list[TokenLogprob]:
+    async def ascore(self, messages: Sequence[Message], continuation: str) -> ChatResponse:
         return await asyncio.to_thread(self._score, messages, continuation)

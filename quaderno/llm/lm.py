@@ -17,7 +17,7 @@ from quaderno.errors import ConfigError, LLMError
 from quaderno.llm.base import ChatLLM, ContinuationScorer
 from quaderno.llm.cache import SQLiteCache
 from quaderno.llm.trace import CallRecord, Trace
-from quaderno.llm.types import ChatRequest, ChatResponse, TokenLogprob, Usage
+from quaderno.llm.types import ChatRequest, ChatResponse, TokenLogprob
 
 log = logging.getLogger(__name__)
 
@@ -112,10 +112,8 @@ class LM:
         else:
             t0 = time.perf_counter()
             scorer = cast(ContinuationScorer, self.backend)
-            logprobs = await scorer.ascore(request.messages, continuation)
-            response = ChatResponse(text=continuation, model=self.model_id, logprobs=logprobs,
-                                    usage=Usage(completion_tokens=len(logprobs)),
-                                    latency_s=time.perf_counter() - t0)
+            response = await scorer.ascore(request.messages, continuation)
+            response = response.model_copy(update={"latency_s": time.perf_counter() - t0})
             if self.cache is not None:
                 self.cache.put(key, response)
         if self.cache is not None:

@@ -161,7 +161,7 @@ class OpenAIChatLLM:
                 await asyncio.sleep(wait)
 
     # -- scoring a given reply (vLLM's prompt_logprobs) --------------------------------------
-    async def ascore(self, messages: Sequence[Message], continuation: str) -> list[TokenLogprob]:
+    async def ascore(self, messages: Sequence[Message], continuation: str) -> ChatResponse:
         """Log-probabilities of ``continuation`` as the assistant's reply, from vLLM's
         ``prompt_logprobs`` extension: the reply is sent as the final assistant message,
         continued rather than answered, and the log-probabilities of its prompt tokens are
@@ -176,7 +176,7 @@ class OpenAIChatLLM:
                 + [{"role": "assistant", "content": continuation}],
                 "prompt_logprobs": 0, "add_generation_prompt": False,
                 "continue_final_message": True, **self.extra_body}
-        resp, _ = await self._post(body)
+        resp, retries = await self._post(body)
         try:
             positions = resp.json()["prompt_logprobs"]
             tokens = [next(iter(p.values())) for p in positions if p]
@@ -194,7 +194,10 @@ class OpenAIChatLLM:
         else:
             raise LLMServerError(f"{self.base_url}: the scored prompt does not end with the reply "
                                  f"{continuation[:60]!r}")
-        return [TokenLogprob(token=t, logprob=lp) for t, lp in taken]
+        return ChatResponse(text=continuation, model=self.model_id, retries=retries,
+                            logprobs=[TokenLogprob(token=t, logprob=lp) for t, lp in taken],
+                            usage=Usage(prompt_tokens=len(positions) - len(taken),
+                                        completion_tokens=len(taken)))
 
     def _error(self, resp: httpx.Response) -> Exception:
         status = resp.status_code
