@@ -108,7 +108,7 @@ class LM:
                              .encode("utf-8")).hexdigest()
         response = self.cache.get(key) if (self.cache is not None and use_cache) else None
         if response is not None and response.logprobs is not None:
-            response = response.model_copy(update={"cached": True, "latency_s": 0.0})
+            response = response.model_copy(update={"cached": True, "latency_s": 0.0, "retries": 0})
         else:
             t0 = time.perf_counter()
             scorer = cast(ContinuationScorer, self.backend)
