@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from quaderno.errors import ConfigError, LLMError
@@ -49,7 +50,14 @@ class LM:
 
     async def chat(self, request: ChatRequest, *, trace: Trace | None = None,
                    step: str | None = None, use_cache: bool = True) -> ChatResponse:
-        key = request.cache_key(self.model_id)
+        return await self._call(request.cache_key(self.model_id), request,
+                                lambda: self.backend.achat(request), trace=trace, step=step,
+                                use_cache=use_cache)
+
+    async def _call(self, key: str, request: ChatRequest,
+                    fetch: Callable[[], Awaitable[ChatResponse]], *, trace: Trace | None,
+                    step: str | None, use_cache: bool) -> ChatResponse:
+        """The cache, timing, call log and trace around one backend call (chat or score)."""
         prompt = [m.model_dump() for m in request.messages]
         response = self.cache.get(key) if (self.cache is not None and use_cache) else None
         if response is not None:
@@ -58,7 +66,7 @@ class LM:
         else:
             t0 = time.perf_counter()
             try:
-                response = await self.backend.achat(request)
+                response = await fetch()
             except LLMError as exc:
                 if trace is not None:
                     trace.record(CallRecord(step=step, model=self.model_id, prompt=prompt,
@@ -106,25 +114,10 @@ class LM:
         request = ChatRequest.of(messages, max_tokens=1)
         key = hashlib.sha256(f"score|{request.cache_key(self.model_id)}|{continuation}"
                              .encode("utf-8")).hexdigest()
-        response = self.cache.get(key) if (self.cache is not None and use_cache) else None
-        if response is not None and response.logprobs is not None:
-            response = response.model_copy(update={"cached": True, "latency_s": 0.0, "retries": 0})
-        else:
-            t0 = time.perf_counter()
-            scorer = cast(ContinuationScorer, self.backend)
-            response = await scorer.ascore(request.messages, continuation)
-            response = response.model_copy(update={"latency_s": time.perf_counter() - t0})
-            if self.cache is not None:
-                self.cache.put(key, response)
-        if self.cache is not None:
-            self.cache.log_call(key, response)
-        if trace is not None:
-            trace.record(CallRecord(step=step, model=self.model_id,
-                                    prompt=[m.model_dump() for m in request.messages],
-                                    response=continuation, usage=response.usage,
-                                    latency_s=response.latency_s, cached=response.cached))
-        log.debug("score %s step=%s tokens=%d latency=%.3fs cached=%s", self.model_id, step,
-                  len(response.logprobs or []), response.latency_s, response.cached)
+        scorer = cast(ContinuationScorer, self.backend)
+        response = await self._call(key, request,
+                                    lambda: scorer.ascore(request.messages, continuation),
+                                    trace=trace, step=step, use_cache=use_cache)
         return list(response.logprobs or [])
 
     def chat_sync(self, request: ChatRequest, **kwargs: Any) -> ChatResponse:
