@@ -26,7 +26,7 @@ from quaderno.llm.config import LLMConfig, make_lm
 
 def rerun(run_dir: Path, limit: int, scratch: Path) -> tuple[int, int, str]:
     saved = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-    config = RunConfig(**{k: v for k, v in saved.items() if k in RunConfig.model_fields})
+    config = RunConfig.from_saved(saved)
     if not config.model.startswith("llama-cpp:"):
         raise SystemExit(f"{run_dir}: only runs of the embedded model can be re-run here")
     generation = {k: v for k, v in config.generation.items() if v is not None}

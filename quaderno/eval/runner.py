@@ -61,6 +61,12 @@ class RunConfig(BaseModel):
     judges: list[str] = Field(default_factory=list)
     dig: DIGParams | None = None  # document information gain, scored by the answering LLM
 
+    @classmethod
+    def from_saved(cls, saved: dict[str, Any]) -> RunConfig:
+        """The configuration in a run's config.json (which also holds code version and start
+        time); options added since the run started read as their defaults."""
+        return cls(**{k: v for k, v in saved.items() if k in cls.model_fields})
+
     def check(self) -> None:
         if self.pool not in POOLS:
             raise ConfigError(f"pool must be one of {', '.join(POOLS)}, got {self.pool!r}")
@@ -149,9 +155,8 @@ class EvalRunner:
         current = self.config.model_dump()
         if path.exists():
             saved = json.loads(path.read_text(encoding="utf-8"))
-            try:  # options added since the run started read as their defaults
-                previous = RunConfig(**{k: v for k, v in saved.items()
-                                        if k in RunConfig.model_fields}).model_dump()
+            try:
+                previous = RunConfig.from_saved(saved).model_dump()
             except ValueError as exc:
                 raise ConfigError(f"{path} is not a run configuration: {exc}") from exc
             if previous != current:
