@@ -1,22 +1,23 @@
 """`ask`: one call that answers a question with any method over any knowledge bases.
 
     from quaderno.ask import ask
-    answer = ask("who got the first nobel prize in physics", method="pager", kbs=["wiki"])
+    answer = ask("Who was Enrico Fermi?", method="pager", kbs=["wiki"])
     print(answer.answer, answer.page.render())
+    ask("...", method="pager", options={"fill_mode": "section", "max_iters": 4})
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from quaderno.llm.config import LLMConfig, make_lm
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
-from quaderno.methods.base import Answer
-from quaderno.methods.registry import NEEDS_RETRIEVAL, make_method
+from quaderno.methods.answer import Answer
+from quaderno.methods.registry import get_spec, make_method
 from quaderno.workspace import Workspace
 
 
@@ -24,17 +25,22 @@ async def aask(question: str, *, method: str = "pager", kbs: Sequence[str] | Non
                mode: str = "auto", k: int = 5, lm: LM | None = None,
                llm: LLMConfig | None = None, workspace: Workspace | None = None,
                home: str | Path | None = None, trace: Trace | None = None,
-               **options: Any) -> Answer:
-    """Answer ``question`` with ``method`` over ``kbs`` (default: every KB of the workspace)."""
+               options: Mapping[str, Any] | None = None, **more: Any) -> Answer:
+    """Answer ``question`` with ``method`` over ``kbs`` (default: every KB of the workspace).
+
+    ``options`` (and keyword options) are the method's own, checked against its spec
+    (``quaderno methods`` lists them); ``k`` applies to every method that retrieves."""
+    spec = get_spec(method)
     ws = workspace or Workspace(home)
     if lm is None:
         lm = make_lm(llm or LLMConfig(), cache_path=ws.root / "cache" / "llm.sqlite")
     retriever = None
-    if method in NEEDS_RETRIEVAL:
+    chosen = {**dict(options or {}), **more}
+    if spec.needs_retrieval:
         names = list(kbs) if kbs else ws.kb_names()
         retriever = ws.retriever(names, mode=mode) if names else None
-    runner = make_method(method, lm, retriever, **({"k": k} if method in NEEDS_RETRIEVAL else {}),
-                         **options)
+        chosen.setdefault("k", k)
+    runner = make_method(method, lm, retriever, chosen)
     return await runner.answer(question, trace=trace or Trace(label=question))
 
 

@@ -51,9 +51,11 @@ def test_ask_json_over_http(home, server):
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert data["answer"] == "mixed martial artist" and data["method"] == "pager"
-    assert [s["title"] for s in data["page"]["sections"]] == ["Kazuyuki Fujita", "Gilbert Yvel",
-                                                              "Common Profession"]
-    assert data["page"]["sections"][0]["chunk_ids"][0] == "f1"
+    page = data["details"]["page"]  # PAGER's typed details (kind "pager")
+    assert data["details"]["kind"] == "pager"
+    assert [s["title"] for s in page["sections"]] == ["Kazuyuki Fujita", "Gilbert Yvel",
+                                                      "Common Profession"]
+    assert page["sections"][0]["chunk_ids"][0] == "f1"
     assert server.script_roles[0] == "outline" and server.script_roles[-1] == "answer"
     assert len(server.requests) == 8
 

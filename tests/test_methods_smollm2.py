@@ -16,7 +16,7 @@ from quaderno.corpus.loaders import load_flashrag  # noqa: E402
 from quaderno.llm.lm import LM  # noqa: E402
 from quaderno.llm.llama_cpp_backend import LlamaCppLLM  # noqa: E402
 from quaderno.llm.parsing import parse_outline  # noqa: E402
-from quaderno.methods.registry import METHODS, make_method  # noqa: E402
+from quaderno.methods.registry import METHODS, get_spec, make_method  # noqa: E402
 from quaderno.workspace import Workspace  # noqa: E402
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
@@ -37,11 +37,11 @@ def setup(tmp_path_factory):
 @pytest.mark.parametrize("name", list(METHODS))
 def test_method_completes_with_embedded_model(setup, name):
     lm, retriever = setup
-    options = {"k": 2}
-    if name.startswith("pager"):
+    spec = get_spec(name)
+    options = {"k": 2} if spec.needs_retrieval else {}
+    if "max_iters" in spec.options.model_fields:
         options["max_iters"] = 2  # keeps CI short; slot-by-slot filling is still exercised
-    method = make_method(name, lm, None if name == "vanilla-llm" else retriever,
-                         **({} if name == "vanilla-llm" else options))
+    method = make_method(name, lm, retriever if spec.needs_retrieval else None, options)
     for question in QUESTIONS:
         answer = asyncio.run(method.answer(question))
         assert answer.answer.strip(), f"{name}: empty answer"
@@ -57,5 +57,5 @@ def test_method_completes_with_embedded_model(setup, name):
             if not page.complete:
                 assert any("max_iters" in f for f in answer.trace.fallbacks)
             assert all(s.sub_query and s.content for s in filled)
-        if name != "vanilla-llm":
+        if spec.needs_retrieval:
             assert answer.retrieval_rounds

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.panel import Panel
 from rich.text import Text
 from rich.table import Table
@@ -14,8 +15,8 @@ from quaderno.ask import aask
 from quaderno.cli.common import HomeOption, console, friendly_errors, print_json, workspace
 from quaderno.cli.llm_cmd import (BaseUrlOpt, ConfigOpt, KeyEnvOpt, LLMOpt, ModelOpt,
                                   ModelPathOpt, build_lm, llm_config)
-from quaderno.methods.base import Answer
-from quaderno.methods.registry import METHODS
+from quaderno.methods.answer import Answer
+from quaderno.methods.registry import METHODS, get_spec, parse_opts
 
 
 @friendly_errors
@@ -25,7 +26,10 @@ def ask(
     kb: list[str] = typer.Option(None, "--kb", help="Knowledge base(s) [default: all]"),
     k: int = typer.Option(5, "--k", "-k", help="Documents per retrieval"),
     mode: str = typer.Option("auto", help="Retrieval: auto | bm25 | dense | hybrid"),
-    max_iters: int = typer.Option(10, help="PAGER: most slot fills"),
+    max_iters: int = typer.Option(None, help="Most slot fills / rounds, for methods with "
+                                             "max_iters (same as --opt max_iters=N)"),
+    opt: list[str] = typer.Option(None, "--opt", "-o", help="A method option key=value "
+                                  "(repeatable; `quaderno methods` lists them)"),
     show_trace: bool = typer.Option(False, "--trace", help="Show every step: pages, "
                                                            "sub-queries, documents, timings"),
     json_out: bool = typer.Option(False, "--json", help="The answer object as JSON"),
@@ -37,10 +41,14 @@ def ask(
     """Answer QUESTION from your knowledge bases."""
     cfg = llm_config(home, config, backend=llm, model=model, base_url=base_url,
                      api_key_env=api_key_env, model_path=model_path)
-    options = {"max_iters": max_iters} if method.startswith("pager") else {}
+    options = parse_opts(opt)
+    if max_iters is not None:
+        options.setdefault("max_iters", max_iters)
+    get_spec(method).validate({"k": k, **options} if get_spec(method).needs_retrieval
+                              else options)  # a bad option fails before any model loads
     answer = asyncio.run(aask(question, method=method, kbs=kb, mode=mode, k=k,
                               lm=build_lm(cfg, home, cache=False if no_cache else None),
-                              workspace=workspace(home), **options))
+                              workspace=workspace(home), options=options))
     if json_out:
         print_json(answer.model_dump(mode="json"))
         return
@@ -57,21 +65,29 @@ def ask(
 
 
 def print_trace(answer: Answer) -> None:
+    """Every span as a tree (children indented under their parent), then LLM calls by step."""
     trace = answer.trace
     for span in trace.spans:
-        head = f"[bold]{span.name}[/] [dim]{span.seconds:.2f}s[/]"
+        pad = "  " * trace.depth(span)
+        calls = sum(c.span_id == span.id for c in trace.calls)
+        head = (f"{pad}[bold]{span.name}[/] [dim]{span.seconds:.2f}s"
+                + (f", {calls} LLM call{'s' * (calls > 1)}" if calls else "") + "[/]")
+        # model and document text is shown as text, never read as rich markup
         if span.name == "retrieve":
-            console.print(f"{head}  query: {span.inputs.get('query')!r}")
+            console.print(f"{head}  query: {escape(repr(span.inputs.get('query')))}",
+                          soft_wrap=True)
             for title in span.outputs.get("titles", []):
-                console.print(f"    · {title}")
+                console.print(f"{pad}    · {escape(title)}", soft_wrap=True)
         elif "page" in span.outputs:
             sub = span.inputs.get("sub_query")
-            console.print(head + (f"  sub-query: {sub!r}" if sub else ""))
+            console.print(head + (f"  sub-query: {escape(repr(sub))}" if sub else ""),
+                          soft_wrap=True)
             console.print(Panel(Text(span.outputs["page"]), expand=False))
         else:
-            console.print(f"{head}  {', '.join(f'{k}={v!r}' for k, v in span.outputs.items())}")
+            shown = ", ".join(f"{k}={v!r}" for k, v in span.outputs.items())
+            console.print(f"{head}  {escape(shown)}", soft_wrap=True)
         for note in span.notes:
-            console.print(f"    [yellow]fallback:[/] {note}")
+            console.print(f"{pad}    [yellow]fallback:[/] {escape(note)}", soft_wrap=True)
     table = Table("step", "calls", "prompt tok", "completion tok", "seconds", title="LLM calls")
     per: dict[str, list[float]] = {}
     for call in trace.calls:

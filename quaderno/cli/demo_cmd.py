@@ -18,6 +18,7 @@ from quaderno.ask import aask
 from quaderno.cli.common import HomeOption, console, friendly_errors, workspace
 from quaderno.cli.llm_cmd import build_lm, llm_config
 from quaderno.corpus.loaders import load_flashrag
+from quaderno.methods.registry import get_spec
 
 SAMPLE_KB = "wiki-sample"
 DEFAULT_QUESTION = "who got the first nobel prize in physics"
@@ -55,9 +56,10 @@ def demo(
     cfg = llm_config(home, None)
     console.print(f"\nanswering with {method} on {cfg.backend} "
                   f"({cfg.model or 'SmolLM2-135M, embedded'}) ...")
-    options = {"max_iters": max_iters} if method.startswith("pager") else {}
+    options = {"max_iters": max_iters} if "max_iters" in get_spec(method).options.model_fields \
+        else {}
     answer = asyncio.run(aask(question, method=method, kbs=[SAMPLE_KB], mode="hybrid", k=k,
-                              lm=build_lm(cfg, home), workspace=ws, **options))
+                              lm=build_lm(cfg, home), workspace=ws, options=options))
     if answer.page is not None:
         console.print(Panel(Text(answer.page.render()), title="page", expand=False))
     console.print(Panel(answer.answer, title=f"answer ({answer.method})", expand=False))

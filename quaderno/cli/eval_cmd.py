@@ -13,11 +13,12 @@ from rich.table import Table
 from quaderno.cli.common import HomeOption, console, friendly_errors, workspace
 from quaderno.cli.llm_cmd import (BaseUrlOpt, ConfigOpt, KeyEnvOpt, LLMOpt, ModelOpt,
                                   ModelPathOpt, build_lm, llm_config)
+from quaderno.errors import ConfigError
 from quaderno.eval.datasets import DATASETS, load_dataset
 from quaderno.eval.dig import DIGParams
 from quaderno.eval.report import HEADLINE, load_run, table, write_report
 from quaderno.eval.runner import EvalRunner, RunConfig
-from quaderno.methods.registry import METHODS
+from quaderno.methods.registry import METHODS, get_spec, parse_opts
 
 
 @friendly_errors
@@ -35,7 +36,11 @@ def eval_(
     retrieval: str = typer.Option("bm25", help="bm25 | dense | hybrid | auto"),
     embedder: str = typer.Option(None, help="Embedder for dataset pools (with dense/hybrid)"),
     k: int = typer.Option(5, "--k", "-k", help="Documents per retrieval"),
-    max_iters: int = typer.Option(10, help="PAGER: most slot fills"),
+    max_iters: int = typer.Option(10, help="Most slot fills / rounds, for methods with "
+                                           "max_iters"),
+    opt: list[str] = typer.Option(None, "--opt", "-o", help="A method option key=value, for "
+                                  "every --method that has it (repeatable; see `quaderno "
+                                  "methods`)"),
     concurrency: int = typer.Option(4, help="Questions in flight"),
     out: Path = typer.Option(Path("runs"), help="Folder for run directories"),
     name: str = typer.Option(None, help="Run directory name [default: dataset-method-model]"),
@@ -54,6 +59,12 @@ def eval_(
     home: Path = HomeOption,
 ) -> None:
     """Run methods over a dataset; resumable (run again with the same options to continue)."""
+    extra = parse_opts(opt)
+    method_options = {m: method_options_for(m, max_iters, extra) for m in method}
+    known = {key for m in method for key in get_spec(m).options.model_fields}
+    unused = sorted(set(extra) - known)
+    if unused:
+        raise ConfigError(f"no --method here has option {unused[0]!r}; see `quaderno methods`")
     cfg = llm_config(home, config, backend=llm, model=model, base_url=base_url,
                      api_key_env=api_key_env, model_path=model_path, temperature=temperature,
                      top_p=top_p, seed=seed)
@@ -69,7 +80,7 @@ def eval_(
     records = load_dataset(dataset, fmt=fmt, limit=limit, data=data_dir)
     ws = workspace(home) if pool == "kb" else None
     for m in method:
-        options = {"max_iters": max_iters} if m.startswith("pager") else {}
+        options = method_options[m]
         run_cfg = RunConfig(dataset=dataset, limit=limit, method=m, method_options=options, k=k,
                             pool=pool, kbs=list(kb or []), retrieval=retrieval, embedder=embedder,
                             model=lm.model_id, generation={"temperature": cfg.temperature,
@@ -94,6 +105,18 @@ def eval_(
         if runner.failures:
             console.print(f"[yellow]{len(runner.failures)} questions failed and were left out "
                           f"(run again to retry them); first: {runner.failures[0][1]}[/]")
+
+
+def method_options_for(method: str, max_iters: int, extra: dict) -> dict:
+    """The options recorded for ``method`` in its run: ``--max-iters`` when the method has
+    that option, and every ``--opt`` it has; an --opt that none of the methods has, or a bad
+    value, is an error before anything runs."""
+    spec = get_spec(method)
+    fields = spec.options.model_fields
+    options = {"max_iters": max_iters} if "max_iters" in fields else {}
+    options |= {key: value for key, value in extra.items() if key in fields}
+    spec.validate(options)
+    return options
 
 
 @friendly_errors

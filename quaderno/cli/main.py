@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from quaderno import __version__
-from quaderno.cli import ask_cmd, demo_cmd, eval_cmd, index_cmd, kb_cmd, llm_cmd
+from quaderno.cli import ask_cmd, demo_cmd, eval_cmd, index_cmd, kb_cmd, llm_cmd, methods_cmd
 from quaderno.cli.common import setup_logging
 
 app = typer.Typer(name="quaderno", no_args_is_help=True, add_completion=False,
@@ -15,6 +15,7 @@ app.add_typer(index_cmd.app, name="index")
 app.add_typer(llm_cmd.app, name="llm")
 app.command("search")(index_cmd.friendly_errors(index_cmd.search))
 app.command("ask")(ask_cmd.ask)
+app.command("methods")(methods_cmd.methods)
 app.command("demo")(demo_cmd.demo)
 app.command("eval")(eval_cmd.eval_)
 app.command("report")(eval_cmd.report)

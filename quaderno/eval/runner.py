@@ -32,8 +32,8 @@ from quaderno.eval.judges import context_recall, representation_quality
 from quaderno.index.retrievers import Retriever
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
-from quaderno.methods.base import Answer
-from quaderno.methods.registry import NEEDS_RETRIEVAL, make_method
+from quaderno.methods.answer import Answer
+from quaderno.methods.registry import get_spec, make_method
 from quaderno.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -181,7 +181,7 @@ class EvalRunner:
     def _retriever_factory(self, records: Sequence[QARecord]) -> Callable[[QARecord],
                                                                            Retriever | None]:
         cfg = self.config
-        if cfg.method not in NEEDS_RETRIEVAL:
+        if not get_spec(cfg.method).needs_retrieval:
             return lambda record: None
         if cfg.pool == "kb":
             shared = self.workspace.retriever(cfg.kbs, mode=cfg.retrieval)
@@ -239,9 +239,9 @@ class EvalRunner:
         cfg = self.config
         retriever = await asyncio.to_thread(retriever_for, record)
         options = dict(cfg.method_options)
-        if cfg.method in NEEDS_RETRIEVAL:
+        if get_spec(cfg.method).needs_retrieval:
             options.setdefault("k", cfg.k)
-        method = make_method(cfg.method, self.lm, retriever, **options)
+        method = make_method(cfg.method, self.lm, retriever, options)
         trace = Trace(label=record.id)
         t0 = time.perf_counter()
         answer = await method.answer(record.question, trace=trace)

@@ -223,3 +223,30 @@ class CachedRetriever(_OneQuery):
                 while len(self._cache) > self.maxsize:
                     self._cache.popitem(last=False)
         return [out[i] for i in range(len(queries))]
+
+
+def kb_names(retriever: Retriever) -> list[str]:
+    """The knowledge bases ``retriever`` searches, in order."""
+    if isinstance(retriever, _IndexRetriever):
+        return [retriever.index.kb.name]
+    if isinstance(retriever, CachedRetriever):
+        return kb_names(retriever.retriever)
+    if isinstance(retriever, (HybridRetriever, MultiKBRetriever)):
+        return list(dict.fromkeys(n for r in retriever.retrievers for n in kb_names(r)))
+    return list(getattr(retriever, "kbs", []))
+
+
+def for_kb(retriever: Retriever, kb: str) -> Retriever:
+    """The part of ``retriever`` that searches knowledge base ``kb`` only (e.g. the QA-pair
+    KB of a passages + QA-pairs retriever); ConfigError when it does not search ``kb``."""
+    names = kb_names(retriever)
+    if names == [kb]:
+        return retriever
+    if isinstance(retriever, CachedRetriever):
+        return for_kb(retriever.retriever, kb)
+    if isinstance(retriever, MultiKBRetriever):
+        for part in retriever.retrievers:
+            if kb in kb_names(part):
+                return for_kb(part, kb)
+    raise ConfigError(f"knowledge base {kb!r} is not searched by this retriever (it searches "
+                      f"{', '.join(names) or 'no named knowledge base'})")

@@ -1,21 +1,39 @@
-"""Per-question traces: named steps (spans) and every LLM call, serializable to JSON."""
+"""Per-question traces: a tree of named steps (spans) and every LLM call, serializable to JSON.
+
+Spans have ids (``s1``, ``s2``, … in opening order) and name their parent: a span opened
+while another is open (in the same task, or in a task started from inside it) is its
+child. Each LLM call names the span that was open when it was made, so a trace reads as a
+tree of steps with their calls::
+
+    with trace.span("pager.fill", section="Early life") as span:   # s3, parent s1
+        await step.run(lm, trace=trace, ...)                       # the call names s3
+
+The open span is tracked per asyncio task in a context variable, so concurrent steps (a
+``gather`` of fills) each see their own parent.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import time
 from collections.abc import Iterator
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from quaderno.llm.types import Usage
+
+# trace id(...) -> id of the span open in this context (copy-on-write; per task)
+_OPEN: contextvars.ContextVar[dict[int, str]] = contextvars.ContextVar("quaderno_open_span",
+                                                                       default={})
 
 
 class CallRecord(BaseModel):
     """One LLM call as seen by the caller."""
 
     step: str | None = None
+    span_id: str | None = None  # the span open when the call was made
     model: str
     prompt: list[dict[str, str]]
     response: str | None = None
@@ -30,6 +48,8 @@ class CallRecord(BaseModel):
 class Span(BaseModel):
     """A named step with its inputs, outputs, timing and notes (fallbacks taken)."""
 
+    id: str = ""
+    parent: str | None = None
     name: str
     inputs: dict[str, Any] = Field(default_factory=dict)
     outputs: dict[str, Any] = Field(default_factory=dict)
@@ -50,11 +70,26 @@ class Trace(BaseModel):
     spans: list[Span] = Field(default_factory=list)
     calls: list[CallRecord] = Field(default_factory=list)
     fallbacks: list[str] = Field(default_factory=list)
+    _by_id: dict[str, Span] = PrivateAttr(default_factory=dict)
+
+    def current_span_id(self) -> str | None:
+        """The id of the span open in the calling task, if any."""
+        return _OPEN.get().get(id(self))
+
+    def get_span(self, span_id: str) -> Span | None:
+        span = self._by_id.get(span_id)
+        if span is None and len(self._by_id) != len(self.spans):  # e.g. read back from JSON
+            self._by_id = {s.id: s for s in self.spans}
+            span = self._by_id.get(span_id)
+        return span
 
     @contextlib.contextmanager
     def span(self, name: str, **inputs: Any) -> Iterator[Span]:
-        span = Span(name=name, inputs=inputs, start=time.time())
+        span = Span(id=f"s{len(self.spans) + 1}", parent=self.current_span_id(), name=name,
+                    inputs=inputs, start=time.time())
         self.spans.append(span)
+        self._by_id[span.id] = span
+        token = _OPEN.set({**_OPEN.get(), id(self): span.id})
         try:
             yield span
         except BaseException as exc:
@@ -62,15 +97,32 @@ class Trace(BaseModel):
             raise
         finally:
             span.end = time.time()
+            _OPEN.reset(token)
 
     def fallback(self, what: str, span: Span | None = None) -> None:
-        """Record that a defined fallback was taken (a weak model's reply was repaired)."""
+        """Record that a defined fallback was taken (a weak model's reply was repaired);
+        the note goes to ``span``, else to the span open now."""
         self.fallbacks.append(what)
+        if span is None:
+            open_id = self.current_span_id()
+            span = self.get_span(open_id) if open_id else None
         if span is not None:
             span.notes.append(what)
 
     def record(self, call: CallRecord) -> None:
+        if call.span_id is None:
+            call.span_id = self.current_span_id()
         self.calls.append(call)
+
+    def depth(self, span: Span) -> int:
+        """How many ancestors ``span`` has."""
+        n, parent = 0, span.parent
+        while parent is not None and (up := self.get_span(parent)) is not None:
+            n, parent = n + 1, up.parent
+        return n
+
+    def children(self, span_id: str | None) -> list[Span]:
+        return [s for s in self.spans if s.parent == span_id]
 
     @property
     def usage(self) -> Usage:

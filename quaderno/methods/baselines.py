@@ -18,9 +18,11 @@ from quaderno.index.retrievers import Retriever
 from quaderno.llm.lm import LM
 from quaderno.llm.parsing import extract_tag
 from quaderno.llm.steps import Step, text_output
-from quaderno.llm.trace import Trace
-from quaderno.methods.base import Answer, Evidence, answer_step, format_docs, retrieve
-from quaderno.methods.pager_steps import ANSWER_GRAMMAR, SUBQUERY_GRAMMAR
+from quaderno.methods.answer import Answer
+from quaderno.methods.base import BaseMethod
+from quaderno.methods.details import ChainDetails
+from quaderno.methods.episode import Episode, format_docs
+from quaderno.methods.pager.steps import ANSWER_GRAMMAR, SUBQUERY_GRAMMAR
 
 LLM_ANSWER = Step(
     name="answer", inputs=("question",), parse=lambda t: extract_tag(t, "answer"),
@@ -50,39 +52,34 @@ def answer_from_chain(sentence: str) -> str | None:
     return parts[-1].strip().rstrip(".").strip() or None
 
 
-class VanillaLLM:
+class VanillaLLM(BaseMethod):
     name = "vanilla-llm"
 
-    def __init__(self, lm: LM) -> None:
-        self.lm = lm
+    def __init__(self, lm: LM, retriever: Retriever | None = None) -> None:
+        super().__init__(lm, None)
 
-    async def answer(self, question: str, *, trace: Trace | None = None) -> Answer:
-        trace = trace or Trace(label=question)
-        answer, raw = await answer_step(LLM_ANSWER, self.lm, trace, question=question)
-        return Answer(question=question, answer=answer, explanation=raw, method=self.name,
-                      trace=trace)
+    async def run(self, episode: Episode) -> Answer:
+        answer, raw = await episode.answer_step(LLM_ANSWER, question=episode.question)
+        return episode.finish(answer, explanation=raw)
 
 
-class VanillaRAG:
+class VanillaRAG(BaseMethod):
     name = "vanilla-rag"
 
     def __init__(self, lm: LM, retriever: Retriever | None, *, k: int = 5) -> None:
         if k < 1:
             raise ConfigError(f"k must be at least 1, got {k}")
-        self.lm, self.retriever, self.k = lm, retriever, k
+        super().__init__(lm, retriever)
+        self.k = k
 
-    async def answer(self, question: str, *, trace: Trace | None = None) -> Answer:
-        trace = trace or Trace(label=question)
-        rounds: list[list[str]] = []
-        evidence: list[Evidence] = []
-        hits = retrieve(self.retriever, question, self.k, trace, rounds, evidence)
+    async def run(self, episode: Episode) -> Answer:
+        hits = await episode.retrieve(episode.question, self.k)
         docs = format_docs(hits)
-        answer, raw = await answer_step(RAG_ANSWER, self.lm, trace, docs=docs, question=question)
-        return Answer(question=question, answer=answer, explanation=raw, method=self.name,
-                      context=docs, evidence=evidence, retrieval_rounds=rounds, trace=trace)
+        answer, raw = await episode.answer_step(RAG_ANSWER, docs=docs, question=episode.question)
+        return episode.finish(answer, explanation=raw, context=docs)
 
 
-class IRCoT:
+class IRCoT(BaseMethod):
     """Interleaving retrieval with chain-of-thought (at most ``max_steps`` sentences)."""
 
     name = "ircot"
@@ -92,30 +89,40 @@ class IRCoT:
         if k < 1 or max_steps < 1 or max_docs < 1:
             raise ConfigError(f"k, max_steps and max_docs must be positive, got {k}, "
                               f"{max_steps}, {max_docs}")
-        self.lm, self.retriever = lm, retriever
+        super().__init__(lm, retriever)
         self.k, self.max_steps, self.max_docs = k, max_steps, max_docs
 
-    async def answer(self, question: str, *, trace: Trace | None = None) -> Answer:
-        trace = trace or Trace(label=question)
-        rounds: list[list[str]] = []
-        evidence: list[Evidence] = []
+    async def reason(self, episode: Episode, docs: dict[str, Hit],
+                     sentences: list[str]) -> str | None:
+        """The next reasoning sentence, or None when the step gave nothing usable."""
+        with episode.trace.span("ircot.reason", step=len(sentences) + 1) as span:
+            try:
+                sentence = (await COT_STEP.run(
+                    episode.lm, docs=format_docs(list(docs.values())[:self.max_docs]),
+                    question=episode.question, reasoning=" ".join(sentences) or "(none yet)",
+                    trace=episode.trace)).value.strip()
+            except StepError:
+                episode.trace.fallback("reasoning step unusable; stopping the chain", span)
+                return None
+            span.outputs = {"sentence": sentence}
+        return sentence
+
+    async def run(self, episode: Episode) -> Answer:
+        question = episode.question
         docs: dict[str, Hit] = {}
-        for hit in retrieve(self.retriever, question, self.k, trace, rounds, evidence):
+        queries = [question]
+        for hit in await episode.retrieve(question, self.k):
             docs.setdefault(hit.chunk.id, hit)
         sentences: list[str] = []
         for _ in range(self.max_steps):
-            try:
-                sentence = (await COT_STEP.run(
-                    self.lm, docs=format_docs(list(docs.values())[:self.max_docs]),
-                    question=question, reasoning=" ".join(sentences) or "(none yet)",
-                    trace=trace)).value.strip()
-            except StepError:
-                trace.fallback("reasoning step unusable; stopping the chain")
+            sentence = await self.reason(episode, docs, sentences)
+            if sentence is None:
                 break
             sentences.append(sentence)
             if answer_from_chain(sentence):
                 break
-            for hit in retrieve(self.retriever, sentence, self.k, trace, rounds, evidence):
+            queries.append(sentence)
+            for hit in await episode.retrieve(sentence, self.k):
                 docs.setdefault(hit.chunk.id, hit)
         chain = " ".join(sentences)
         found = answer_from_chain(sentences[-1]) if sentences else None
@@ -123,14 +130,12 @@ class IRCoT:
         if found:
             answer, raw = found, chain
         else:
-            answer, raw = await answer_step(RAG_ANSWER, self.lm, trace, docs=shown,
-                                            question=question)
-        return Answer(question=question, answer=answer, explanation=raw or chain,
-                      method=self.name, context=shown, evidence=evidence,
-                      retrieval_rounds=rounds, trace=trace)
+            answer, raw = await episode.answer_step(RAG_ANSWER, docs=shown, question=question)
+        return episode.finish(answer, explanation=raw or chain, context=shown,
+                              details=ChainDetails(steps=sentences, queries=queries))
 
 
-class IterRetGen:
+class IterRetGen(BaseMethod):
     """Iterative retrieval-generation synergy with ``iterations`` rounds (paper: T=2..3)."""
 
     name = "iter-retgen"
@@ -139,19 +144,21 @@ class IterRetGen:
                  iterations: int = 3) -> None:
         if k < 1 or iterations < 1:
             raise ConfigError(f"k and iterations must be positive, got {k}, {iterations}")
-        self.lm, self.retriever, self.k, self.iterations = lm, retriever, k, iterations
+        super().__init__(lm, retriever)
+        self.k, self.iterations = k, iterations
 
-    async def answer(self, question: str, *, trace: Trace | None = None) -> Answer:
-        trace = trace or Trace(label=question)
-        rounds: list[list[str]] = []
-        evidence: list[Evidence] = []
+    async def run(self, episode: Episode) -> Answer:
+        question = episode.question
         generation, answer, raw, docs = "", "", "", ""
+        drafts: list[str] = []
+        queries: list[str] = []
         for _ in range(self.iterations):
             query = f"{generation} {question}".strip() if generation else question
-            hits = retrieve(self.retriever, query, self.k, trace, rounds, evidence)
+            queries.append(query)
+            hits = await episode.retrieve(query, self.k)
             docs = format_docs(hits)
-            answer, raw = await answer_step(RAG_ANSWER, self.lm, trace, docs=docs,
-                                            question=question)
+            answer, raw = await episode.answer_step(RAG_ANSWER, docs=docs, question=question)
             generation = raw
-        return Answer(question=question, answer=answer, explanation=raw, method=self.name,
-                      context=docs, evidence=evidence, retrieval_rounds=rounds, trace=trace)
+            drafts.append(raw)
+        return episode.finish(answer, explanation=raw, context=docs,
+                              details=ChainDetails(steps=drafts, queries=queries))

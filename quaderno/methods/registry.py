@@ -1,36 +1,99 @@
-"""Method names → constructors: the one place `ask` and `eval` look methods up."""
+"""Every method quaderno ships, as typed specs: the one place `ask`, `eval`, the CLI and
+the server look methods up. A new method registers here with its options model."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal
 
-from quaderno.errors import ConfigError
+from pydantic import Field
+
 from quaderno.index.retrievers import Retriever
 from quaderno.llm.lm import LM
 from quaderno.methods.base import Method
 from quaderno.methods.baselines import IRCoT, IterRetGen, VanillaLLM, VanillaRAG
 from quaderno.methods.pager import Pager
+from quaderno.methods.spec import (MethodOptions, MethodRegistry, MethodSpec, RetrievalOptions,
+                                   parse_opts)
 
-Factory = Callable[..., Method]
-
-METHODS: dict[str, Factory] = {
-    "pager": lambda lm, r, **kw: Pager(lm, r, **kw),
-    "pager-section": lambda lm, r, **kw: Pager(lm, r, fill_mode="section", **kw),
-    "pager-parallel": lambda lm, r, **kw: Pager(lm, r, variant="parallel", **kw),
-    "pager-no-iter": lambda lm, r, **kw: Pager(lm, r, variant="no_iter_retrieval", **kw),
-    "pager-no-outline": lambda lm, r, **kw: Pager(lm, r, variant="no_outline", **kw),
-    "vanilla-llm": lambda lm, r, **kw: VanillaLLM(lm),
-    "vanilla-rag": lambda lm, r, **kw: VanillaRAG(lm, r, **kw),
-    "ircot": lambda lm, r, **kw: IRCoT(lm, r, **kw),
-    "iter-retgen": lambda lm, r, **kw: IterRetGen(lm, r, **kw),
-}
-NEEDS_RETRIEVAL = {name for name in METHODS if name != "vanilla-llm"}
+PAGER_PAPER = "PAGER (seed 000)"
 
 
-def make_method(name: str, lm: LM, retriever: Retriever | None, **options: Any) -> Method:
-    if name not in METHODS:
-        raise ConfigError(f"unknown method {name!r}; choose one of {', '.join(METHODS)}")
-    if name in NEEDS_RETRIEVAL and retriever is None:
-        raise ConfigError(f"method {name!r} needs a knowledge base (--kb)")
-    return METHODS[name](lm, retriever, **options)
+class PagerOptions(RetrievalOptions):
+    max_iters: int = Field(10, ge=1, description="most slot fills (no-outline: summarize rounds)")
+    max_sections: int = Field(8, ge=1, description="most sections kept from the outline")
+    fill_mode: Literal["rewrite", "section"] = Field(
+        "rewrite", description="rewrite: the LLM returns the whole page (paper); section: only "
+                               "the slot's text")
+
+
+class PagerAblationOptions(RetrievalOptions):
+    max_iters: int = Field(10, ge=1, description="most slot fills (no-outline: summarize rounds)")
+    max_sections: int = Field(8, ge=1, description="most sections kept from the outline")
+
+
+class NotesOptions(RetrievalOptions):
+    max_iters: int = Field(10, ge=1, description="most summarize rounds")
+
+
+class IRCoTOptions(RetrievalOptions):
+    max_steps: int = Field(5, ge=1, description="most reasoning sentences")
+    max_docs: int = Field(15, ge=1, description="most documents shown to the reasoner")
+
+
+class IterRetGenOptions(RetrievalOptions):
+    iterations: int = Field(3, ge=1, description="retrieval-generation rounds")
+
+
+def _pager(variant: str):  # noqa: ANN202 - a factory
+    return lambda lm, r, o: Pager(lm, r, variant=variant, **o.model_dump())
+
+
+SPECS = (
+    MethodSpec("pager", _pager("iterative"), PagerOptions, True, PAGER_PAPER,
+               "outline a page, fill each slot with its own sub-query and retrieval, answer "
+               "from the page"),
+    MethodSpec("pager-section", _pager("iterative"), PagerOptions, True, PAGER_PAPER,
+               "PAGER with section fill: the LLM writes only the slot's text",
+               defaults={"fill_mode": "section"}),
+    MethodSpec("pager-parallel", _pager("parallel"), PagerAblationOptions, True,
+               PAGER_PAPER + ", Table 2",
+               "ablation: sub-queries for all slots at once, one retrieval each, all slots "
+               "filled"),
+    MethodSpec("pager-no-iter", _pager("no_iter_retrieval"), PagerOptions, True,
+               PAGER_PAPER + ", Table 2",
+               "ablation: one retrieval with the question, then every slot filled from it"),
+    MethodSpec("pager-no-outline", _pager("no_outline"), NotesOptions, True,
+               PAGER_PAPER + ", Table 2",
+               "ablation: no page; summarize retrieved documents into notes until sufficient"),
+    MethodSpec("vanilla-llm", lambda lm, r, o: VanillaLLM(lm), MethodOptions, False,
+               "baseline", "the question alone, no retrieval"),
+    MethodSpec("vanilla-rag", lambda lm, r, o: VanillaRAG(lm, r, **o.model_dump()),
+               RetrievalOptions, True, "baseline", "top-k documents of the question in context"),
+    MethodSpec("ircot", lambda lm, r, o: IRCoT(lm, r, **o.model_dump()), IRCoTOptions, True,
+               "IRCoT (Trivedi et al., 2023)",
+               "each chain-of-thought sentence is the next query, until \"the answer is\""),
+    MethodSpec("iter-retgen", lambda lm, r, o: IterRetGen(lm, r, **o.model_dump()),
+               IterRetGenOptions, True, "Iter-RetGen (Shao et al., 2023)",
+               "retrieve with the question and the previous generation, regenerate"),
+)
+
+METHODS = MethodRegistry(SPECS)
+
+
+def get_spec(name: str) -> MethodSpec:
+    """The spec of method ``name``; ConfigError listing the methods when unknown."""
+    return METHODS.spec(name)
+
+
+def make_method(name: str, lm: LM, retriever: Retriever | None,
+                options: Mapping[str, Any] | MethodOptions | None = None,
+                **kw: Any) -> Method:
+    """Build method ``name`` with ``options`` (and keyword options), validated by its spec:
+    an unknown or ill-typed option is a ConfigError naming it and the allowed ones."""
+    merged = {**(options.model_dump() if isinstance(options, MethodOptions)
+                 else dict(options or {})), **kw}
+    return METHODS.make(name, lm, retriever, merged)
+
+
+__all__ = ["METHODS", "SPECS", "get_spec", "make_method", "parse_opts"]

@@ -1,0 +1,93 @@
+"""The state of answering one question, handed to every method.
+
+An :class:`Episode` holds the question, the LM, the retriever and the trace, and collects
+what the method found: every retrieval round and the evidence shown to the LLM. Methods
+retrieve through :meth:`Episode.retrieve`, which runs the blocking search (embedding,
+FAISS, Qdrant, BM25) in a worker thread so that other questions' LLM calls go on, traces
+it, and records provenance by itself; :meth:`Episode.finish` builds the :class:`Answer`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from quaderno.errors import StepError
+from quaderno.index.hits import Hit
+from quaderno.index.retrievers import Retriever, for_kb
+from quaderno.llm.lm import LM
+from quaderno.llm.steps import Step
+from quaderno.llm.trace import Trace
+from quaderno.methods.answer import Answer, Evidence, MethodDetails
+
+
+class Episode:
+    """One question being answered by one method."""
+
+    def __init__(self, question: str, *, method: str, lm: LM,
+                 retriever: Retriever | None = None, trace: Trace | None = None) -> None:
+        self.question = question
+        self.method = method
+        self.lm = lm
+        self.retriever = retriever
+        self.trace = trace if trace is not None else Trace(label=question)
+        self.rounds: list[list[str]] = []
+        self.evidence: list[Evidence] = []
+
+    # -- retrieval ------------------------------------------------------------------------
+    async def retrieve(self, query: str, k: int, *, kb: str | None = None) -> list[Hit]:
+        """Top-``k`` hits for ``query`` (from knowledge base ``kb`` only, when given), as one
+        traced retrieval round; an empty query or result is a recorded fallback."""
+        if self.retriever is None:
+            return []
+        retriever = for_kb(self.retriever, kb) if kb is not None else self.retriever
+        inputs: dict[str, Any] = {"query": query, "k": k} | ({"kb": kb} if kb else {})
+        with self.trace.span("retrieve", **inputs) as span:
+            hits = await asyncio.to_thread(retriever.retrieve, query, k) if query.strip() else []
+            span.outputs = {"chunk_ids": [h.chunk.id for h in hits],
+                            "titles": [h.chunk.title for h in hits]}
+            if not hits:
+                self.trace.fallback(f"retrieval for {query!r} returned nothing; continuing "
+                                    "without documents", span)
+        self.rounds.append([h.chunk.id for h in hits])
+        self.evidence.extend(Evidence.of(h, query) for h in hits)
+        return hits
+
+    # -- the answer step ------------------------------------------------------------------
+    async def answer_step(self, step: Step, **inputs: Any) -> tuple[str, str]:
+        """Run an answer step: (short answer, raw reply). A reply without a usable answer
+        falls back to its first line, or 'unknown' when empty; both are recorded."""
+        with self.trace.span("answer", question=inputs.get("question", "")) as span:
+            try:
+                result = await step.run(self.lm, trace=self.trace, **inputs)
+                answer, raw = result.value, result.raw
+            except StepError as exc:
+                raw = exc.raw or ""
+                answer = next((ln.strip() for ln in raw.splitlines() if ln.strip()), "")
+                self.trace.fallback("answer had no <answer> tag; took the first line of the "
+                                    "reply", span)
+                if not answer:
+                    answer = "unknown"
+                    self.trace.fallback("answer was empty; answered 'unknown'", span)
+            span.outputs = {"answer": answer}
+        return answer, raw
+
+    # -- the result -----------------------------------------------------------------------
+    def finish(self, answer: str, *, explanation: str = "", context: str = "",
+               details: MethodDetails | None = None,
+               supporting_sections: Sequence[str] = ()) -> Answer:
+        """The method's :class:`Answer`, with this episode's provenance and trace."""
+        return Answer(question=self.question, answer=answer, explanation=explanation,
+                      method=self.method, details=details, context=context,
+                      supporting_sections=list(supporting_sections),
+                      evidence=list(self.evidence), retrieval_rounds=list(self.rounds),
+                      trace=self.trace)
+
+
+def format_docs(hits: Sequence[Hit]) -> str:
+    """Documents as the prompts show them: numbered, title then text."""
+    if not hits:
+        return "(no documents were retrieved)"
+    return "\n\n".join(f"[{i}] {h.chunk.title}\n{h.chunk.text}" if h.chunk.title
+                       else f"[{i}] {h.chunk.text}" for i, h in enumerate(hits, start=1))

@@ -1,0 +1,69 @@
+"""The order in which each PAGER variant fills its slots (Table 2's ablations).
+
+- :func:`iterative` (the full method): for the first open slot, a sub-query from the
+  current page, a retrieval, a fill; repeat.
+- :func:`parallel`: sub-queries for all slots from the initial page, one retrieval each,
+  every slot filled independently from the initial page (section mode).
+- :func:`single_retrieval` (w/o iterative retrieval): one retrieval with the question,
+  then every slot filled from it.
+
+Each fills at most ``max_iters`` slots of ``page`` in place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from quaderno.index.hits import Hit
+from quaderno.methods.episode import Episode
+from quaderno.methods.page import Page
+from quaderno.methods.pager.fill import fill_slot
+
+if TYPE_CHECKING:
+    from quaderno.methods.pager.method import Pager
+
+
+async def iterative(pager: Pager, episode: Episode, page: Page) -> None:
+    for _ in range(pager.max_iters):
+        index = page.first_unfilled()
+        if index is None:
+            return
+        query = await pager.sub_query(episode, page, index)
+        hits = await episode.retrieve(query, pager.k)
+        await fill_slot(episode, page, index, query, hits, pager.fill_mode)
+
+
+async def parallel(pager: Pager, episode: Episode, page: Page) -> None:
+    indexes = [i for i, s in enumerate(page.sections) if not s.filled][:pager.max_iters]
+    snapshot = page.model_copy(deep=True)
+
+    async def query_for(i: int) -> str:
+        # show the model a page where slot i is the first unfilled one
+        view = snapshot.model_copy(deep=True)
+        for j in indexes:
+            if j < i:
+                view.sections[j].filled, view.sections[j].content = True, "(planned)"
+        return await pager.sub_query(episode, view, i)
+
+    queries = await asyncio.gather(*[query_for(i) for i in indexes])
+    all_hits = [await episode.retrieve(q, pager.k) for q in queries]
+
+    async def fill_one(i: int, query: str, hits: list[Hit]) -> tuple[int, Page]:
+        view = snapshot.model_copy(deep=True)
+        # independent fills cannot each rewrite the shared page: write the slot only
+        await fill_slot(episode, view, i, query, hits, "section")
+        return i, view
+
+    for i, view in await asyncio.gather(*[fill_one(i, q, h)
+                                           for i, q, h in zip(indexes, queries, all_hits)]):
+        page.sections[i] = view.sections[i]
+
+
+async def single_retrieval(pager: Pager, episode: Episode, page: Page) -> None:
+    hits = await episode.retrieve(episode.question, pager.k)
+    for index in range(len(page.sections))[:pager.max_iters]:
+        await fill_slot(episode, page, index, episode.question, hits, pager.fill_mode)
+
+
+ORDERS = {"iterative": iterative, "parallel": parallel, "no_iter_retrieval": single_retrieval}
