@@ -1,22 +1,30 @@
-"""`quaderno llm ...`: check the configured LLM. Also the LLM options other commands share."""
+"""`quaderno llm ...`: check the configured LLM, read the call log. Also the LLM options other
+commands share."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from quaderno.cli.common import HomeOption, console, friendly_errors, print_json
-from quaderno.llm.config import LLMConfig, make_lm, resolve
+from quaderno.llm.calllog import CallLog, CallRow
+from quaderno.llm.config import LLMConfig, make_backend, make_lm, resolve
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
+from quaderno.llm.types import ChatResponse
 from quaderno.workspace import default_home
 
-app = typer.Typer(help="Check the configured LLM.", no_args_is_help=True)
+app = typer.Typer(help="Check the configured LLM and read its call log.", no_args_is_help=True)
+
+PROBE_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}},
+                "required": ["ok"], "additionalProperties": False}
 
 LLMOpt = typer.Option(None, "--llm", help="llama-cpp (embedded, default) | openai")
 ModelOpt = typer.Option(None, "--model", help="Model name on the server (openai)")
@@ -32,9 +40,24 @@ def llm_config(home: Path | None, config: Path | None, **flags: Any) -> LLMConfi
     return resolve(flags, config_path=config or root / "config.toml")
 
 
+def llm_db(home: Path | None) -> Path:
+    """The SQLite file of the response cache and the call log (two tables, one file)."""
+    return (Path(home) if home else default_home()) / "cache" / "llm.sqlite"
+
+
 def build_lm(cfg: LLMConfig, home: Path | None, *, cache: bool | None = None) -> LM:
-    root = Path(home) if home else default_home()
-    return make_lm(cfg, cache_path=root / "cache" / "llm.sqlite", cache=cache)
+    """The LM of ``cfg``: the call log always, the response cache unless ``cache`` is
+    False (or the config says ``cache = false``)."""
+    return make_lm(cfg, cache_path=llm_db(home), cache=cache)
+
+
+def probe_structured(lm: LM) -> ChatResponse:
+    """One tiny structured request, not answered from the cache: its ``structured`` says
+    which mode the server accepts (after any downgrade it caused)."""
+    request = lm.request("Reply with the JSON object {\"ok\": true}.", max_tokens=16,
+                         json_schema=PROBE_SCHEMA, schema_name="probe")
+    return asyncio.run(lm.chat(request, trace=Trace(label="llm info --probe"),
+                               step="llm.probe", use_cache=False))
 
 
 @app.command("info")
@@ -42,14 +65,26 @@ def build_lm(cfg: LLMConfig, home: Path | None, *, cache: bool | None = None) ->
 def info(llm: str = LLMOpt, model: str = ModelOpt, base_url: str = BaseUrlOpt,
          api_key_env: str = KeyEnvOpt, model_path: str = ModelPathOpt,
          config: Path = ConfigOpt, json_out: bool = typer.Option(False, "--json"),
+         probe: bool = typer.Option(False, "--probe", help="Send one tiny structured request "
+                                    "and report the structured-output mode that works"),
          home: Path = HomeOption) -> None:
-    """Show which LLM is configured, and from where (flag > env > config file > default)."""
+    """Show which LLM is configured, and from where (flag > env > config file > default);
+    the structured-output mode, its last downgrade, and with --probe the mode that works."""
     cfg = llm_config(home, config, backend=llm, model=model, base_url=base_url,
                      api_key_env=api_key_env, model_path=model_path)
     data = cfg.describe()
     if cfg.backend == "llama-cpp" and not cfg.model_path:
         from quaderno.llm.llama_cpp_backend import default_model_path
         data["model_path"] = str(default_model_path())
+    if cfg.backend == "openai" and llm_db(home).is_file():
+        last = CallLog(llm_db(home)).last_downgrade(make_backend(cfg).model_id)
+        data["structured_last_downgrade"] = (f"{_when(last.ts)}: {last.note}" if last
+                                             else None)
+    if probe:
+        response = probe_structured(build_lm(cfg, home, cache=False))
+        data["structured_probe"] = response.structured or (
+            "grammar (enforced in-process)" if response.constrained else "none")
+        data["structured_probe_downgrade"] = response.downgrade
     if json_out:
         print_json(data)
         return
@@ -90,3 +125,36 @@ def chat(prompt: str = typer.Argument(..., help="What to say"),
                   f"{response.usage.completion_tokens} completion tokens · "
                   f"{response.latency_s:.2f}s{' · cached' if response.cached else ''}"
                   f"{f' · {response.retries} retries' if response.retries else ''}[/]")
+
+
+@app.command("log")
+@friendly_errors
+def show_log(n: int = typer.Option(20, "-n", min=0, help="How many of the latest calls"),
+             json_out: bool = typer.Option(False, "--json", help="The rows as JSON"),
+             home: Path = HomeOption) -> None:
+    """Show the latest LLM calls from the call log (cached or not, failed or not)."""
+    path = llm_db(home)
+    rows = CallLog(path).latest(n) if path.is_file() else []
+    if json_out:
+        print_json([row.model_dump() for row in rows])
+        return
+    if not rows:
+        console.print(f"[dim]no calls logged yet in {path}[/]")
+        return
+    table = Table("time", "step", "label", "model", "tokens", "latency", "cached", "retries",
+                  "structured", "error", title=f"latest {len(rows)} calls · {path}")
+    for row in rows:
+        table.add_row(*[Text(v) for v in _cells(row)])
+    console.print(table)
+
+
+def _cells(row: CallRow) -> list[str]:
+    structured = (row.structured or "") + (" (downgraded)" if row.note else "")
+    return [_when(row.ts), row.step or "", row.label or "", row.model,
+            f"{row.prompt_tokens}+{row.completion_tokens}", f"{row.latency_s:.2f}s",
+            "yes" if row.cached else "", str(row.retries) if row.retries else "", structured,
+            (row.error or "")[:80]]
+
+
+def _when(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))

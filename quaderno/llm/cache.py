@@ -1,7 +1,12 @@
-"""A persistent response cache and call log in SQLite (safe across threads and processes).
+"""A persistent response cache in SQLite (safe across threads and processes).
 
 Keys are the sha256 of the canonical request and the model identity
 (:meth:`ChatRequest.cache_key`): no API key or base URL ever enters a key or a row.
+
+The cache holds only responses. Calls are logged by :class:`~quaderno.llm.calllog.CallLog`,
+which by default writes to the same file (table ``calls``): :meth:`SQLiteCache.log_call`
+and the call counts of :meth:`SQLiteCache.stats` are kept for callers written before the
+log was separate, and go through that log.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import threading
 import time
 from pathlib import Path
 
+from quaderno.llm.calllog import CallLog
 from quaderno.llm.types import ChatResponse
 
 _SCHEMA = """
@@ -21,27 +27,18 @@ CREATE TABLE IF NOT EXISTS responses (
     response TEXT NOT NULL,
     created REAL NOT NULL
 );
-CREATE TABLE IF NOT EXISTS calls (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    ts REAL NOT NULL,
-    model TEXT NOT NULL,
-    key TEXT NOT NULL,
-    prompt_tokens INTEGER NOT NULL,
-    completion_tokens INTEGER NOT NULL,
-    latency_s REAL NOT NULL,
-    retries INTEGER NOT NULL,
-    cached INTEGER NOT NULL
-);
 """
 
 
 class SQLiteCache:
-    """Response cache + call log. One connection per thread; WAL for concurrent readers."""
+    """Response cache. One connection per thread; WAL for concurrent readers."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
+        self._log: CallLog | None = None
+        self._log_lock = threading.Lock()
         with self._conn() as conn:
             conn.executescript(_SCHEMA)
 
@@ -64,20 +61,25 @@ class SQLiteCache:
             "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)",
             (key, response.model, response.model_dump_json(), time.time()))
 
+    def call_log(self) -> CallLog:
+        """The call log in this cache's file (created, or migrated, on first use)."""
+        with self._log_lock:
+            if self._log is None:
+                self._log = CallLog(self.path)
+            return self._log
+
     def log_call(self, key: str, response: ChatResponse) -> None:
-        self._conn().execute(
-            "INSERT INTO calls (ts, model, key, prompt_tokens, completion_tokens, latency_s,"
-            " retries, cached) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (time.time(), response.model, key, response.usage.prompt_tokens,
-             response.usage.completion_tokens, response.latency_s, response.retries,
-             int(response.cached)))
+        """Log a call in this file's call log (for callers older than :class:`CallLog`)."""
+        self.call_log().append(ts=time.time(), model=response.model, key=key,
+                               prompt_tokens=response.usage.prompt_tokens,
+                               completion_tokens=response.usage.completion_tokens,
+                               latency_s=response.latency_s, retries=response.retries,
+                               cached=response.cached, structured=response.structured)
 
     def stats(self) -> dict[str, int]:
-        conn = self._conn()
-        entries = conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-        calls, hits = conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(cached), 0) FROM calls").fetchone()
-        return {"entries": entries, "calls": calls, "cache_hits": hits}
+        """Cached responses, and the calls (and cache hits) logged in the same file."""
+        entries = self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        return {"entries": entries, **self.call_log().stats()}
 
     def dump(self) -> list[dict]:
         """Every stored row (for inspection and tests)."""

@@ -12,9 +12,14 @@ Config file (``$QUADERNO_HOME/config.toml`` or ``--config``)::
     api_key_env = "VLLM_API_KEY"       # the NAME of the variable holding the key
     max_concurrency = 16
     scoring = "vllm"                   # a vLLM server: DIG may score gold answers
+    structured = "json_schema"         # starting mode: json_schema | json_object | none
     extra_body = { chat_template_kwargs = { enable_thinking = false } }
 
 The key itself never appears in flags, files, caches or logs: only the variable's name.
+
+``structured`` is the mode structured output starts in; a server that refuses it makes the
+backend step down (json_schema → json_object → none, see :mod:`quaderno.llm.openai_http`).
+``cache = false`` turns the response cache off; the call log is written either way.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from quaderno.errors import ConfigError
 from quaderno.llm.cache import SQLiteCache
+from quaderno.llm.calllog import CallLog
 from quaderno.llm.lm import LM
 
 ENV = {"backend": "QUADERNO_LLM", "model": "QUADERNO_MODEL", "base_url": "QUADERNO_BASE_URL",
@@ -47,7 +53,7 @@ class LLMConfig(BaseModel):
     max_concurrency: int = 8
     timeout: float = 120.0
     max_retries: int = 5
-    structured: Literal["json_schema", "none"] = "json_schema"
+    structured: Literal["json_schema", "json_object", "none"] = "json_schema"
     scoring: Literal["none", "vllm"] = "none"  # "vllm": score given replies (prompt_logprobs)
     extra_body: dict[str, Any] = {}
     temperature: float = 0.0
@@ -108,9 +114,18 @@ def make_backend(config: LLMConfig):  # noqa: ANN201 - one of the backends
     return LlamaCppLLM(config.model_path, n_ctx=config.n_ctx)
 
 
-def make_lm(config: LLMConfig, *, cache_path: Path | None = None, cache: bool | None = None) -> LM:
-    """The LM for ``config``; the response cache lives at ``cache_path`` when enabled."""
+def make_lm(config: LLMConfig, *, cache_path: Path | None = None, cache: bool | None = None,
+            log_path: Path | None = None) -> LM:
+    """The LM for ``config``. The call log is always written, at ``log_path`` (default: the
+    cache's file, ``cache_path``); the response cache lives at ``cache_path`` only when
+    caching is on (``cache``, else ``config.cache``): off, nothing is read from or written
+    to it. Neither path: no cache and no log."""
     use_cache = config.cache if cache is None else cache
     store = SQLiteCache(cache_path) if (use_cache and cache_path is not None) else None
+    log_path = log_path or cache_path
+    if store is not None and log_path == cache_path:
+        call_log: CallLog | None = store.call_log()  # the same file: one set of connections
+    else:
+        call_log = CallLog(log_path) if log_path is not None else None
     defaults = {"temperature": config.temperature, "top_p": config.top_p, "seed": config.seed}
-    return LM(make_backend(config), cache=store, defaults=defaults)
+    return LM(make_backend(config), cache=store, log=call_log, defaults=defaults)

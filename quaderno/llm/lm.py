@@ -1,8 +1,12 @@
-"""The LM a method talks to: a backend plus cache, call log and tracing.
+"""The LM a method talks to: a backend plus response cache, call log and tracing.
 
-Every call goes through :meth:`LM.chat`: it is looked up in the cache (unless
-``use_cache=False``), sent to the backend, written to the cache and call log, recorded in
-the caller's :class:`Trace`, and logged (model, tokens, latency, retries; never a key).
+Every call goes through :meth:`LM.chat` (or :meth:`LM.score`): it is looked up in the cache
+(unless ``use_cache=False`` or there is no cache), sent to the backend, its response written
+to the cache (also when ``use_cache=False``: a fresh reply refreshes the entry), recorded in
+the caller's :class:`Trace`, logged with ``logging`` (model, tokens, latency, retries; never
+a key), and written to the call log, whether it was answered from the cache, by the backend,
+or failed. The call log is independent of the cache: ``LM(backend, log=CallLog(path))``
+logs with no cache at all.
 """
 
 from __future__ import annotations
@@ -12,11 +16,12 @@ import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from quaderno.errors import ConfigError, LLMError
 from quaderno.llm.base import ChatLLM, ContinuationScorer
 from quaderno.llm.cache import SQLiteCache
+from quaderno.llm.calllog import CallLog, CallRow
 from quaderno.llm.trace import CallRecord, Trace
 from quaderno.llm.types import ChatRequest, ChatResponse, TokenLogprob
 
@@ -24,12 +29,21 @@ log = logging.getLogger(__name__)
 
 
 class LM:
-    """A backend with caching, logging and tracing around it."""
+    """A backend with caching, a call log and tracing around it.
+
+    ``log``: the :class:`CallLog` written for every call; ``None`` logs nothing; the default
+    ``"cache"`` logs into the cache's own file when there is a cache (the layout of
+    quaderno's first cache file, which held both) and nowhere otherwise.
+    """
 
     def __init__(self, backend: ChatLLM, *, cache: SQLiteCache | None = None,
+                 log: CallLog | None | Literal["cache"] = "cache",
                  defaults: dict[str, Any] | None = None) -> None:
         self.backend = backend
         self.cache = cache
+        if log == "cache":
+            log = cache.call_log() if cache is not None else None
+        self.log: CallLog | None = log
         self.defaults = dict(defaults or {})
 
     @property
@@ -62,7 +76,7 @@ class LM:
         response = self.cache.get(key) if (self.cache is not None and use_cache) else None
         if response is not None:
             response = response.model_copy(update={"cached": True, "latency_s": 0.0,
-                                                   "retries": 0})
+                                                   "retries": 0, "downgrade": None})
         else:
             t0 = time.perf_counter()
             try:
@@ -71,13 +85,16 @@ class LM:
                 if trace is not None:
                     trace.record(CallRecord(step=step, model=self.model_id, prompt=prompt,
                                             error=str(exc)))
+                self._log_row(key, None, trace, step, latency_s=time.perf_counter() - t0,
+                              error=str(exc))
                 log.info("llm call failed (%s, step %s): %s", self.model_id, step, exc)
                 raise
             response = response.model_copy(update={"latency_s": time.perf_counter() - t0})
             if self.cache is not None:
-                self.cache.put(key, response)
-        if self.cache is not None:
-            self.cache.log_call(key, response)
+                self.cache.put(key, response.model_copy(update={"downgrade": None}))
+        self._log_row(key, response, trace, step)
+        if response.downgrade and trace is not None:
+            trace.fallback(f"{step or 'llm'}: {response.downgrade}")
         if trace is not None:
             trace.record(CallRecord(step=step, model=response.model, prompt=prompt,
                                     response=response.text, usage=response.usage,
@@ -88,6 +105,26 @@ class LM:
                   response.usage.completion_tokens, response.latency_s, response.cached,
                   response.retries)
         return response
+
+    def _log_row(self, key: str, response: ChatResponse | None, trace: Trace | None,
+                 step: str | None, *, latency_s: float = 0.0, error: str | None = None) -> None:
+        """One row of the call log (if there is one) for this call."""
+        if self.log is None:
+            return
+        span_id = label = None
+        if trace is not None:
+            span_id = getattr(trace, "current_span_id", lambda: None)()
+            label = trace.label or None
+        row = CallRow(ts=time.time(), step=step, label=label, span_id=span_id,
+                      model=self.model_id, key=key, latency_s=latency_s, error=error)
+        if response is not None:
+            row = row.model_copy(update={
+                "prompt_tokens": response.usage.prompt_tokens,
+                "completion_tokens": response.usage.completion_tokens,
+                "latency_s": response.latency_s, "retries": response.retries,
+                "cached": response.cached, "structured": response.structured,
+                "note": response.downgrade})
+        self.log.append(row)
 
     async def complete(self, prompt: str | list, *, trace: Trace | None = None,
                        step: str | None = None, use_cache: bool = True, **params: Any) -> str:

@@ -1,11 +1,42 @@
 """OpenAI-compatible chat backend over HTTP (vLLM, SGLang, Ollama, llama.cpp server, OpenAI).
 
-Structured output is asked for with ``response_format: json_schema`` where the server
-supports it (``structured="json_schema"``, the default) and otherwise only in the prompt
-(``structured="none"``; the step adapter then parses and repairs). Transient failures
-(429, 5xx, timeouts, connection resets) are retried with exponential backoff and full
-jitter, honouring ``Retry-After``; every other failure becomes a typed :class:`LLMError`
-whose message says what to do.
+Transient failures (429, 5xx, timeouts, connection resets) are retried with exponential
+backoff and full jitter, honouring ``Retry-After``; every other failure becomes a typed
+:class:`LLMError` whose message says what to do.
+
+**Structured output** (a request with ``json_schema``) is asked for in one of three modes,
+starting from ``structured`` (default ``json_schema``):
+
+* ``json_schema``: ``response_format: {"type": "json_schema", "json_schema": {...}}``
+  (OpenAI, vLLM, SGLang; the server enforces the schema: ``constrained``);
+* ``json_object``: ``{"type": "json_object", "schema": {...}}``, the form the
+  llama-cpp-python server accepts (it refuses ``json_schema`` with a 500); servers differ
+  in whether they enforce the schema or only JSON, so such replies are not ``constrained``;
+* ``none``: no ``response_format``; the schema is only in the prompt and the step adapter
+  parses tolerantly and re-asks.
+
+Servers differ, so a backend downgrades json_schema → json_object → none, **once per
+instance**, when the server refuses a mode. The rule:
+
+1. Only a request that carried ``response_format`` can be refused. A refusal is a 400, 422
+   or 501 (not a context-length error), or a 500 whose message names ``response_format``,
+   ``json_schema``, ``json_object``, ``schema`` or ``grammar`` (llama-cpp-python's and
+   llama.cpp's refusals do). These are not retried with backoff: the same request is sent
+   at once in the next mode.
+2. A 500 that names none of those is a server error, retried with backoff as any other.
+   Only when every attempt of a structured request answered 500 is the next mode tried
+   (a server that refuses without saying why costs one round of retries, once).
+3. The downgrade becomes the backend's mode only when the same request then **succeeds**
+   in the lower mode. A request refused for another reason (a bad parameter) fails again in
+   every mode and raises that error, leaving the mode as it was; a transient 500 neither
+   names response_format nor outlasts the retries of a healthy server, so it never
+   downgrades.
+
+Concurrent requests refused together each walk down, but the mode only ever moves down and
+the first success to move it is the one whose response carries ``downgrade`` (the note the
+LM writes to the call log and the trace); it is logged at WARNING once.
+:attr:`OpenAIChatLLM.structured_mode` and :attr:`~OpenAIChatLLM.downgraded_because` say
+where a backend stands.
 """
 
 from __future__ import annotations
@@ -16,9 +47,10 @@ import logging
 import os
 import random
 import re
+import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
@@ -26,13 +58,17 @@ from quaderno.errors import (ConfigError, LLMAuthError, LLMBadRequestError, LLMC
                              LLMContextLengthError, LLMModelNotFoundError, LLMRateLimitError,
                              LLMServerError, LLMTimeoutError)
 from quaderno.llm.parsing import strip_thinking
-from quaderno.llm.types import ChatRequest, ChatResponse, Message, TokenLogprob, Usage
+from quaderno.llm.types import (ChatRequest, ChatResponse, Message, StructuredMode, TokenLogprob,
+                                Usage)
 
 log = logging.getLogger(__name__)
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 _CONTEXT = re.compile(r"context length|context window|maximum context|too many tokens|"
                       r"prompt is too long|exceeds? (the )?(model'?s? )?(max|context)", re.I)
+MODES: tuple[StructuredMode, ...] = ("json_schema", "json_object", "none")
+REFUSAL_STATUS = {400, 422, 501}
+_NAMES_FORMAT = re.compile(r"response_format|json_schema|json_object|schema|grammar", re.I)
 
 
 class OpenAIChatLLM:
@@ -58,8 +94,9 @@ class OpenAIChatLLM:
             raise ConfigError(f"max_retries must be non-negative, got {max_retries}")
         if scoring not in ("none", "vllm"):
             raise ConfigError(f"scoring must be 'none' or 'vllm', got {scoring!r}")
-        if structured not in ("json_schema", "none"):
-            raise ConfigError(f"structured must be 'json_schema' or 'none', got {structured!r}")
+        if structured not in MODES:
+            raise ConfigError(f"structured must be one of {', '.join(MODES)}; got "
+                              f"{structured!r}")
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.api_key_env = api_key_env
@@ -69,11 +106,13 @@ class OpenAIChatLLM:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.retry_after_max = retry_after_max
-        self.structured = structured
+        self.structured = structured  # the configured starting mode
+        self._mode = cast(StructuredMode, structured)
+        self.downgraded_because: str | None = None
+        self._mode_lock = threading.Lock()
         self.extra_body = dict(extra_body or {})
         self.strip_think = strip_think
         self.model_id = f"openai:{model}"
-        self.supports_schema = structured == "json_schema"
         self.supports_scoring = scoring == "vllm"
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client: httpx.AsyncClient | None = None
@@ -81,6 +120,15 @@ class OpenAIChatLLM:
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAIChatLLM(model={self.model!r}, base_url={self.base_url!r})"
+
+    @property
+    def structured_mode(self) -> StructuredMode:
+        """The structured-output mode in use now (the configured one, or a downgrade)."""
+        return self._mode
+
+    @property
+    def supports_schema(self) -> bool:
+        return self._mode == "json_schema"
 
     def _state(self) -> tuple[httpx.AsyncClient, asyncio.Semaphore]:
         loop = asyncio.get_running_loop()
@@ -92,8 +140,10 @@ class OpenAIChatLLM:
             self._loop = loop
         return self._client, self._sem
 
-    def body(self, request: ChatRequest) -> dict[str, Any]:
-        """The JSON body sent for ``request`` (public for inspection and tests)."""
+    def body(self, request: ChatRequest, mode: StructuredMode | None = None) -> dict[str, Any]:
+        """The JSON body sent for ``request`` in structured ``mode`` (default: the current
+        one); public for inspection and tests."""
+        mode = mode or self._mode
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [m.model_dump() for m in request.messages],
@@ -107,10 +157,12 @@ class OpenAIChatLLM:
             body["seed"] = request.seed
         if request.logprobs:
             body["logprobs"] = True
-        if request.json_schema is not None and self.supports_schema:
+        if request.json_schema is not None and mode == "json_schema":
             body["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": request.schema_name, "schema": request.json_schema,
                 "strict": strict_compatible(request.json_schema)}}
+        elif request.json_schema is not None and mode == "json_object":
+            body["response_format"] = {"type": "json_object", "schema": request.json_schema}
         body.update(self.extra_body)
         return body
 
@@ -119,17 +171,59 @@ class OpenAIChatLLM:
         return {"Authorization": f"Bearer {key}"} if key else {}
 
     async def achat(self, request: ChatRequest) -> ChatResponse:
-        resp, retries = await self._post(self.body(request))
-        return self._parse(resp, retries, request)
+        if request.json_schema is None:
+            resp, retries = await self._post(self.body(request))
+            return self._parse(resp, retries, request, None)
+        mode = self._mode
+        refusals: list[str] = []
+        retries = 0
+        while True:
+            resp, taken = await self._post(self.body(request, mode), refusable=mode != "none")
+            retries += taken
+            if resp.status_code == 200:
+                break
+            refusals.append(f"{mode} ({resp.status_code}: {_server_message(resp)})")
+            mode = MODES[max(MODES.index(mode) + 1, MODES.index(self._mode))]
+            log.info("%s refused response_format %s; trying %s", self.base_url, refusals[-1],
+                     mode)
+        note = self._downgrade(mode, refusals) if refusals else None
+        return self._parse(resp, retries, request, mode).model_copy(update={"downgrade": note})
 
-    async def _post(self, body: dict[str, Any]) -> tuple[httpx.Response, int]:
-        """POST to /chat/completions with retries; the 200 response and the retries taken."""
+    def _downgrade(self, mode: StructuredMode, refusals: list[str]) -> str | None:
+        """Make ``mode`` the backend's mode if it is lower than the current one (a request
+        just succeeded in it after refusals); the note saying so, or None if another call
+        got there first."""
+        with self._mode_lock:
+            previous = self._mode
+            if MODES.index(mode) <= MODES.index(previous):
+                return None
+            self._mode = mode
+            self.downgraded_because = f"{self.base_url} refused " + "; ".join(refusals)
+        note = (f"structured output downgraded {previous} -> {mode}: "
+                f"{self.downgraded_because}")
+        log.warning("%s: %s", self.model_id, note)
+        return note
+
+    def _refused(self, resp: httpx.Response) -> bool:
+        """Whether an error answer to a request with response_format refuses that format."""
+        detail = _server_message(resp)
+        if resp.status_code in REFUSAL_STATUS:
+            return not _CONTEXT.search(detail)
+        return resp.status_code == 500 and bool(_NAMES_FORMAT.search(detail))
+
+    async def _post(self, body: dict[str, Any], *,
+                    refusable: bool = False) -> tuple[httpx.Response, int]:
+        """POST to /chat/completions with retries; the 200 response and the retries taken.
+        With ``refusable`` (the body has a response_format), a refusal of that format is
+        returned as it is, without retrying (see the module's rule)."""
         client, sem = self._state()
         url = f"{self.base_url}/chat/completions"
         retries = 0
+        only_500 = refusable
         async with sem:
             while True:
                 delay: float | None = None
+                resp = None
                 try:
                     resp = await client.post(url, json=body, headers=self._headers())
                 except httpx.TimeoutException as exc:
@@ -143,13 +237,16 @@ class OpenAIChatLLM:
                         f"({type(exc).__name__}: {exc or 'connection failed'}); is it running?")
                     cause = exc
                 else:
-                    if resp.status_code == 200:
+                    if resp.status_code == 200 or (refusable and self._refused(resp)):
                         return resp, retries
                     if resp.status_code not in RETRY_STATUS:
                         raise self._error(resp)
                     failure, cause = self._error(resp), failure_cause(resp)
                     delay = retry_after(resp)
+                only_500 = only_500 and resp is not None and resp.status_code == 500
                 if retries >= self.max_retries:
+                    if only_500 and resp is not None:
+                        return resp, retries  # 500 to every attempt: try the next mode
                     raise failure from cause
                 retries += 1
                 backoff = random.uniform(0, min(self.backoff_max,
@@ -218,7 +315,8 @@ class OpenAIChatLLM:
             return LLMServerError(f"{self.base_url} failed ({status}: {detail})")
         return LLMBadRequestError(f"{self.base_url} rejected the request ({status}: {detail})")
 
-    def _parse(self, resp: httpx.Response, retries: int, request: ChatRequest) -> ChatResponse:
+    def _parse(self, resp: httpx.Response, retries: int, request: ChatRequest,
+               mode: StructuredMode | None) -> ChatResponse:
         try:
             data = resp.json()
             choice = data["choices"][0]
@@ -240,7 +338,7 @@ class OpenAIChatLLM:
             usage=Usage(prompt_tokens=usage.get("prompt_tokens") or 0,
                         completion_tokens=usage.get("completion_tokens") or 0),
             finish_reason=choice.get("finish_reason"), logprobs=logprobs, retries=retries,
-            constrained=request.json_schema is not None and self.supports_schema)
+            constrained=mode == "json_schema", structured=mode)
 
 
 def strict_compatible(schema: Any) -> bool:

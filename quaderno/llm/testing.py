@@ -11,6 +11,13 @@ clients are exercised end to end (no SDK mocks). Behaviour is scripted:
 Actions: ``"ok"``, ``("status", code, headers[, error message])``, ``("timeout", seconds)``
 (sleep before answering), ``"reset"`` (close the connection with a TCP RST), ``("body", text)`` (a
 200 with a raw body). Without a script, ``fail_rate`` of requests answer 500 at random.
+
+``structured`` makes it refuse ``response_format`` the way a real server does (see
+:data:`REFUSALS`): ``"any"`` (default) accepts every form; ``"llama-cpp-python"`` answers
+``json_schema`` with a 500 (its request validation error, wrapped as an internal error) and
+accepts ``{"type": "json_object", "schema": ...}``; ``"none"`` answers any
+``response_format`` with a 400, ``"none-422"`` with a 422 (a validating server that forbids
+the field). Scripted actions and injected faults come first, as on a real network.
 """
 
 from __future__ import annotations
@@ -26,7 +33,27 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from quaderno.errors import ConfigError
+
 Action = str | tuple
+
+_LLAMA_CPP_PYTHON_500 = (
+    "1 validation errors:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+    "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
+    "'ctx': {'expected': \"'text' or 'json_object'\"}}\n")
+_NOT_SUPPORTED = "response_format is not supported by this server"
+_EXTRA_FORBIDDEN = ("[{'type': 'extra_forbidden', 'loc': ('body', 'response_format'), "
+                    "'msg': 'Extra inputs are not permitted'}]")
+
+# server behaviour -> response_format type -> (status, error type, message) of its refusal
+REFUSALS: dict[str, dict[str, tuple[int, str, str]]] = {
+    "any": {},
+    "llama-cpp-python": {"json_schema": (500, "internal_server_error", _LLAMA_CPP_PYTHON_500)},
+    "none": {"json_schema": (400, "invalid_request_error", _NOT_SUPPORTED),
+             "json_object": (400, "invalid_request_error", _NOT_SUPPORTED)},
+    "none-422": {"json_schema": (422, "validation_error", _EXTRA_FORBIDDEN),
+                 "json_object": (422, "validation_error", _EXTRA_FORBIDDEN)},
+}
 
 
 def _last_user(body: dict[str, Any]) -> str:
@@ -42,8 +69,12 @@ class FakeOpenAIServer:
     def __init__(self, *, reply: Callable[[dict[str, Any]], str] | str | None = None,
                  latency_s: float = 0.0, fail_rate: float = 0.0, seed: int = 0,
                  models: tuple[str, ...] = ("fake-model",), embedding_dim: int = 8,
-                 token_logprob: Callable[[str, str], float] | None = None) -> None:
+                 token_logprob: Callable[[str, str], float] | None = None,
+                 structured: str = "any") -> None:
+        if structured not in REFUSALS:
+            raise ConfigError(f"structured must be one of {sorted(REFUSALS)}, got {structured!r}")
         self.reply = reply
+        self.structured = structured
         # vLLM's prompt_logprobs: log-probability of each prompt word given the whole prompt
         self.token_logprob = token_logprob or (lambda prompt, token: -1.0)
         self.latency_s = latency_s
@@ -215,6 +246,13 @@ class _Handler(BaseHTTPRequestHandler):
                                                range(srv.embedding_dim)]}
                     for i, t in enumerate(inputs)]
             self._send(200, {"data": data, "model": body["model"]})
+            return
+        fmt = body.get("response_format")
+        refusal = REFUSALS[srv.structured].get(fmt.get("type")) if isinstance(fmt, dict) else None
+        if refusal is not None:
+            code, kind, message = refusal
+            self._send(code, {"error": {"message": message, "type": kind, "param": None,
+                                        "code": None}})
             return
         if body.get("prompt_logprobs") is not None:
             self._send(200, srv._prompt_logprobs(body))

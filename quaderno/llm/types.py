@@ -101,8 +101,18 @@ class TokenLogprob(BaseModel):
     logprob: float
 
 
+StructuredMode = Literal["json_schema", "json_object", "none"]
+
+
 class ChatResponse(BaseModel):
-    """What came back, with accounting: usage, latency, retries, whether from the cache."""
+    """What came back, with accounting: usage, latency, retries, whether from the cache.
+
+    ``structured``: how a server was asked for structured output (``json_schema``,
+    ``json_object`` with the schema, or ``none``: only in the prompt); ``None`` where the
+    request asked for no structure or the backend does not say. ``constrained``: the
+    backend enforced the schema. ``downgrade``: set on the one call during which the
+    backend gave up a structured mode the server refused, saying why.
+    """
 
     text: str
     model: str
@@ -113,3 +123,8 @@ class ChatResponse(BaseModel):
     retries: int = 0
     cached: bool = False
     constrained: bool = False
+    structured: StructuredMode | None = None
+    downgrade: str | None = None
+    # the model's reasoning where the server sends it apart from the reply (DeepSeek-R1's and
+    # vLLM's reasoning_content) or inside <think> blocks stripped from ``text``
+    reasoning: str | None = None
