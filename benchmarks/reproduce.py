@@ -20,7 +20,8 @@ from pathlib import Path
 from _common import data_dir
 
 from quaderno.eval.datasets import load_dataset
-from quaderno.eval.runner import EvalRunner, RunConfig, read_results
+from quaderno.eval.records import read_results
+from quaderno.eval.runner import EvalRunner, RunConfig
 from quaderno.llm.config import LLMConfig, make_lm
 
 
@@ -31,19 +32,19 @@ def rerun(run_dir: Path, limit: int, scratch: Path) -> tuple[int, int, str]:
         raise SystemExit(f"{run_dir}: only runs of the embedded model can be re-run here")
     generation = {k: v for k, v in config.generation.items() if v is not None}
     lm = make_lm(LLMConfig(backend="llama-cpp", **generation), cache=False)
-    recorded = {r["id"]: r for r in read_results(run_dir / "results.jsonl")}
+    recorded = {r.id: r for r in read_results(run_dir / "results.jsonl")}
     records = [r for r in load_dataset(config.dataset, data=data_dir(), limit=config.limit)
                if r.id in recorded][:limit]
     fresh = asyncio.run(EvalRunner(config, scratch / run_dir.name, lm=lm,
                                    concurrency=1).run(records))
     same, first_difference = 0, ""
     for result in fresh:
-        old = recorded[result["id"]]
-        if (result["prediction"], result["metrics"]) == (old["prediction"], old["metrics"]):
+        old = recorded[result.id]
+        if (result.prediction, result.metrics) == (old.prediction, old.metrics):
             same += 1
         elif not first_difference:
-            first_difference = (f"{result['id']}: recorded {old['prediction']!r}, "
-                                f"now {result['prediction']!r}")
+            first_difference = (f"{result.id}: recorded {old.prediction!r}, "
+                                f"now {result.prediction!r}")
     return same, len(fresh), first_difference
 
 

@@ -160,3 +160,19 @@ def test_eval_cli_with_dig_over_a_vllm_style_server(tmp_path):
     assert len(results) == 3 and all("dig" in r["metrics"] for r in results)
     # the gold answer is in the retrieved documents for some questions: a positive gain
     assert max(r["metrics"]["dig"] for r in results) > 0.5
+
+
+def test_a_method_whose_spec_measures_dig_gets_it_without_dig_in_the_config(tmp_path):
+    import dataclasses
+
+    from quaderno.methods.registry import METHODS
+
+    spec = dataclasses.replace(METHODS["vanilla-rag"], name="dig-rag", measures=("dig",))
+    cfg = RunConfig(dataset="hotpot-fixture", method="dig-rag", k=3, model="fake:oracle")
+    fake = FakeLLM(respond=oracle, scorer=knowing_scorer)
+    results = asyncio.run(EvalRunner(cfg, tmp_path / "r", lm=LM(fake),
+                                     methods=METHODS.with_specs(spec)).run(records(2)))
+    for r in results:  # measured with the default calibration, its cost apart
+        assert {"dig", "dig_p_with", "dig_p_without"} <= set(r.metrics)
+        assert r.llm_calls == 1 and r.eval_calls.llm_calls == 2 * len(r.answers[:3])
+    assert json.loads((tmp_path / "r" / "config.json").read_text())["dig"] is None

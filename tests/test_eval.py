@@ -260,3 +260,104 @@ def test_eval_and_report_cli_over_http(tmp_path):
     res = runner.invoke(app, ["report", *map(str, runs), "--out", str(tmp_path / "rep")])
     assert res.exit_code == 0, res.output
     assert "vanilla-rag" in res.output and (tmp_path / "rep" / "report.md").exists()
+
+
+# -- measures: from the configuration, the method's spec, a dataset's extra measures -------
+class AnswerCheck:
+    """A custom measure: the answering LLM re-reads the answer (one call per question)."""
+
+    name = "answer_check"
+    title = "answer check"
+    needs_judge = False
+    needs_scoring = False
+
+    def __init__(self, lm):
+        self.lm = lm
+
+    @classmethod
+    def build(cls, tools):
+        return cls(tools.lm)
+
+    async def measure(self, record, answer, *, trace):
+        reply = await self.lm.complete(f"Is this right?\n[1] {answer.answer}\n",
+                                       trace=trace, step="measure.answer_check")
+        return {"answer_words": float(len(answer.answer.split())),
+                "answer_check": 1.0 if answer.answer in reply else 0.0}  # the oracle agrees
+
+
+def measured_registries(*spec_measures):
+    import dataclasses
+
+    from quaderno.eval.measures import MEASURES
+    from quaderno.methods.registry import METHODS
+
+    spec = dataclasses.replace(METHODS["vanilla-rag"], name="measured-rag",
+                               measures=spec_measures)
+    return METHODS.with_specs(spec), MEASURES.with_measures(AnswerCheck)
+
+
+def test_a_method_spec_adds_its_measures_and_their_cost_stays_apart(tmp_path):
+    methods, measures = measured_registries("answer_check")
+    plain, _ = run(config(), tmp_path / "plain", LM(FakeLLM(respond=oracle)))
+    fake = FakeLLM(respond=oracle)
+    measured = asyncio.run(EvalRunner(config(method="measured-rag"), tmp_path / "m", lm=LM(fake),
+                                      methods=methods, measures=measures).run(records()))
+    assert len(fake.requests) == 2 * 8  # the answer and the measure's call per question
+    by_id = {r.id: r for r in plain}
+    for r in measured:
+        assert r.metrics["answer_words"] == len(r.prediction.split())
+        assert r.metrics["answer_check"] == 1.0
+        same = by_id[r.id]  # the measure's call is not the method's
+        assert (r.llm_calls, r.prompt_tokens, r.completion_tokens) == (
+            same.llm_calls, same.prompt_tokens, same.completion_tokens)
+        assert r.eval_calls is not None and r.eval_calls.llm_calls == 1
+        assert r.eval_calls.prompt_tokens > 0
+    assert all("answer_check" not in r.metrics and r.eval_calls is None for r in plain)
+
+
+def test_a_runs_extra_measures_are_recorded_and_checked_on_resume(tmp_path):
+    _, measures = measured_registries()
+    cfg = config(measures=["answer_check"])
+    results = asyncio.run(EvalRunner(cfg, tmp_path / "r", lm=LM(FakeLLM(respond=oracle)),
+                                     measures=measures).run(records(2)))
+    assert all(r.metrics["answer_check"] == 1.0 for r in results)
+    saved = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert saved["measures"] == ["answer_check"]
+    with pytest.raises(ConfigError, match="differs in measures"):
+        asyncio.run(EvalRunner(config(), tmp_path / "r", lm=LM(FakeLLM(respond=oracle)),
+                               measures=measures).run(records(2)))
+
+
+def test_a_config_saved_before_measures_existed_still_resumes(tmp_path):
+    run(config(), tmp_path / "r", LM(FakeLLM(respond=oracle)), recs=records(2))
+    path = tmp_path / "r" / "config.json"
+    old = json.loads(path.read_text())
+    del old["measures"]  # as written by an older quaderno
+    path.write_text(json.dumps(old))
+    fake = FakeLLM(respond=oracle)
+    results, _ = run(config(), tmp_path / "r", LM(fake), recs=records(3))
+    assert len(results) == 3 and len(fake.requests) == 1
+
+
+def test_unknown_measures_are_config_errors_naming_the_known_ones(tmp_path):
+    lm = LM(FakeLLM(respond=oracle))
+    with pytest.raises(ConfigError, match=r"unknown measure 'nope'; choose one of "
+                                          r"context_recall, quality, dig"):
+        EvalRunner(config(measures=["nope"]), tmp_path / "a", lm=lm)
+    methods, measures = measured_registries("answer_check", "missing")
+    with pytest.raises(ConfigError, match="unknown measure 'missing'.*answer_check"):
+        EvalRunner(config(method="measured-rag"), tmp_path / "b", lm=lm, methods=methods,
+                   measures=measures)
+    with pytest.raises(ConfigError, match="unknown measure 'answer_check'"):
+        EvalRunner(config(measures=["answer_check"]), tmp_path / "c", lm=lm)  # not registered
+    assert not (tmp_path / "a").exists()  # refused before anything was written
+
+
+def test_measures_the_runs_llms_cannot_serve_are_refused(tmp_path):
+    lm = LM(FakeLLM(respond=oracle))  # cannot score
+    with pytest.raises(ConfigError, match="representation quality needs a judge LLM"):
+        EvalRunner(config(measures=["quality"]), tmp_path / "a", lm=lm)
+    methods, _ = measured_registries("dig")
+    with pytest.raises(ConfigError, match="DIG needs the answering LLM to score.*method "
+                                          "'measured-rag' always measures dig"):
+        EvalRunner(config(method="measured-rag"), tmp_path / "b", lm=lm, methods=methods)

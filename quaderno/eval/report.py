@@ -8,16 +8,19 @@ import html
 import json
 import statistics
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from quaderno.errors import NotFoundError
-from quaderno.eval.runner import read_results
+from quaderno.eval.records import read_results
 
 HEADLINE = ("cover_em", "acc", "em", "f1")
 
 
 def load_run(run_dir: Path) -> dict[str, Any]:
+    """A run's configuration and its results summarized: mean of each metric, mean cost per
+    question, share of cached calls, score by number of retrieval rounds."""
     config_path = Path(run_dir) / "config.json"
     if not config_path.is_file():
         raise NotFoundError(f"{run_dir} is not a run directory (no config.json)")
@@ -25,24 +28,29 @@ def load_run(run_dir: Path) -> dict[str, Any]:
     results = read_results(Path(run_dir) / "results.jsonl")
     metrics: dict[str, list[float]] = defaultdict(list)
     for r in results:
-        for name, value in r["metrics"].items():
-            if isinstance(value, (int, float)) and value is not None:
-                metrics[name].append(float(value))
+        for name, value in r.metrics.items():
+            metrics[name].append(value)
     mean = {name: statistics.mean(vals) for name, vals in metrics.items() if vals}
     by_rounds: dict[int, list[float]] = defaultdict(list)
     for r in results:
-        by_rounds[len(r.get("retrieval_rounds") or [])].append(r["metrics"].get("cover_em", 0.0))
+        by_rounds[len(r.retrieval_rounds)].append(r.metrics.get("cover_em", 0.0))
     return {
         "dir": str(run_dir), "config": config, "n": len(results), "mean": mean,
-        "tokens": {k: statistics.mean(r[k] for r in results) if results else 0.0
-                   for k in ("prompt_tokens", "completion_tokens", "llm_calls")},
-        "latency_s": statistics.mean(r["latency_s"] for r in results) if results else 0.0,
+        "tokens": {"prompt_tokens": _mean(r.prompt_tokens for r in results),
+                   "completion_tokens": _mean(r.completion_tokens for r in results),
+                   "llm_calls": _mean(r.llm_calls for r in results)},
+        "latency_s": _mean(r.latency_s for r in results),
         # latency is wall time: calls answered from the LLM cache make it shorter
-        "cached_share": (sum(r.get("cached_calls", 0) for r in results)
-                         / max(1, sum(r["llm_calls"] for r in results))),
-        "fallbacks": statistics.mean(len(r["fallbacks"]) for r in results) if results else 0.0,
+        "cached_share": (sum(r.cached_calls for r in results)
+                         / max(1, sum(r.llm_calls for r in results))),
+        "fallbacks": _mean(len(r.fallbacks) for r in results),
         "by_rounds": {k: statistics.mean(v) for k, v in sorted(by_rounds.items())},
     }
+
+
+def _mean(values: Iterable[float]) -> float:
+    values = list(values)
+    return statistics.mean(values) if values else 0.0
 
 
 def table(runs: list[dict[str, Any]], metric: str) -> tuple[list[str], list[str], dict]:

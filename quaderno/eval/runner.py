@@ -6,6 +6,12 @@ again into the same directory skips the questions already recorded, so a run int
 even by ``kill -9`` resumes without redoing or duplicating items; a half-written last line
 is cut off first. A question whose LLM calls still fail after the backend's retries is
 reported and left out, so the next resume retries it.
+
+Each line is a :class:`~quaderno.eval.records.ResultRecord`. Its metrics are the answer
+metrics of :func:`score` and those of the run's measures (:mod:`quaderno.eval.measures`):
+the judges and DIG the configuration names, its extra ``measures`` (where a dataset's own
+measures go) and the ones the method's spec adds. Measuring costs are recorded apart from
+the method's (``eval_calls``).
 """
 
 from __future__ import annotations
@@ -27,20 +33,23 @@ from quaderno.corpus.chunk import Chunk
 from quaderno.errors import ConfigError, LLMError
 from quaderno.eval import metrics as M
 from quaderno.eval.datasets import QARecord
-from quaderno.eval.dig import DIGParams, information_gain
-from quaderno.eval.judges import context_recall, representation_quality
+from quaderno.eval.dig import DIGParams
+from quaderno.eval.measures import JUDGES, MEASURES, Measure, MeasureRegistry, MeasureTools
+from quaderno.eval.records import EvalCost, ResultRecord, read_results
 from quaderno.index.retrievers import Retriever
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
 from quaderno.methods.answer import Answer
-from quaderno.methods.registry import get_spec, make_method
+from quaderno.methods.registry import METHODS
+from quaderno.methods.spec import MethodRegistry
 from quaderno.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
 POOLS = ("per-question", "pooled", "kb")
-JUDGES = ("context_recall", "quality")
 RECALL_KS = (2, 5, 10)
+
+__all__ = ["JUDGES", "EvalRunner", "ResultRecord", "RunConfig", "read_results", "score"]
 
 
 class RunConfig(BaseModel):
@@ -60,6 +69,9 @@ class RunConfig(BaseModel):
     judge_model: str | None = None
     judges: list[str] = Field(default_factory=list)
     dig: DIGParams | None = None  # document information gain, scored by the answering LLM
+    # further measures by name (quaderno.eval.measures), e.g. those a dataset calls for;
+    # a config.json written before this existed reads as []
+    measures: list[str] = Field(default_factory=list)
 
     @classmethod
     def from_saved(cls, saved: dict[str, Any]) -> RunConfig:
@@ -89,27 +101,6 @@ def code_version() -> str:
     return f"{__version__}+{commit}" if commit else __version__
 
 
-def read_results(path: Path) -> list[dict[str, Any]]:
-    """Complete records of a results file; a torn last line (a killed writer) is cut off."""
-    if not path.exists():
-        return []
-    raw = path.read_bytes()
-    good_end = raw.rfind(b"\n") + 1
-    if good_end < len(raw):
-        log.warning("%s ends with a partial record; removing it", path)
-        with open(path, "r+b") as fh:
-            fh.truncate(good_end)
-        raw = raw[:good_end]
-    records = []
-    for n, line in enumerate(raw.decode("utf-8").splitlines(), start=1):
-        if line.strip():
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                log.warning("%s line %d is not JSON; ignored", path, n)
-    return records
-
-
 def score(record: QARecord, answer: Answer) -> dict[str, Any]:
     """Answer metrics, retrieval recall/precision of supporting contexts, overlap."""
     out: dict[str, Any] = {name: fn(answer.answer, record.answers)
@@ -131,22 +122,53 @@ def score(record: QARecord, answer: Answer) -> dict[str, Any]:
 
 
 class EvalRunner:
-    """Runs one method over records into ``run_dir``."""
+    """Runs one method over records into ``run_dir``. ``methods`` and ``measures`` are the
+    registries the run's method and measures are looked up in (default: quaderno's own; pass
+    ``METHODS.with_specs(...)`` or ``MEASURES.with_measures(...)`` to add plug-ins)."""
 
     def __init__(self, config: RunConfig, run_dir: Path, *, lm: LM, judge: LM | None = None,
-                 workspace: Workspace | None = None, concurrency: int = 4) -> None:
+                 workspace: Workspace | None = None, concurrency: int = 4,
+                 methods: MethodRegistry | None = None,
+                 measures: MeasureRegistry | None = None) -> None:
         config.check()
         if concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
-        if config.dig is not None and not lm.supports_scoring:
-            raise ConfigError(f"DIG needs the answering LLM to score the gold answer, and "
-                              f"{lm.model_id} cannot: use --llm llama-cpp (any GGUF model) or "
-                              "a vLLM server, or leave out --dig")
         self.config, self.run_dir, self.lm, self.judge = config, Path(run_dir), lm, judge
+        self.methods = methods if methods is not None else METHODS
+        self.spec = self.methods.spec(config.method)
+        self.measures = self._measures(measures if measures is not None else MEASURES)
         self.concurrency = concurrency
         self.workspace = workspace or Workspace(self.run_dir / "workspace")
         self.results_path = self.run_dir / "results.jsonl"
         self.failures: list[tuple[str, str]] = []
+
+    def _measures(self, registry: MeasureRegistry) -> list[Measure]:
+        """The run's measures, built: the configuration's judges, DIG and extra measures,
+        then the method's; a measure the run's LLMs cannot serve is refused here."""
+        cfg = self.config
+        why: dict[str, str] = {}  # name → how to leave it out
+        for name in cfg.judges:
+            why.setdefault(name, "or leave it out of --judges")
+        if cfg.dig is not None:
+            why.setdefault("dig", "or leave out --dig")
+        for name in cfg.measures:
+            why.setdefault(name, "or leave it out of the run's measures")
+        for name in self.spec.measures:
+            why.setdefault(name, f"or another method (method {cfg.method!r} always "
+                                f"measures {name})")
+        tools = MeasureTools(self.lm, self.judge, cfg.dig or DIGParams())
+        built = []
+        for name, remedy in why.items():
+            kind = registry.measure(name)
+            if kind.needs_judge and self.judge is None:
+                raise ConfigError(f"{kind.title} needs a judge LLM and the run has none: give "
+                                  f"one (eval --judge-model), {remedy}")
+            if kind.needs_scoring and not self.lm.supports_scoring:
+                raise ConfigError(f"{kind.title} needs the answering LLM to score the gold "
+                                  f"answer, and {self.lm.model_id} cannot: use --llm "
+                                  f"llama-cpp (any GGUF model) or a vLLM server, {remedy}")
+            built.append(kind.build(tools))
+        return built
 
     # -- configuration ------------------------------------------------------------------
     def _prepare_dir(self) -> None:
@@ -181,7 +203,7 @@ class EvalRunner:
     def _retriever_factory(self, records: Sequence[QARecord]) -> Callable[[QARecord],
                                                                            Retriever | None]:
         cfg = self.config
-        if not get_spec(cfg.method).needs_retrieval:
+        if not self.spec.needs_retrieval:
             return lambda record: None
         if cfg.pool == "kb":
             shared = self.workspace.retriever(cfg.kbs, mode=cfg.retrieval)
@@ -203,9 +225,9 @@ class EvalRunner:
 
     # -- running ------------------------------------------------------------------------
     async def run(self, records: Sequence[QARecord],
-                  progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+                  progress: Callable[[int, int], None] | None = None) -> list[ResultRecord]:
         self._prepare_dir()
-        done = {r["id"] for r in read_results(self.results_path)}
+        done = {r.id for r in read_results(self.results_path)}
         todo = [r for r in records if r.id not in done]
         log.info("%d questions, %d already done, %d to run", len(records), len(done), len(todo))
         retriever_for = self._retriever_factory(records)  # the pool spans every record
@@ -224,7 +246,7 @@ class EvalRunner:
                         log.warning("question %s failed: %s", record.id, exc)
                         return
                 async with lock:
-                    out.write(json.dumps(result, ensure_ascii=False) + "\n")
+                    out.write(result.model_dump_json() + "\n")
                     out.flush()
                     os.fsync(out.fileno())
                     finished += 1
@@ -235,48 +257,31 @@ class EvalRunner:
         return read_results(self.results_path)
 
     async def _evaluate(self, record: QARecord,
-                        retriever_for: Callable[[QARecord], Retriever | None]) -> dict[str, Any]:
+                        retriever_for: Callable[[QARecord], Retriever | None]) -> ResultRecord:
         cfg = self.config
         retriever = await asyncio.to_thread(retriever_for, record)
         options = dict(cfg.method_options)
-        if get_spec(cfg.method).needs_retrieval:
+        if self.spec.needs_retrieval:
             options.setdefault("k", cfg.k)
-        method = make_method(cfg.method, self.lm, retriever, options)
+        method = self.methods.make(cfg.method, self.lm, retriever, options)
         trace = Trace(label=record.id)
         t0 = time.perf_counter()
         answer = await method.answer(record.question, trace=trace)
         latency = time.perf_counter() - t0
         scores = score(record, answer)
-        judged = Trace(label=f"{record.id}:evaluation")  # judges and DIG: not the method's cost
-        context = answer.context or "\n".join(e.text for e in answer.evidence)
-        if self.judge is not None and "context_recall" in cfg.judges:
-            scores["context_recall"] = await context_recall(
-                self.judge, record.question, record.answers,
-                [e.text for e in answer.evidence], trace=judged)
-        if self.judge is not None and "quality" in cfg.judges:
-            quality = await representation_quality(
-                self.judge, record.question, record.answers, [e.text for e in answer.evidence],
-                context, trace=judged)
-            if quality is not None:
-                scores |= {f"quality_{k}": v for k, v in quality.model_dump().items()
-                           if isinstance(v, int)} | {"quality_avg": quality.average}
-        if cfg.dig is not None:
-            gain = await information_gain(self.lm, record.question, context, record.answers,
-                                          cfg.dig, trace=judged)
-            if gain is not None:
-                scores |= gain
+        judged = Trace(label=f"{record.id}:evaluation")  # measuring is not the method's cost
+        for measure in self.measures:
+            scores |= await measure.measure(record, answer, trace=judged)
         summary = answer.trace.summary()
-        result = {"id": record.id, "question": record.question, "answers": record.answers,
-                  "prediction": answer.answer, "method": answer.method, "metrics": scores,
-                  "retrieval_rounds": answer.retrieval_rounds,
-                  "page": answer.page.render() if answer.page else None,
-                  "context": answer.context,
-                  "llm_calls": summary["llm_calls"], "cached_calls": summary["cached_calls"],
-                  "prompt_tokens": summary["prompt_tokens"],
-                  "completion_tokens": summary["completion_tokens"],
-                  "fallbacks": summary["fallbacks"], "latency_s": round(latency, 3)}
-        if judged.calls:  # the measuring costs apart from the method's
-            cost = judged.summary()
-            result["eval_calls"] = {k: cost[k] for k in ("llm_calls", "prompt_tokens",
-                                                         "completion_tokens", "llm_seconds")}
-        return result
+        cost = judged.summary()
+        return ResultRecord(
+            id=record.id, question=record.question, answers=record.answers,
+            prediction=answer.answer, method=answer.method, metrics=scores,
+            retrieval_rounds=answer.retrieval_rounds,
+            page=answer.page.render() if answer.page else None, context=answer.context,
+            llm_calls=summary["llm_calls"], cached_calls=summary["cached_calls"],
+            prompt_tokens=summary["prompt_tokens"],
+            completion_tokens=summary["completion_tokens"], fallbacks=summary["fallbacks"],
+            latency_s=round(latency, 3),
+            eval_calls=EvalCost.model_validate(cost) if judged.calls else None,
+            details=answer.details)
