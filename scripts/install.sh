@@ -13,14 +13,23 @@ LLAMA_SPEC=${LLAMA_SPEC:-llama-cpp-python==0.3.36}
 PIP="$VENV/bin/python -m pip"
 $PIP install -q --upgrade pip setuptools wheel
 
-# The embedded LLM runtime builds from source. On CPUs with AMX the default build crashes in
-# the AMX kernel, so AMX is switched off and the usual x86 extensions are named explicitly.
+# The embedded LLM runtime builds from source, for the x86 extensions THIS CPU has (read from
+# /proc/cpuinfo: a build with AVX-512 dies with "Illegal instruction" on an AVX2-only CPU).
+# AMX is always off: on CPUs with AMX the default build crashes in the AMX kernel.
+# The flags of the build are kept in the venv; a venv moved to another CPU is rebuilt.
 # --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS.
-if ! "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null; then
-  echo "building $LLAMA_SPEC (takes ~5 minutes once)..."
-  CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
-  CMAKE_ARGS=${CMAKE_ARGS:-"-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=ON -DGGML_AVX512_VNNI=ON -DGGML_AVX512_BF16=ON -DGGML_AVX512_VBMI=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"} \
-    $PIP install -q --no-cache-dir "$LLAMA_SPEC"
+cpu_flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
+on() { case "$cpu_flags" in *" $1 "*) echo ON ;; *) echo OFF ;; esac; }
+DEFAULT_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=$(on avx) -DGGML_AVX2=$(on avx2) -DGGML_FMA=$(on fma) -DGGML_F16C=$(on f16c) -DGGML_BMI2=$(on bmi2) -DGGML_AVX512=$(on avx512f) -DGGML_AVX512_VNNI=$(on avx512_vnni) -DGGML_AVX512_BF16=$(on avx512_bf16) -DGGML_AVX512_VBMI=$(on avx512vbmi) -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+CMAKE_ARGS=${CMAKE_ARGS:-$DEFAULT_CMAKE_ARGS}
+BUILT_WITH="$VENV/.llama-cmake-args"
+if ! "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null || \
+   [ "$(cat "$BUILT_WITH" 2>/dev/null)" != "$CMAKE_ARGS" ]; then
+  echo "building $LLAMA_SPEC for this CPU (takes ~5 minutes once): $CMAKE_ARGS"
+  CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} CMAKE_ARGS="$CMAKE_ARGS" \
+    $PIP install -q --no-cache-dir --force-reinstall --no-deps "$LLAMA_SPEC"
+  $PIP install -q "$LLAMA_SPEC"   # its dependencies, if the build above was a reinstall
+  echo "$CMAKE_ARGS" > "$BUILT_WITH"
 fi
 
 # torch in the same command as what depends on it, so pip keeps the CPU build.
