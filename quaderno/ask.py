@@ -22,14 +22,17 @@ from quaderno.workspace import Workspace
 
 
 async def aask(question: str, *, method: str = "pager", kbs: Sequence[str] | None = None,
-               mode: str = "auto", k: int = 5, lm: LM | None = None,
+               mode: str = "auto", k: int | None = None, lm: LM | None = None,
                llm: LLMConfig | None = None, workspace: Workspace | None = None,
                home: str | Path | None = None, trace: Trace | None = None,
-               options: Mapping[str, Any] | None = None, **more: Any) -> Answer:
+               options: Mapping[str, Any] | None = None, roles: Mapping[str, LM] | None = None,
+               **more: Any) -> Answer:
     """Answer ``question`` with ``method`` over ``kbs`` (default: every KB of the workspace).
 
     ``options`` (and keyword options) are the method's own, checked against its spec
-    (``quaderno methods`` lists them); ``k`` applies to every method that retrieves."""
+    (``quaderno methods`` lists them); ``k``, when given, applies to every method that
+    retrieves (else each method's default).
+    ``roles`` gives LMs for the method's other roles (``{"reasoner": lm}``)."""
     spec = get_spec(method)
     ws = workspace or Workspace(home)
     if lm is None:
@@ -39,8 +42,9 @@ async def aask(question: str, *, method: str = "pager", kbs: Sequence[str] | Non
     if spec.needs_retrieval:
         names = list(kbs) if kbs else ws.kb_names()
         retriever = ws.retriever(names, mode=mode) if names else None
-        chosen.setdefault("k", k)
-    runner = make_method(method, lm, retriever, chosen)
+        if k is not None:
+            chosen.setdefault("k", k)
+    runner = make_method(method, lm, retriever, chosen, roles=roles)
     return await runner.answer(question, trace=trace or Trace(label=question))
 
 

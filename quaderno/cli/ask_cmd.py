@@ -14,7 +14,9 @@ from rich.table import Table
 from quaderno.ask import aask
 from quaderno.cli.common import HomeOption, console, friendly_errors, print_json, workspace
 from quaderno.cli.llm_cmd import (BaseUrlOpt, ConfigOpt, KeyEnvOpt, LLMOpt, ModelOpt,
-                                  ModelPathOpt, build_lm, llm_config)
+                                  ModelPathOpt, ReasonerBaseUrlOpt, ReasonerLLMOpt,
+                                  ReasonerModelOpt, build_lm, llm_config, role_lms)
+from quaderno.errors import ConfigError
 from quaderno.methods.answer import Answer
 from quaderno.methods.registry import METHODS, get_spec, parse_opts
 
@@ -24,7 +26,8 @@ def ask(
     question: str = typer.Argument(..., help="The question"),
     method: str = typer.Option("pager", "--method", "-m", help=" | ".join(METHODS)),
     kb: list[str] = typer.Option(None, "--kb", help="Knowledge base(s) [default: all]"),
-    k: int = typer.Option(5, "--k", "-k", help="Documents per retrieval"),
+    k: int = typer.Option(None, "--k", "-k", help="Documents per retrieval [default: the "
+                                                  "method's, 5 for most]"),
     mode: str = typer.Option("auto", help="Retrieval: auto | bm25 | dense | hybrid"),
     max_iters: int = typer.Option(None, help="Most slot fills / rounds, for methods with "
                                              "max_iters (same as --opt max_iters=N)"),
@@ -36,6 +39,8 @@ def ask(
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the LLM cache"),
     llm: str = LLMOpt, model: str = ModelOpt, base_url: str = BaseUrlOpt,
     api_key_env: str = KeyEnvOpt, model_path: str = ModelPathOpt, config: Path = ConfigOpt,
+    reasoner_llm: str = ReasonerLLMOpt, reasoner_model: str = ReasonerModelOpt,
+    reasoner_base_url: str = ReasonerBaseUrlOpt,
     home: Path = HomeOption,
 ) -> None:
     """Answer QUESTION from your knowledge bases."""
@@ -44,10 +49,21 @@ def ask(
     options = parse_opts(opt)
     if max_iters is not None:
         options.setdefault("max_iters", max_iters)
-    get_spec(method).validate({"k": k, **options} if get_spec(method).needs_retrieval
-                              else options)  # a bad option fails before any model loads
+    if k is not None and get_spec(method).needs_retrieval:
+        options.setdefault("k", k)
+    get_spec(method).validate(options)  # a bad option fails before any model loads
+    cache = False if no_cache else None
+    named = [flag for flag, value in (("--reasoner-llm", reasoner_llm),
+                                      ("--reasoner-model", reasoner_model),
+                                      ("--reasoner-base-url", reasoner_base_url)) if value]
+    if named and "reasoner" not in get_spec(method).roles:
+        raise ConfigError(f"{named[0]}: method {method!r} has no reasoner")
+    roles = role_lms(home, config, cfg, cache=cache,
+                     reasoner={"backend": reasoner_llm, "model": reasoner_model,
+                               "base_url": reasoner_base_url})
+    roles = {r: lm for r, lm in roles.items() if r in get_spec(method).roles}
     answer = asyncio.run(aask(question, method=method, kbs=kb, mode=mode, k=k,
-                              lm=build_lm(cfg, home, cache=False if no_cache else None),
+                              lm=build_lm(cfg, home, cache=cache), roles=roles,
                               workspace=workspace(home), options=options))
     if json_out:
         print_json(answer.model_dump(mode="json"))

@@ -35,7 +35,8 @@ def eval_(
     kb: list[str] = typer.Option(None, "--kb", help="Knowledge bases for --pool kb"),
     retrieval: str = typer.Option("bm25", help="bm25 | dense | hybrid | auto"),
     embedder: str = typer.Option(None, help="Embedder for dataset pools (with dense/hybrid)"),
-    k: int = typer.Option(5, "--k", "-k", help="Documents per retrieval"),
+    k: int = typer.Option(None, "--k", "-k", help="Documents per retrieval [default: each "
+                                                  "method's, 5 for most]"),
     max_iters: int = typer.Option(10, help="Most slot fills / rounds, for methods with "
                                            "max_iters"),
     opt: list[str] = typer.Option(None, "--opt", "-o", help="A method option key=value, for "
@@ -51,6 +52,8 @@ def eval_(
     judge_llm: str = typer.Option(None, help="Judge backend [default: the answering LLM's]"),
     judge_model: str = typer.Option(None, help="Judge model"),
     judge_base_url: str = typer.Option(None, help="Judge base URL"),
+    measure: list[str] = typer.Option(None, "--measure", help="Another evaluation measure by "
+                                      "name (repeatable; see quaderno.eval.measures)"),
     dig: bool = typer.Option(False, "--dig", help="Document information gain of each answer's "
                              "context (PAGER A.3; the answering LLM scores the gold answer)"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the LLM cache"),
@@ -81,12 +84,13 @@ def eval_(
     ws = workspace(home) if pool == "kb" else None
     for m in method:
         options = method_options[m]
-        run_cfg = RunConfig(dataset=dataset, limit=limit, method=m, method_options=options, k=k,
+        run_cfg = RunConfig(dataset=dataset, limit=limit, method=m, method_options=options,
+                            k=k if k is not None else default_k(m),
                             pool=pool, kbs=list(kb or []), retrieval=retrieval, embedder=embedder,
                             model=lm.model_id, generation={"temperature": cfg.temperature,
                                                            "top_p": cfg.top_p, "seed": cfg.seed},
                             judge_model=judge.model_id if judge else None, judges=judge_list,
-                            dig=DIGParams() if dig else None)
+                            dig=DIGParams() if dig else None, measures=list(measure or []))
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", name or f"{Path(dataset).stem}-{m}-"
                       f"{lm.model_id.split(':', 1)[-1]}")
         run_dir = out / (slug if len(method) == 1 or name is None else f"{slug}-{m}")
@@ -105,6 +109,13 @@ def eval_(
         if runner.failures:
             console.print(f"[yellow]{len(runner.failures)} questions failed and were left out "
                           f"(run again to retry them); first: {runner.failures[0][1]}[/]")
+
+
+def default_k(method: str) -> int:
+    """The k a run records when --k is not given: the method's own default (5 for most;
+    a method without retrieval records 5, which it never uses, as runs always have)."""
+    spec = get_spec(method)
+    return int(spec.validate({}).k) if spec.needs_retrieval else 5  # type: ignore[attr-defined]
 
 
 def method_options_for(method: str, max_iters: int, extra: dict) -> dict:

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from quaderno.cli.common import HomeOption, console, friendly_errors, print_json
 from quaderno.llm.calllog import CallLog, CallRow
-from quaderno.llm.config import LLMConfig, make_backend, make_lm, resolve
+from quaderno.llm.config import LLMConfig, make_backend, make_lm, resolve, resolve_role
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
 from quaderno.llm.types import ChatResponse
@@ -38,6 +38,27 @@ ConfigOpt = typer.Option(None, "--config", help="Config file [default: $QUADERNO
 def llm_config(home: Path | None, config: Path | None, **flags: Any) -> LLMConfig:
     root = Path(home) if home else default_home()
     return resolve(flags, config_path=config or root / "config.toml")
+
+
+ReasonerLLMOpt = typer.Option(None, "--reasoner-llm", help="Backend of the reasoner LLM "
+                                                           "(methods with a reasoner role)")
+ReasonerModelOpt = typer.Option(None, "--reasoner-model", help="Reasoner model, e.g. "
+                                                               "deepseek-reasoner [default: the "
+                                                               "answering LLM]")
+ReasonerBaseUrlOpt = typer.Option(None, "--reasoner-base-url", help="Reasoner server base URL")
+
+
+def role_lms(home: Path | None, config: Path | None, main: LLMConfig, *,
+             cache: bool | None = None, **roles: dict[str, Any]) -> dict[str, LM]:
+    """LMs for method roles named by flags, env or config tables (``reasoner={...flags}``);
+    a role nobody names is left out (the method uses the main LM)."""
+    root = Path(home) if home else default_home()
+    out = {}
+    for role, flags in roles.items():
+        cfg = resolve_role(role, main, flags, config_path=config or root / "config.toml")
+        if cfg is not None:
+            out[role] = build_lm(cfg, home, cache=cache)
+    return out
 
 
 def llm_db(home: Path | None) -> Path:

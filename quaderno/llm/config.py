@@ -68,16 +68,17 @@ class LLMConfig(BaseModel):
         return out
 
 
-def load_config_file(path: Path | None) -> dict[str, Any]:
+def load_config_file(path: Path | None, table: str = "llm") -> dict[str, Any]:
+    """The ``[table]`` of the config file (``[llm]``, or a role such as ``[reasoner]``)."""
     if path is None or not path.is_file():
         return {}
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
-    llm = data.get("llm", {})
+    llm = data.get(table, {})
     if not isinstance(llm, dict):
-        raise ConfigError(f"{path}: [llm] must be a table")
+        raise ConfigError(f"{path}: [{table}] must be a table")
     return llm
 
 
@@ -99,6 +100,37 @@ def resolve(flags: Mapping[str, Any] | None = None, *, env: Mapping[str, str] | 
         raise ConfigError("--llm openai needs --model (or QUADERNO_MODEL, or model in the "
                           "config file)")
     return config
+
+
+def resolve_role(role: str, main: LLMConfig, flags: Mapping[str, Any] | None = None, *,
+                 env: Mapping[str, str] | None = None,
+                 config_path: Path | None = None) -> LLMConfig | None:
+    """The LLM of a method role (e.g. missing-knowledge RAG's ``reasoner``), by the same
+    precedence as the main one: ``--reasoner-*`` flags > ``QUADERNO_REASONER_LLM`` /
+    ``_MODEL`` / ``_BASE_URL`` > the config file's ``[reasoner]`` table. Every setting it does
+    not name is the main LLM's. None when nothing names it (or it names the main LLM): the
+    role then uses the main LM."""
+    env = os.environ if env is None else env
+    given: dict[str, Any] = dict(load_config_file(config_path, table=role))
+    prefix = f"QUADERNO_{role.upper()}_"
+    for key, suffix in (("backend", "LLM"), ("model", "MODEL"), ("base_url", "BASE_URL")):
+        if env.get(prefix + suffix):
+            given[key] = env[prefix + suffix]
+    given.update({k: v for k, v in (flags or {}).items() if v is not None})
+    if not given:
+        return None
+    base = main.model_dump()
+    if given.get("backend", main.backend) != main.backend:  # another server: no inherited model
+        base.pop("model", None)
+    try:
+        config = LLMConfig(**{**base, **given})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"invalid {role} LLM configuration: {problems}") from None
+    if config.backend == "openai" and not config.model:
+        raise ConfigError(f"the {role} LLM on an OpenAI-compatible server needs a model "
+                          f"(--{role}-model, {prefix}MODEL, or model in [{role}])")
+    return None if config == main else config
 
 
 def make_backend(config: LLMConfig):  # noqa: ANN201 - one of the backends

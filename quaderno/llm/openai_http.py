@@ -57,7 +57,7 @@ import httpx
 from quaderno.errors import (ConfigError, LLMAuthError, LLMBadRequestError, LLMConnectionError,
                              LLMContextLengthError, LLMModelNotFoundError, LLMRateLimitError,
                              LLMServerError, LLMTimeoutError)
-from quaderno.llm.parsing import strip_thinking
+from quaderno.llm.parsing import strip_thinking, thinking_of
 from quaderno.llm.types import (ChatRequest, ChatResponse, Message, StructuredMode, TokenLogprob,
                                 Usage)
 
@@ -320,12 +320,16 @@ class OpenAIChatLLM:
         try:
             data = resp.json()
             choice = data["choices"][0]
-            text = choice["message"].get("content") or ""
+            message = choice["message"]
+            text = message.get("content") or ""
+            # reasoning models: DeepSeek's and vLLM's reasoning parsers send it apart
+            reasoning = message.get("reasoning_content") or message.get("reasoning") or None
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise LLMServerError(
                 f"{self.base_url} sent a body that is not a chat completion: "
                 f"{resp.text[:200]!r}") from exc
         if self.strip_think:
+            reasoning = reasoning or thinking_of(text) or None
             text = strip_thinking(text, unclosed=False)
         usage = data.get("usage") or {}
         logprobs = None
@@ -338,7 +342,8 @@ class OpenAIChatLLM:
             usage=Usage(prompt_tokens=usage.get("prompt_tokens") or 0,
                         completion_tokens=usage.get("completion_tokens") or 0),
             finish_reason=choice.get("finish_reason"), logprobs=logprobs, retries=retries,
-            constrained=mode == "json_schema", structured=mode)
+            constrained=mode == "json_schema", structured=mode,
+            reasoning=str(reasoning) if reasoning else None)
 
 
 def strict_compatible(schema: Any) -> bool:

@@ -19,6 +19,7 @@ M = TypeVar("M", bound=BaseModel)
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.S)
 _THINK = re.compile(r"<think>.*?</think>\s*", re.S | re.I)
+_THINK_BLOCK = re.compile(r"<think>(.*?)</think>", re.S | re.I)
 _THINK_OR_UNCLOSED = re.compile(r"<think>.*?(?:</think>\s*|\Z)", re.S | re.I)
 
 
@@ -27,6 +28,13 @@ def strip_thinking(text: str, *, unclosed: bool = True) -> str:
     whitespace after them. ``unclosed`` also drops a block cut off by the token limit:
     a parser wants that, while a backend returns it so the truncation stays visible."""
     return (_THINK_OR_UNCLOSED if unclosed else _THINK).sub("", text)
+
+
+def thinking_of(text: str) -> str:
+    """The text inside the closed ``<think>…</think>`` blocks of a reply (what
+    :func:`strip_thinking` removes), joined by blank lines."""
+    return "\n\n".join(m.group(1).strip() for m in _THINK_BLOCK.finditer(text)
+                       if m.group(1).strip())
 
 
 def _balanced_spans(text: str, open_ch: str, close_ch: str) -> list[str]:

@@ -51,6 +51,8 @@ class StepResult(Generic[T]):
     raw: str
     attempts: int
     repaired: bool
+    # the model's reasoning where the server sent it apart (reasoning_content) or in <think>
+    reasoning: str | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,8 @@ class Step(Generic[T]):
     text, parsed by ``parse`` (default: non-empty text). ``grammar``: a GBNF grammar used
     when the backend supports grammars (for text formats such as outlines).
     ``format_hint``: how the reply must look, appended to the prompt for text outputs.
+    ``describe_output``: append the JSON keys of ``output`` to the prompt (turn it off for a
+    verbatim paper prompt that already describes its format).
     """
 
     name: str
@@ -73,6 +77,7 @@ class Step(Generic[T]):
     format_hint: str = ""
     max_tokens: int = 512
     params: dict[str, Any] = field(default_factory=dict)
+    describe_output: bool = True
 
     def __post_init__(self) -> None:
         used = {f for _, f, _, _ in string.Formatter().parse(self.instruction) if f}
@@ -88,7 +93,7 @@ class Step(Generic[T]):
         return self.output.model_json_schema() if self.output is not None else None
 
     def output_instructions(self) -> str:
-        if self.output is None:
+        if self.output is None or not self.describe_output:
             return self.format_hint
         lines = ["Reply with only a JSON object with these keys:"]
         for name, info in self.output.model_fields.items():
@@ -152,7 +157,8 @@ class Step(Generic[T]):
                             Message(role="user", content=REPAIR.format(error=last_error,
                                                                        hint=hint))]
                 continue
-            return StepResult(value=value, raw=raw, attempts=attempt, repaired=attempt > 1)
+            return StepResult(value=value, raw=raw, attempts=attempt, repaired=attempt > 1,
+                              reasoning=response.reasoning)
         raise StepError(self.name, f"no valid output after a repair re-ask: {last_error}",
                         raw=raw)
 

@@ -8,6 +8,9 @@ clients are exercised end to end (no SDK mocks). Behaviour is scripted:
         ... OpenAIChatLLM("fake-model", server.url) ...
         server.requests  # every request body and headers, in order
 
+``reply`` may return a dict: the whole assistant message (e.g. with ``reasoning_content``,
+as DeepSeek-R1 and vLLM's reasoning parsers send it).
+
 Actions: ``"ok"``, ``("status", code, headers[, error message])``, ``("timeout", seconds)``
 (sleep before answering), ``"reset"`` (close the connection with a TCP RST), ``("body", text)`` (a
 200 with a raw body). Without a script, ``fail_rate`` of requests answer 500 at random.
@@ -66,7 +69,8 @@ def _last_user(body: dict[str, Any]) -> str:
 class FakeOpenAIServer:
     """A scriptable OpenAI-compatible server on 127.0.0.1 (a free port)."""
 
-    def __init__(self, *, reply: Callable[[dict[str, Any]], str] | str | None = None,
+    def __init__(self, *,
+                 reply: Callable[[dict[str, Any]], str | dict[str, Any]] | str | None = None,
                  latency_s: float = 0.0, fail_rate: float = 0.0, seed: int = 0,
                  models: tuple[str, ...] = ("fake-model",), embedding_dim: int = 8,
                  token_logprob: Callable[[str, str], float] | None = None,
@@ -162,7 +166,7 @@ class FakeOpenAIServer:
                 return ("status", 500, {})
         return "ok"
 
-    def _reply_text(self, body: dict[str, Any]) -> str:
+    def _reply_text(self, body: dict[str, Any]) -> str | dict[str, Any]:
         if self.reply is None:
             return _last_user(body)
         if isinstance(self.reply, str):
@@ -257,11 +261,14 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("prompt_logprobs") is not None:
             self._send(200, srv._prompt_logprobs(body))
             return
-        text = srv._reply_text(body)
+        reply = srv._reply_text(body)
+        # a dict reply is the whole message, e.g. {"content": ..., "reasoning_content": ...}
+        message = {"role": "assistant", **reply} if isinstance(reply, dict) else {
+            "role": "assistant", "content": reply}
+        text = str(message.get("content") or "")
         prompt_tokens = sum(len(str(m.get("content", "")).split())
                             for m in body.get("messages", []))
-        choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
-                                  "message": {"role": "assistant", "content": text}}
+        choice: dict[str, Any] = {"index": 0, "finish_reason": "stop", "message": message}
         if body.get("logprobs"):
             choice["logprobs"] = {"content": [{"token": w, "logprob": -0.5} for w in text.split()]}
         self._send(200, {"id": "fake", "object": "chat.completion", "model": body["model"],

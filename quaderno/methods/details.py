@@ -37,5 +37,29 @@ class ChainDetails(BaseModel):
     queries: list[str] = Field(default_factory=list)
 
 
-MethodDetails = Annotated[PagerDetails | NotesDetails | ChainDetails,
+class MisknowJudgment(BaseModel):
+    """The reasoner's judgment (Fig. 4) as it was read."""
+
+    thought: str = ""
+    judge: bool | None = None
+    missing_knowledge: list[str] = Field(default_factory=list)
+    query: list[str] = Field(default_factory=list)
+
+
+class MisknowDetails(BaseModel):
+    """Missing-knowledge RAG: the fields of the paper's case studies (Tables 6–7) and the path
+    the question took (second-round, sufficient, missing-without-queries, unreadable)."""
+
+    kind: Literal["misknow"] = "misknow"
+    first_answer: str
+    path: str
+    judgment: MisknowJudgment | None = None
+    reasoning: str = ""
+    reasoning_source: str = "none"  # reasoning_content | think | text before the JSON | thought
+    round1: list[str] = Field(default_factory=list)
+    round2: list[str] = Field(default_factory=list)
+    duplicates_skipped: int = 0
+
+
+MethodDetails = Annotated[PagerDetails | NotesDetails | ChainDetails | MisknowDetails,
                           Field(discriminator="kind")]

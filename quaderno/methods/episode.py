@@ -36,9 +36,12 @@ class Episode:
         self.evidence: list[Evidence] = []
 
     # -- retrieval ------------------------------------------------------------------------
-    async def retrieve(self, query: str, k: int, *, kb: str | None = None) -> list[Hit]:
+    async def retrieve(self, query: str, k: int, *, kb: str | None = None,
+                       cite: bool = True) -> list[Hit]:
         """Top-``k`` hits for ``query`` (from knowledge base ``kb`` only, when given), as one
-        traced retrieval round; an empty query or result is a recorded fallback."""
+        traced retrieval round; an empty query or result is a recorded fallback. With
+        ``cite=False`` the hits are candidates: only those later passed to :meth:`cite`
+        become evidence (what the LLM was shown)."""
         if self.retriever is None:
             return []
         retriever = for_kb(self.retriever, kb) if kb is not None else self.retriever
@@ -51,8 +54,13 @@ class Episode:
                 self.trace.fallback(f"retrieval for {query!r} returned nothing; continuing "
                                     "without documents", span)
         self.rounds.append([h.chunk.id for h in hits])
-        self.evidence.extend(Evidence.of(h, query) for h in hits)
+        if cite:
+            self.cite(hits, query)
         return hits
+
+    def cite(self, hits: Sequence[Hit], query: str) -> None:
+        """Record ``hits``, retrieved with ``query``, as evidence shown to the LLM."""
+        self.evidence.extend(Evidence.of(h, query) for h in hits)
 
     # -- the answer step ------------------------------------------------------------------
     async def answer_step(self, step: Step, **inputs: Any) -> tuple[str, str]:

@@ -12,6 +12,7 @@ from quaderno.index.retrievers import Retriever
 from quaderno.llm.lm import LM
 from quaderno.methods.base import Method
 from quaderno.methods.baselines import IRCoT, IterRetGen, VanillaLLM, VanillaRAG
+from quaderno.methods.misknow import MisknowRAG, StdRAG
 from quaderno.methods.pager import Pager
 from quaderno.methods.spec import (MethodOptions, MethodRegistry, MethodSpec, RetrievalOptions,
                                    parse_opts)
@@ -45,6 +46,41 @@ class IterRetGenOptions(RetrievalOptions):
     iterations: int = Field(3, ge=1, description="retrieval-generation rounds")
 
 
+class MisknowOptions(RetrievalOptions):
+    k: int = Field(4, ge=2, multiple_of=2, description="K: K/2 chunks per round (paper: 4)")
+    kb1: str | None = Field(None, description="knowledge base of round 1 (the question) "
+                                              "[default: every --kb]")
+    kb2: str | None = Field(None, description="knowledge base of round 2 (the missing-knowledge "
+                                              "queries) [default: every --kb]")
+    reasoning: bool = Field(True, description="give the reader the reasoner's reasoning "
+                                              "(false: the Table 5 'w/o reasoning' ablation)")
+    thought_line: bool = Field(True, description="give the reader the judgment's thought "
+                                                 "(REC A11)")
+    backfill: bool = Field(True, description="refill round 2 from deeper ranks when MD5 dedup "
+                                             "drops chunks, so |C| = K (REC A7)")
+    budget_parity: bool = Field(False, description="when round 2 is skipped, fill it with the "
+                                                   "question's next hits from kb2 (REC A8)")
+    reasoning_max_words: int = Field(1536, ge=1, description="reasoning shown to the reader, "
+                                                             "cut from the middle (REC A10)")
+    reader_max_tokens: int = Field(64, ge=1, description="reader answer length (REC A14: 64 "
+                                                         "for NQ, 512 for long answers)")
+
+
+class StdRAGOptions(RetrievalOptions):
+    k: int = Field(4, ge=1, description="documents retrieved (paper: 4)")
+    kbs: list[str] = Field(default_factory=list, description="knowledge bases to take K/n each "
+                                                             "from (2-way: two) [default: the "
+                                                             "--kb retriever as it is]")
+    reader_max_tokens: int = Field(64, ge=1, description="reader answer length")
+
+
+MISKNOW_PAPER = "Missing-knowledge RAG (seed 001)"
+
+
+def _misknow(lm, r, o, reasoner):  # noqa: ANN001, ANN202 - a factory
+    return MisknowRAG(lm, r, reasoner=reasoner, **o.model_dump())
+
+
 def _pager(variant: str):  # noqa: ANN202 - a factory
     return lambda lm, r, o: Pager(lm, r, variant=variant, **o.model_dump())
 
@@ -76,6 +112,17 @@ SPECS = (
     MethodSpec("iter-retgen", lambda lm, r, o: IterRetGen(lm, r, **o.model_dump()),
                IterRetGenOptions, True, "Iter-RetGen (Shao et al., 2023)",
                "retrieve with the question and the previous generation, regenerate"),
+    MethodSpec("misknow", _misknow, MisknowOptions, True, MISKNOW_PAPER,
+               "round 1 from kb1; a reasoner judges what knowledge is missing and writes "
+               "queries; round 2 from kb2 with them; answer with the reasoning",
+               roles=("reasoner",)),
+    MethodSpec("misknow-no-reasoning", _misknow, MisknowOptions, True,
+               MISKNOW_PAPER + ", Table 5",
+               "ablation: misknow without the reasoning line in the final prompt",
+               defaults={"reasoning": False}, roles=("reasoner",)),
+    MethodSpec("std-rag", lambda lm, r, o: StdRAG(lm, r, **o.model_dump()), StdRAGOptions, True,
+               MISKNOW_PAPER + ", baseline",
+               "top-K once (2-way: K/2 from each of two KBs), the first-round reader prompt"),
 )
 
 METHODS = MethodRegistry(SPECS)
@@ -87,13 +134,14 @@ def get_spec(name: str) -> MethodSpec:
 
 
 def make_method(name: str, lm: LM, retriever: Retriever | None,
-                options: Mapping[str, Any] | MethodOptions | None = None,
-                **kw: Any) -> Method:
+                options: Mapping[str, Any] | MethodOptions | None = None, *,
+                roles: Mapping[str, LM] | None = None, **kw: Any) -> Method:
     """Build method ``name`` with ``options`` (and keyword options), validated by its spec:
-    an unknown or ill-typed option is a ConfigError naming it and the allowed ones."""
+    an unknown or ill-typed option is a ConfigError naming it and the allowed ones.
+    ``roles`` gives LMs for the method's extra roles (``{"reasoner": lm2}``)."""
     merged = {**(options.model_dump() if isinstance(options, MethodOptions)
                  else dict(options or {})), **kw}
-    return METHODS.make(name, lm, retriever, merged)
+    return METHODS.make(name, lm, retriever, merged, roles=roles)
 
 
 __all__ = ["METHODS", "SPECS", "get_spec", "make_method", "parse_opts"]

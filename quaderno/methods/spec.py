@@ -50,6 +50,9 @@ class MethodSpec:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     # names of evaluation measures every run of this method adds (see quaderno.eval.measures)
     measures: tuple[str, ...] = ()
+    # LLM roles besides the main one (e.g. "reasoner"): the factory gets each as a keyword
+    # argument, the main LM where none is given
+    roles: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = set(self.defaults) - set(self.options.model_fields)
@@ -84,9 +87,10 @@ class MethodSpec:
         """One row per option: name, type, effective default, description."""
         rows = []
         for name, info in self.options.model_fields.items():
-            default = self.defaults.get(name, info.default)
+            default = self.defaults.get(name, info.get_default(call_default_factory=True))
             rows.append({"name": name, "type": _type_name(info.annotation),
-                         "default": default, "description": info.description or ""})
+                         "default": default, "required": info.is_required(),
+                         "description": info.description or ""})
         return rows
 
     def options_schema(self) -> dict[str, Any]:
@@ -134,12 +138,20 @@ class MethodRegistry(Mapping[str, MethodSpec]):
         return MethodRegistry([*self._specs.values(), *specs])
 
     def make(self, name: str, lm: LM, retriever: Retriever | None,
-             options: Mapping[str, Any] | MethodOptions | None = None) -> Any:
+             options: Mapping[str, Any] | MethodOptions | None = None,
+             roles: Mapping[str, LM] | None = None) -> Any:
+        """Build method ``name``; ``roles`` gives LMs for its extra roles (e.g. a reasoner)."""
         spec = self.spec(name)
         if spec.needs_retrieval and retriever is None:
             raise ConfigError(f"method {name!r} needs a knowledge base (--kb)")
+        unknown = sorted(set(roles or {}) - set(spec.roles))
+        if unknown:
+            raise ConfigError(f"method {name!r} has no {unknown[0]!r} LLM role"
+                              + (f" (its roles: {', '.join(spec.roles)})" if spec.roles
+                                 else " (it uses one LLM)"))
+        extra = {role: (roles or {}).get(role, lm) for role in spec.roles}
         return spec.factory(lm, retriever if spec.needs_retrieval else None,
-                            spec.validate(options))
+                            spec.validate(options), **extra)
 
 
 def parse_opts(pairs: Sequence[str] | None) -> dict[str, Any]:
