@@ -1,4 +1,4 @@
-"""`quaderno kb ...`: add, list, merge and remove knowledge bases."""
+"""`quaderno kb ...`: add, list, merge, build from recipes and remove knowledge bases."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from rich.table import Table
 
 from quaderno.cli.common import HomeOption, console, friendly_errors, print_json, workspace
 from quaderno.corpus.loaders import guess_format, load
+from quaderno.corpus.recipes import RECIPES, build_recipe
+from quaderno.errors import ConfigError
 
 app = typer.Typer(help="Manage knowledge bases (named collections of chunks).",
                   no_args_is_help=True)
@@ -84,6 +86,61 @@ def merge(name: str = typer.Argument(...), sources: list[str] = typer.Argument(.
     kb = workspace(home).merge_kbs(name, sources, replace=replace)
     console.print(f"[green]merged[/] {', '.join(sources)} into [bold]{kb.name}[/]: "
                   f"{len(kb)} chunks ({kb.kind.value})")
+
+
+@app.command("recipe")
+@friendly_errors
+def recipe(
+    name: str = typer.Argument(None, help="Recipe to build: " + " | ".join(RECIPES)),
+    list_recipes: bool = typer.Option(False, "--list", help="List the recipes and exit"),
+    kb: str = typer.Option(None, "--kb", help="Name of the KB [default: the recipe's name]"),
+    eval_dataset: str = typer.Option(None, help="Evaluation dataset whose questions are kept "
+                                                "out [default: the recipe's]"),
+    eval_limit: int = typer.Option(None, help="Keep out its first N questions, as `quaderno "
+                                              "eval --limit N` answers [default: all]"),
+    data_dir: Path = typer.Option(None, help="Benchmark data folder [default: $QUADERNO_DATA "
+                                             "or ../shared/data]"),
+    replace: bool = typer.Option(False, help="Replace an existing knowledge base"),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON"),
+    home: Path = HomeOption,
+) -> None:
+    """Build a knowledge base of the missing-knowledge experiments from the benchmark data,
+    keeping every evaluation question out of it."""
+    if list_recipes:
+        table = Table("recipe", "kind", "evaluation", "what it holds")
+        for r in RECIPES.values():
+            table.add_row(r.name, r.kind.value, r.eval_dataset, r.description)
+        console.print(table)
+        return
+    if not name:
+        raise ConfigError(f"name a recipe: {', '.join(RECIPES)} (--list describes them)")
+    ws = workspace(home)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        task = progress.add_task(f"building {name}", total=None)
+        report = build_recipe(
+            ws, name, kb=kb, eval_dataset=eval_dataset, eval_limit=eval_limit, data=data_dir,
+            replace=replace,
+            progress=lambda n: progress.update(task, description=f"{n} chunks"))
+    if json_out:
+        print_json(report.model_dump(mode="json"))
+        return
+    limit = f"first {report.eval_limit}" if report.eval_limit else "all"
+    summed = " (summed over its parts)" if report.parts else ""
+    lines = [
+        f"[green]built[/] knowledge base [bold]{report.kb}[/] ({report.kind}) from recipe "
+        f"{report.recipe}: {report.chunks} chunks, {report.duplicates} MD5 duplicates dropped",
+        f"  evaluation kept out: {report.eval_dataset}, {limit} questions "
+        f"({report.eval_questions})",
+        f"  records{summed}: read {report.read}, kept {report.kept}, dropped as evaluation "
+        f"leaks {report.dropped_as_leaks} ({report.evaluation} evaluation records, "
+        f"{report.leaks} repeating an evaluation question or answer)"
+        + (f", {report.other_half} in the other MedQuAD half" if report.other_half else ""),
+    ]
+    lines += [f"  part {part}: read {c.read}, kept {c.kept}, evaluation {c.evaluation}, "
+              f"leaks {c.leaks}, other half {c.other_half}" for part, c in report.parts.items()]
+    for line in lines:
+        console.print(line, highlight=False, soft_wrap=True)
 
 
 @app.command("remove")
