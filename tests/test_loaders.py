@@ -116,3 +116,23 @@ def test_empty_folder_and_missing_file(tmp_path):
 def test_unknown_format():
     with pytest.raises(ConfigError, match="unknown format 'xml'"):
         load("x", "xml")
+
+
+def test_qa_pairs_with_empty_or_repeated_ids_get_unique_ones(tmp_path):
+    """Huatuo's records have "id": ""; MedQuAD reuses a document id for each question."""
+    import json
+
+    from quaderno.corpus.loaders import load_qa_pairs
+    path = tmp_path / "pairs.jsonl"
+    rows = [{"id": "", "question": "q1", "answer": "a1"},
+            {"id": "doc-7", "question": "q2", "answer": "a2"},
+            {"id": "doc-7", "question": "q3", "answer": "a3"}]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    ids = [c.id for c in load_qa_pairs(path)]
+    assert ids == ["pairs:1", "doc-7", "doc-7@3"]
+
+
+def test_medquad_questions_have_unique_ids(shared_data):
+    from quaderno.eval.datasets import load_dataset
+    records = load_dataset("medquad", limit=2000, data=shared_data)
+    assert len({r.id for r in records}) == len(records) == 2000

@@ -134,9 +134,13 @@ def load_qa_pairs(path: str | Path, *, question_field: str = "question",
                   skip_invalid: bool = False) -> Iterator[Chunk]:
     """Historical question-answer pairs; the indexed text holds both question and answer.
 
-    ``question``/``answer`` may also be one-element lists (Huatuo-26M's layout).
+    ``question``/``answer`` may also be one-element lists (Huatuo-26M's layout). A record
+    without an id (or with an empty one) gets ``{file stem}:{line}``; an id already used by an
+    earlier pair gets ``@{line}`` appended (QA files such as MedQuAD reuse a document's id for
+    each of its questions).
     """
     path = Path(path)
+    seen: set[str] = set()
     for lineno, rec in _records(path, skip_invalid):
         try:
             question = _text(_field(rec, question_field, path, lineno), question_field, path,
@@ -148,7 +152,10 @@ def load_qa_pairs(path: str | Path, *, question_field: str = "question",
             log.warning("skipping %s line %d", path, lineno)
             continue
         raw_id = rec.get(id_field)
-        cid = str(raw_id) if raw_id is not None else f"{path.stem}:{lineno}"
+        cid = str(raw_id) if raw_id not in (None, "") else f"{path.stem}:{lineno}"
+        if cid in seen:
+            cid = f"{cid}@{lineno}"
+        seen.add(cid)
         yield Chunk(id=cid, text=f"Question: {question.strip()}\nAnswer: {answer.strip()}",
                     title=question.strip(), source=f"{path.name}:{lineno}",
                     meta={"question": question.strip(), "answer": answer.strip()})

@@ -147,7 +147,9 @@ def question_answer(path: Path) -> Iterator[QARecord]:
 def flashrag(path: Path) -> Iterator[QARecord]:
     """FlashRAG dataset JSONL: {id, question, golden_answers}."""
     for n, rec in _read(path):
-        yield QARecord(id=str(rec.get("id", n)), question=_need(rec, "question", path, n),
+        # MedQuAD's ids name a document, not a question (11,386 ids for 14,000 questions)
+        yield QARecord(id=f"{rec['id']}@{n}" if rec.get("id") else str(n),
+                       question=_need(rec, "question", path, n),
                        answers=_as_list(_need(rec, "golden_answers", path, n)))
 
 
@@ -167,7 +169,9 @@ def triviaqa_aliases(path: Path) -> Iterator[QARecord]:
 
 def medquad(path: Path) -> Iterator[QARecord]:
     for n, rec in _read(path):
-        yield QARecord(id=str(rec.get("id", n)), question=_need(rec, "question", path, n),
+        # MedQuAD's ids name a document, not a question (11,386 ids for 14,000 questions)
+        yield QARecord(id=f"{rec['id']}@{n}" if rec.get("id") else str(n),
+                       question=_need(rec, "question", path, n),
                        answers=[_need(rec, "answer", path, n)], long_form=True)
 
 
