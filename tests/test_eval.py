@@ -361,3 +361,297 @@ def test_measures_the_runs_llms_cannot_serve_are_refused(tmp_path):
     with pytest.raises(ConfigError, match="DIG needs the answering LLM to score.*method "
                                           "'measured-rag' always measures dig"):
         EvalRunner(config(method="measured-rag"), tmp_path / "b", lm=lm, methods=methods)
+
+
+# -- context recall as the missing-knowledge paper (Eq. 4, Figs. 6-7; checklist A19) --------
+HANNIBAL_Q = "who played hannibal lecturer in silence of the lambs"
+HANNIBAL_CONTEXTS = [  # Fig. 7's retrieved contexts (QA pairs as the paper prints them)
+    "who played hannibal lecturer in silence of the lambs Anthony Hopkins, Anthony Hopkins as "
+    "Dr. Hannibal Lecter",
+    "who played hannibal lecturer in silence of the lamb Anthony Hopkins, Anthony Hopkins as "
+    "Dr. Hannibal Lecter",
+    "who was the actor in silence of the lambs Frank Theodore \"Ted\" Levine, Frank Theodore Ted "
+    "Levine ( born May 29 , 1957 ) is an American actor . He is known for his roles as Buffalo "
+    "Bill in The Silence of the Lambs and as Captain Leland Stottlemeyer in the television "
+    "series Monk .",
+    "who starred in the silence of the lambs Jodie Foster, Anthony Hopkins, Scott Glenn, Ted "
+    "Levine, The Silence of the Lambs Theatrical release posterDirected by Jonathan Demme "
+    "Produced by Kenneth Utt Edward Saxon Ron Bozman Screenplay by Ted Tally Based on The "
+    "Silence of the Lambs by Thomas Harris Starring Jodie Foster Anthony Hopkins Scott Glenn "
+    "Ted Levine Music by Howard Shore"]
+HANNIBAL_GT = [
+    "Anthony Hopkins is a Welsh actor, director, and producer.",
+    "Anthony Hopkins portrayed the character Hannibal Lecter in the 1991 film The Silence of "
+    "the Lambs.",
+    "The Silence of the Lambs is a 1991 American horror-thriller film directed by Jonathan "
+    "Demme and starring Jodie Foster and Anthony Hopkins."]
+# the judge's two replies as Fig. 7 prints them: bare objects, no wrapping key
+FIG7_GROUND_TRUTH = ", ".join(json.dumps({"context": s}) for s in HANNIBAL_GT)
+FIG7_CLASSIFICATION = "```\n" + ",\n".join(json.dumps(
+    {"statement": s, "attributed": label, "reason": "as Fig. 7"}, indent=2)
+    for s, label in zip(HANNIBAL_GT, (0, 1, 1))) + "\n```"
+GT_INSTRUCTION = "analyze the context or evidence knowledge"
+
+
+def fig7_judge(request):
+    return FIG7_GROUND_TRUTH if GT_INSTRUCTION in request.messages[0].content \
+        else FIG7_CLASSIFICATION
+
+
+def test_the_papers_fig7_hannibal_example_scores_two_thirds():
+    from quaderno.eval.judges import context_recall
+    from quaderno.eval.measures import ContextRecall, MeasureTools
+    from quaderno.llm.trace import Trace
+    from quaderno.methods.answer import Answer, Evidence
+
+    judge = FakeLLM(respond=fig7_judge)
+    recall = asyncio.run(context_recall(LM(judge), HANNIBAL_Q, ["Anthony Hopkins"],
+                                        HANNIBAL_CONTEXTS))
+    assert recall == pytest.approx(2 / 3)
+    assert len(judge.requests) == 2  # ground truth, then classification
+    shown = judge.requests[1].messages[0].content
+    assert all(c in shown for c in HANNIBAL_CONTEXTS)
+    assert all(json.dumps({"context": s}) in shown for s in HANNIBAL_GT)
+    # the same through the measure, over an answer's evidence
+    answer = Answer(question=HANNIBAL_Q, answer="Anthony Hopkins", method="m", evidence=[
+        Evidence(chunk_id=str(i), kb="nq-qa", title="", text=t, score=1.0, query=HANNIBAL_Q)
+        for i, t in enumerate(HANNIBAL_CONTEXTS)])
+    record = load_dataset(str(FIXTURE), fmt="hotpot-ircot", limit=1)[0].model_copy(
+        update={"question": HANNIBAL_Q, "answers": ["Anthony Hopkins"]})
+    measure = ContextRecall.build(MeasureTools(LM(FakeLLM()), LM(FakeLLM(respond=fig7_judge))))
+    assert asyncio.run(measure.measure(record, answer, trace=Trace())) == {
+        "context_recall": pytest.approx(2 / 3)}
+
+
+def test_context_recall_reads_context_keys_yes_no_labels_and_scores_empty_contexts_zero():
+    from quaderno.eval.judges import context_recall, context_recalls
+
+    def judge(request):
+        if GT_INSTRUCTION in request.messages[0].content:
+            return '{"contexts": [{"statement": "A"}, {"context": "B"}, {"context": "C"}]}'
+        return ('{"classification": [{"context": "A", "attributed": "Yes", "reason": "r"},'
+                ' {"context": "B", "attributed": false}, {"context": "C", "attributed": "No"}]}')
+
+    assert asyncio.run(context_recall(LM(FakeLLM(respond=judge)), "q", ["a"],
+                                      ["some context"])) == pytest.approx(1 / 3)
+    silent = FakeLLM(respond=judge)
+    assert asyncio.run(context_recalls(LM(silent), "q", ["a"], {"all": [], "qa": []})) == {
+        "all": 0.0, "qa": 0.0}
+    assert silent.requests == []  # nothing retrieved: 0 without asking (RAGAS gave 1)
+
+
+def test_a_judge_json_failure_is_retried_once_then_nan_and_not_stored(tmp_path):
+    from quaderno.eval.judges import GroundTruthStore, context_recall
+    from quaderno.llm.trace import Trace
+
+    bad = FakeLLM(respond=lambda r: "I think both statements are supported.")
+    store = GroundTruthStore(tmp_path / "gt.sqlite")
+    trace = Trace()
+    assert asyncio.run(context_recall(LM(bad), "q", ["a"], ["ctx"], store=store,
+                                      trace=trace)) is None
+    assert len(bad.requests) == 2  # the re-ask, then NaN
+    assert any("NaN" in f for f in trace.fallbacks)
+    assert len(store) == 0  # no ground truth: the next run asks again
+
+    def attribution_fails(request):
+        return FIG7_GROUND_TRUTH if GT_INSTRUCTION in request.messages[0].content else "no"
+    judge = FakeLLM(respond=attribution_fails)
+    assert asyncio.run(context_recall(LM(judge), HANNIBAL_Q, ["Anthony Hopkins"], ["ctx"],
+                                      store=store)) is None
+    assert len(judge.requests) == 3 and len(store) == 1  # the ground truth was good
+
+
+def split_judge(request):
+    """Ground truth: two statements; the first is in the QA pair, the second in a passage."""
+    text = request.messages[0].content
+    if GT_INSTRUCTION in text:
+        return '{"contexts": [{"context": "Hopkins played Lecter"}, {"context": "Demme"}]}'
+    shown = text.split("Contexts:", 1)[1].split("Ground Truth:", 1)[0]
+    labels = [int("Answer: Anthony Hopkins" in shown), int("Jonathan Demme" in shown)]
+    return json.dumps({"classification": [
+        {"statement": s, "attributed": a} for s, a in zip(("Hopkins played Lecter", "Demme"),
+                                                          labels)]})
+
+
+def test_context_recall_is_split_by_source_against_one_ground_truth():
+    from quaderno.eval.measures import ContextRecall, MeasureTools, is_qa_pair_text
+    from quaderno.llm.trace import Trace
+    from quaderno.methods.answer import Answer, Evidence
+
+    texts = ["Question: who played hannibal lecter?\nAnswer: Anthony Hopkins",
+             "The Silence of the Lambs was directed by Jonathan Demme.",
+             "Question: who wrote the novel?\nAnswer: Thomas Harris",
+             "Jodie Foster played Clarice Starling."]
+    assert [is_qa_pair_text(t) for t in texts] == [True, False, True, False]
+    evidence = [Evidence(chunk_id=str(i), kb="kb", title="", text=t, score=1.0, query="q")
+                for i, t in enumerate(texts)]
+    record = records(1)[0]
+    fake = FakeLLM(respond=split_judge)
+    measure = ContextRecall.build(MeasureTools(LM(FakeLLM()), LM(fake)))
+    answer = Answer(question="q", answer="Anthony Hopkins", method="m", evidence=evidence)
+    out = asyncio.run(measure.measure(record, answer, trace=Trace()))
+    assert out == {"context_recall": 1.0, "context_recall_qa": 0.5,
+                   "context_recall_passage": 0.5}
+    prompts = [r.messages[0].content for r in fake.requests]
+    assert sum(GT_INSTRUCTION in p for p in prompts) == 1  # one ground truth, three judgments
+    assert len(prompts) == 4
+    one_source = answer.model_copy(update={"evidence": evidence[1::2]})
+    assert asyncio.run(measure.measure(record, one_source, trace=Trace())) == {
+        "context_recall": 0.5}  # passages only: no split
+
+
+def judge_with_statements(*statements):
+    """Writes ``statements`` as ground truth; attributes every statement it is shown."""
+    from quaderno.eval.judges import json_objects
+
+    def judge(request):
+        text = request.messages[0].content
+        if GT_INSTRUCTION in text:
+            return json.dumps({"contexts": [{"context": s} for s in statements]})
+        shown = json_objects(text.split("Ground Truth:", 1)[1])
+        return json.dumps({"classification": [{"statement": o["context"], "attributed": 1}
+                                              for o in shown]})
+    return FakeLLM(respond=judge, model="judge")
+
+
+def test_ground_truth_is_written_once_per_question_and_shared_across_methods(tmp_path):
+    from quaderno.eval.judges import GroundTruthStore
+
+    methods, _ = measured_registries()  # measured-rag: another method over the same pool
+    out = tmp_path / "runs"
+    cfg = dict(judge_model="fake:judge", judges=["context_recall"])
+    first = judge_with_statements("A", "B")
+    asyncio.run(EvalRunner(config(**cfg), out / "rag", lm=LM(FakeLLM(respond=oracle)),
+                           judge=LM(first)).run(records(3)))
+    assert sum(GT_INSTRUCTION in r.messages[0].content for r in first.requests) == 3
+    store = GroundTruthStore(out / "ground_truth.sqlite")
+    assert len(store) == 3
+    rec = records(1)[0]
+    assert store.get("fake:judge", rec.question, rec.answers) == ["A", "B"]
+    # a later run of another method, its judge uncached and ready to write other statements
+    second = judge_with_statements("X")
+    results = asyncio.run(EvalRunner(config(method="measured-rag", **cfg), out / "other",
+                                     lm=LM(FakeLLM(respond=oracle)), judge=LM(second),
+                                     methods=methods).run(records(3)))
+    assert not any(GT_INSTRUCTION in r.messages[0].content for r in second.requests)
+    assert len(second.requests) == 3  # one classification per question
+    assert all('{"context": "A"}\n{"context": "B"}' in r.messages[0].content
+               for r in second.requests)
+    assert all(r.metrics["context_recall"] == 1.0 for r in results)
+    assert all(r.eval_calls.llm_calls == 1 for r in results)  # what measuring cost this run
+    # another judge model gets its own statements
+    assert store.get("fake:other", rec.question, rec.answers) is None
+    plain = tmp_path / "plain"
+    run(config(), plain / "r", LM(FakeLLM(respond=oracle)), recs=records(1))
+    assert not (plain / "ground_truth.sqlite").exists()  # only context recall makes one
+
+
+def test_a_damaged_ground_truth_store_is_an_error_naming_the_file(tmp_path):
+    from quaderno.eval.judges import GroundTruthStore
+
+    path = tmp_path / "ground_truth.sqlite"
+    path.write_text("not a database " * 200)
+    with pytest.raises(InputFormatError, match="ground_truth.sqlite.*move the file away"):
+        GroundTruthStore(path).get("fake:judge", "q", ["a"])
+
+
+def test_nan_scores_are_counted_by_the_report_not_averaged_as_zero(tmp_path):
+    def judge(request):
+        text = request.messages[0].content
+        if GT_INSTRUCTION in text:
+            return '{"contexts": [{"context": "A"}, {"context": "B"}]}'
+        if "Corliss Archer" in text:  # this question's judgment never parses
+            return "Both are attributed."
+        return '{"classification": [{"statement": "A", "attributed": 1}, ' \
+               '{"statement": "B", "attributed": 0}]}'
+
+    fake = FakeLLM(respond=judge)
+    results = asyncio.run(EvalRunner(
+        config(judge_model="fake:judge", judges=["context_recall"]), tmp_path / "r",
+        lm=LM(FakeLLM(respond=oracle)), judge=LM(fake)).run(records(3)))
+    failed = [r for r in results if "Corliss Archer" in r.question]
+    assert len(failed) == 1 and "context_recall" not in failed[0].metrics
+    assert failed[0].metrics["context_recall_nan"] == 1.0
+    assert all(r.metrics["context_recall"] == 0.5 for r in results if r not in failed)
+    summary = load_run(tmp_path / "r")
+    assert summary["nan"] == {"context_recall": 1}
+    assert summary["mean"]["context_recall"] == 0.5  # over the 2 scored questions
+    assert "context_recall_nan" not in summary["mean"]
+    md = write_report([tmp_path / "r"], tmp_path / "rep", plots=False)["markdown"].read_text()
+    assert "| NaN (judge failed) |" in md and "| context_recall 1/3 |" in md
+    from quaderno.cli.main import app
+    res = CliRunner().invoke(app, ["report", str(tmp_path / "r"), "--out",
+                                   str(tmp_path / "rep2"), "--no-plots"])
+    assert res.exit_code == 0, res.output
+    assert "NaN" in res.output and "context_recall 1/3" in res.output
+
+
+# -- paired differences in reports ---------------------------------------------------------
+def test_report_gives_paired_differences_against_a_baseline(tmp_path):
+    from quaderno.eval.paired import bootstrap_ci
+    from quaderno.eval.report import paired
+
+    rag, _ = run(config(), tmp_path / "rag", LM(FakeLLM(respond=oracle)))
+    llm, _ = run(config(method="vanilla-llm"), tmp_path / "llm",
+                 LM(FakeLLM(respond=lambda r: "<answer>Chief of Protocol</answer>")))
+    runs = [load_run(tmp_path / "llm"), load_run(tmp_path / "rag")]
+    ((dataset, d),) = paired(runs, "cover_em", baseline="vanilla-llm")
+    base = {r.id: r.metrics["cover_em"] for r in llm}
+    diffs = [r.metrics["cover_em"] - base[r.id] for r in rag]  # matched by id
+    assert (dataset, d.a, d.b, d.n) == ("hotpot-fixture", "vanilla-rag", "vanilla-llm", 8)
+    assert d.mean_b == 0.125 and d.diff == pytest.approx(sum(diffs) / 8)
+    assert (d.ci_low, d.ci_high) == bootstrap_ci(diffs)
+    assert d.better == sum(x > 0 for x in diffs) and d.worse == sum(x < 0 for x in diffs)
+    assert d.mcnemar_p is not None
+    # without a baseline: every later run against every earlier one
+    ((_, same),) = paired(runs, "cover_em")
+    assert (same.a, same.b, same.diff) == ("vanilla-rag", "vanilla-llm", d.diff)
+    ((_, f1),) = paired(runs, "f1")
+    assert f1.mcnemar_p is None or all(
+        r.metrics["f1"] in (0.0, 1.0) for r in rag + llm)  # McNemar only for 0/1 scores
+    md = write_report([tmp_path / "llm", tmp_path / "rag"], tmp_path / "report", plots=False,
+                      baseline="vanilla-llm")["markdown"].read_text()
+    assert "## Paired differences: cover_em" in md
+    assert (f"| hotpot-fixture | vanilla-rag | vanilla-llm | 8 | {d.mean_a * 100:.1f} | 12.5 | "
+            f"{d.diff * 100:+.1f} | [{d.ci_low * 100:+.1f}, {d.ci_high * 100:+.1f}] |") in md
+    with pytest.raises(ConfigError, match="no run is 'pager': give --baseline one of "
+                                          "vanilla-llm, vanilla-rag"):
+        paired(runs, "cover_em", baseline="pager")
+
+
+def test_runs_of_one_method_on_one_dataset_are_named_by_directory(tmp_path):
+    from quaderno.eval.report import paired, run_labels, table
+
+    run(config(), tmp_path / "rag-k3", LM(FakeLLM(respond=oracle)), recs=records(4))
+    run(config(k=2), tmp_path / "rag-k2", LM(FakeLLM(respond=oracle)), recs=records(4))
+    run(config(method="vanilla-llm"), tmp_path / "llm",
+        LM(FakeLLM(respond=lambda r: "<answer>x</answer>")), recs=records(4))
+    runs = [load_run(tmp_path / n) for n in ("rag-k3", "rag-k2", "llm")]
+    assert run_labels(runs) == ["rag-k3", "rag-k2", "vanilla-llm"]
+    methods, _, cells = table(runs, "cover_em")
+    assert methods == ["rag-k3", "rag-k2", "vanilla-llm"] and len(cells) == 3
+    assert [(d.a, d.b) for _, d in paired(runs, "cover_em", baseline="rag-k2")] == [
+        ("rag-k3", "rag-k2"), ("vanilla-llm", "rag-k2")]
+    with pytest.raises(ConfigError, match="2 runs on hotpot-fixture are 'vanilla-rag'.*rag-k3"):
+        paired(runs, "cover_em", baseline="vanilla-rag")
+
+
+def test_report_cli_prints_paired_differences_of_the_committed_runs(tmp_path):
+    import shutil
+
+    from quaderno.cli.main import app
+
+    committed = Path(__file__).resolve().parent.parent / "benchmarks" / "results" / "hotpotqa-50"
+    dirs = []
+    for name in ("vanilla-llm", "vanilla-rag"):
+        src = committed / f"hotpotqa-{name}-SmolLM2-135M-Instruct.Q4_1"
+        shutil.copytree(src, tmp_path / src.name)
+        dirs.append(str(tmp_path / src.name))
+    res = CliRunner().invoke(app, ["report", *dirs, "--out", str(tmp_path / "rep"),
+                                   "--no-plots", "--baseline", "vanilla-llm"])
+    assert res.exit_code == 0, res.output
+    assert "paired differences of cover_em" in res.output
+    md = (tmp_path / "rep" / "report.md").read_text()
+    # 6 questions only vanilla-rag covers, none the other way: McNemar p = 2 / 2^6
+    assert "| hotpotqa | vanilla-rag | vanilla-llm | 50 | 12.0 | 0.0 | +12.0 |" in md
+    assert "| 6 | 0 | 44 | 0.0312 |" in md

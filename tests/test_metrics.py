@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from quaderno.eval import metrics as M
@@ -74,3 +76,50 @@ def test_retrieval_recall_precision_and_overlap():
     # step 2 vs step 1: {b,c} vs {a,b} → 1/3; step 3 vs {a,b,c}: {c,d} → 1/4
     assert M.jaccard_overlap([["a", "b"], ["b", "c"], ["c", "d"]]) == pytest.approx([1 / 3, 1 / 4])
     assert M.jaccard_overlap([["a"]]) == []
+
+
+def test_strict_em_and_containment_on_an_nq_answer():
+    """The paper's "EM" exceeds its F1 in every row of Table 1: containment can, strict
+    EM (max over the same golds) cannot (checklist A17)."""
+    pred, golds = "Anthony Hopkins as Dr. Hannibal Lecter", ["Anthony Hopkins", "Hopkins"]
+    assert M.em(pred, golds) == 0.0
+    assert M.acc(pred, golds) == 1.0 and M.cover_em(pred, golds) == 1.0
+    # 6 predicted tokens, gold "anthony hopkins": P = 2/6, R = 1 → F1 = 0.5 < containment
+    assert M.f1(pred, golds) == pytest.approx(0.5)
+    assert M.precision(pred, golds) == pytest.approx(2 / 6)
+    assert M.recall(pred, golds) == 1.0  # either gold is recalled fully
+    assert M.em("anthony  hopkins.", golds) == 1.0  # strict, after SQuAD normalization
+
+
+def test_nq_style_records_get_strict_and_containment_em_and_token_f1_p_r():
+    from quaderno.eval.datasets import QARecord
+    from quaderno.eval.runner import score
+    from quaderno.methods.answer import Answer
+
+    record = QARecord(id="nq1", question="who played hannibal lecter in silence of the lambs",
+                      answers=["Anthony Hopkins", "Sir Anthony Hopkins"])
+    out = score(record, Answer(question=record.question, answer="Sir Anthony Hopkins",
+                               method="m"))
+    assert {"em", "acc", "cover_em", "f1", "precision", "recall"} <= set(out)
+    assert out["em"] == out["acc"] == out["cover_em"] == out["f1"] == 1.0
+    assert not {"rouge1", "bleu1"} & set(out)  # long-form metrics only for long answers
+
+
+def test_bleu_is_cumulative_with_smoothing_method_1_by_hand():
+    # p1 = 3/4, p2 = 1/3, p3 = 0/2 → 0.1/2, p4 = 0/1 → 0.1/1 (method 1); equal lengths: BP = 1
+    out = M.bleu("a b c d", ["a b x d"])
+    assert out["bleu1"] == pytest.approx(0.75)
+    assert out["bleu2"] == pytest.approx((0.75 * 1 / 3) ** (1 / 2))
+    assert out["bleu3"] == pytest.approx((0.75 * 1 / 3 * 0.05) ** (1 / 3))
+    assert out["bleu4"] == pytest.approx((0.75 * 1 / 3 * 0.05 * 0.1) ** (1 / 4))
+    # a short answer is penalized for brevity: BP = exp(1 - 8/4)
+    zh = M.bleu("泡脚可以", ["术后泡脚是可以的"])
+    assert zh["bleu1"] == pytest.approx(math.exp(1 - 8 / 4) * 1.0)
+    assert M.bleu("", ["x"]) == {"bleu1": 0.0, "bleu2": 0.0, "bleu3": 0.0, "bleu4": 0.0}
+    assert M.bleu("x y", ["", "  "])["bleu1"] == 0.0  # no usable reference
+
+
+def test_bleu_multiple_golds_are_references_and_rouge_takes_the_best():
+    golds = ["the cat sat on a mat", "a dog ran"]
+    assert M.bleu("the cat sat on a mat", golds)["bleu4"] == pytest.approx(1.0)
+    assert M.rouge("a dog ran", golds)["rouge1"] == pytest.approx(1.0)

@@ -12,11 +12,13 @@ from rich.table import Table
 
 from quaderno.cli.common import HomeOption, console, friendly_errors, workspace
 from quaderno.cli.llm_cmd import (BaseUrlOpt, ConfigOpt, KeyEnvOpt, LLMOpt, ModelOpt,
-                                  ModelPathOpt, build_lm, llm_config)
+                                  ModelPathOpt, ReasonerBaseUrlOpt, ReasonerLLMOpt,
+                                  ReasonerModelOpt, build_lm, llm_config, role_lms)
 from quaderno.errors import ConfigError
 from quaderno.eval.datasets import DATASETS, load_dataset
 from quaderno.eval.dig import DIGParams
-from quaderno.eval.report import HEADLINE, load_run, table, write_report
+from quaderno.eval.report import (HEADLINE, load_run, nan_text, paired, paired_cells,
+                                  run_labels, table, write_report)
 from quaderno.eval.runner import EvalRunner, RunConfig
 from quaderno.methods.registry import METHODS, get_spec, parse_opts
 
@@ -59,6 +61,8 @@ def eval_(
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the LLM cache"),
     llm: str = LLMOpt, model: str = ModelOpt, base_url: str = BaseUrlOpt,
     api_key_env: str = KeyEnvOpt, model_path: str = ModelPathOpt, config: Path = ConfigOpt,
+    reasoner_llm: str = ReasonerLLMOpt, reasoner_model: str = ReasonerModelOpt,
+    reasoner_base_url: str = ReasonerBaseUrlOpt,
     home: Path = HomeOption,
 ) -> None:
     """Run methods over a dataset; resumable (run again with the same options to continue)."""
@@ -72,6 +76,9 @@ def eval_(
                      api_key_env=api_key_env, model_path=model_path, temperature=temperature,
                      top_p=top_p, seed=seed)
     lm = build_lm(cfg, home, cache=False if no_cache else True)
+    all_roles = role_lms(home, config, cfg, cache=False if no_cache else True,
+                         reasoner={"backend": reasoner_llm, "model": reasoner_model,
+                                   "base_url": reasoner_base_url})
     judge_list = [j.strip() for j in judges.split(",") if j.strip()]
     judge = None
     if judge_list:
@@ -84,18 +91,20 @@ def eval_(
     ws = workspace(home) if pool == "kb" else None
     for m in method:
         options = method_options[m]
+        roles = {r: x for r, x in all_roles.items() if r in get_spec(m).roles}
         run_cfg = RunConfig(dataset=dataset, limit=limit, method=m, method_options=options,
                             k=k if k is not None else default_k(m),
                             pool=pool, kbs=list(kb or []), retrieval=retrieval, embedder=embedder,
                             model=lm.model_id, generation={"temperature": cfg.temperature,
                                                            "top_p": cfg.top_p, "seed": cfg.seed},
                             judge_model=judge.model_id if judge else None, judges=judge_list,
-                            dig=DIGParams() if dig else None, measures=list(measure or []))
+                            dig=DIGParams() if dig else None, measures=list(measure or []),
+                            roles={r: x.model_id for r, x in roles.items()})
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", name or f"{Path(dataset).stem}-{m}-"
                       f"{lm.model_id.split(':', 1)[-1]}")
         run_dir = out / (slug if len(method) == 1 or name is None else f"{slug}-{m}")
         runner = EvalRunner(run_cfg, run_dir, lm=lm, judge=judge, workspace=ws,
-                            concurrency=concurrency)
+                            concurrency=concurrency, roles=roles)
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), console=console) as progress:
             task = progress.add_task(f"{m} on {dataset}", total=len(records))
@@ -135,10 +144,15 @@ def report(
     run_dirs: list[Path] = typer.Argument(..., help="Run directories"),
     out: Path = typer.Option(None, help="Where to write report.md/.html and plots "
                                         "[default: the first run's parent]/report"),
-    metric: str = typer.Option("cover_em", help="Metric of the printed table"),
+    metric: str = typer.Option("cover_em", help="Metric of the printed table and of the "
+                                                "paired differences"),
+    baseline: str = typer.Option(None, help="Compare every run with this one (a method, or a "
+                                            "run directory's name) [default: every pair of "
+                                            "runs on a dataset, later − earlier]"),
     plots: bool = typer.Option(True, help="Draw plots (matplotlib)"),
 ) -> None:
-    """Print a methods × datasets table and write a Markdown/HTML report with plots."""
+    """Print a methods × datasets table and the paired per-question differences between
+    runs on the same dataset (bootstrap CI); write a Markdown/HTML report with plots."""
     runs = [load_run(d) for d in run_dirs]
     methods, datasets, cells = table(runs, metric)
     t = Table("method", *datasets, title=f"{metric} (%)")
@@ -146,5 +160,19 @@ def report(
         t.add_row(m, *[f"{cells[(m, d)] * 100:.1f}" if cells.get((m, d)) is not None else "–"
                        for d in datasets])
     console.print(t)
-    paths = write_report(run_dirs, out or Path(run_dirs[0]).parent / "report", plots=plots)
+    for r, label in zip(runs, run_labels(runs)):
+        if any(r["nan"].values()):
+            console.print(f"[yellow]{label} on {r['config']['dataset']}: no judge score "
+                          f"(NaN, left out of the means) for {nan_text(r)}[/]")
+    diffs = paired(runs, metric, baseline=baseline)
+    for dataset in dict.fromkeys(dataset for dataset, _ in diffs):
+        rows = [d for name, d in diffs if name == dataset]
+        t = Table("A", "B", "n", "A", "B", "A−B", f"{rows[0].confidence:.0%} CI", "A>B", "B>A",
+                  "tie", "McNemar", title=f"{dataset}: paired differences of {metric} ×100 "
+                  f"(bootstrap {rows[0].resamples}, seed {rows[0].seed})")
+        for d in rows:
+            t.add_row(d.a, d.b, str(d.n), *paired_cells(d))
+        console.print(t)
+    paths = write_report(run_dirs, out or Path(run_dirs[0]).parent / "report", plots=plots,
+                         metric=metric, runs=runs, diffs=diffs)
     console.print(f"wrote {paths['markdown']} and {paths['html']}")

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import ClassVar, Protocol
 
 from quaderno.errors import ConfigError
 from quaderno.eval.datasets import QARecord
 from quaderno.eval.dig import DIGParams, information_gain
-from quaderno.eval.judges import context_recall, representation_quality
+from quaderno.eval.judges import GroundTruthStore, context_recalls, representation_quality
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
 from quaderno.methods.answer import Answer
@@ -29,12 +30,15 @@ from quaderno.methods.answer import Answer
 
 @dataclass(frozen=True)
 class MeasureTools:
-    """What a measure may be built with: the run's answering LLM, its judge LLM (if any) and
-    the DIG calibration (the run's, else the defaults)."""
+    """What a measure may be built with: the run's answering LLM, its judge LLM (if any),
+    the DIG calibration (the run's, else the defaults) and the folder the run directories
+    share (the runner's: the run directory's parent), where measures keep what every run
+    there reuses, such as context recall's ground-truth statements."""
 
     lm: LM
     judge: LM | None = None
     dig: DIGParams = field(default_factory=DIGParams)
+    shared_dir: Path | None = None
 
 
 class Measure(Protocol):
@@ -63,11 +67,24 @@ def _judge(tools: MeasureTools) -> LM:
     return tools.judge
 
 
+def is_qa_pair_text(text: str) -> bool:
+    """A chunk is a QA pair when its text has the shape ``load_qa_pairs`` gives one
+    (``Question: …`` then a line ``Answer: …``); anything else is a passage."""
+    return text.startswith("Question: ") and "\nAnswer: " in text
+
+
 @dataclass(frozen=True)
 class ContextRecall:
-    """The missing-knowledge paper's Eq. 4, by the judge (see :mod:`quaderno.eval.judges`)."""
+    """The missing-knowledge paper's Eq. 4, by the judge (see :mod:`quaderno.eval.judges`).
+
+    Metrics: ``context_recall`` over all the answer's evidence; when the evidence holds both
+    QA pairs and passages, also ``context_recall_qa`` and ``context_recall_passage`` over
+    each source's chunks alone, against the same ground truth (Table 3). A score the judge
+    could not give (its JSON failed after a re-ask) is left out and flagged
+    ``<name>_nan`` = 1, so reports count it instead of averaging it as 0."""
 
     judge: LM
+    store: GroundTruthStore | None = None
     name: ClassVar[str] = "context_recall"
     title: ClassVar[str] = "context recall"
     needs_judge: ClassVar[bool] = True
@@ -75,13 +92,22 @@ class ContextRecall:
 
     @classmethod
     def build(cls, tools: MeasureTools) -> ContextRecall:
-        return cls(_judge(tools))
+        store = (GroundTruthStore(tools.shared_dir / GroundTruthStore.FILENAME)
+                 if tools.shared_dir is not None else None)
+        return cls(_judge(tools), store)
 
     async def measure(self, record: QARecord, answer: Answer, *,
                       trace: Trace) -> dict[str, float]:
-        recall = await context_recall(self.judge, record.question, record.answers,
-                                      [e.text for e in answer.evidence], trace=trace)
-        return {} if recall is None else {"context_recall": recall}
+        texts = [e.text for e in answer.evidence]
+        sets = {"context_recall": texts}
+        pairs = [t for t in texts if is_qa_pair_text(t)]
+        if 0 < len(pairs) < len(texts):
+            sets["context_recall_qa"] = pairs
+            sets["context_recall_passage"] = [t for t in texts if not is_qa_pair_text(t)]
+        scores = await context_recalls(self.judge, record.question, record.answers, sets,
+                                       store=self.store, trace=trace)
+        return {name: value for name, value in scores.items() if value is not None} | {
+            f"{name}_nan": 1.0 for name, value in scores.items() if value is None}
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,15 @@
   the prediction's tokens, order ignored (``cover_em_span`` is the contiguous variant the
   official script also computes).
 - ``acc``: FlashRAG's accuracy / sub-EM — the normalized golden string is a substring of the
-  normalized prediction.
-- ``rouge`` (rouge-score) and ``bleu`` (sacrebleu) for long-form answers, with Chinese
-  tokenized by character.
+  normalized prediction. This is the containment match the missing-knowledge paper's "EM"
+  behaves like (its EM exceeds its F1 in every row of Table 1, which strict EM, max over the
+  same golds, cannot do; checklist A17): compare that paper's EM with ``acc`` (and
+  ``cover_em``, its order-free variant), and strict ``em`` alongside.
+- ``rouge`` (rouge-score, F-measure) and ``bleu`` (sentence BLEU-1..4, cumulative, NLTK's
+  smoothing method 1) for long-form answers. Chinese is tokenized by character: the paper
+  names no segmenter (checklist A18 prefers jieba words, with characters as the
+  alternative); characters need no dictionary, so scores do not move with a segmenter's
+  version, and absolute values do not carry across papers either way.
 - ``recall_at_k`` / ``precision_at_k`` of supporting paragraphs; ``jaccard_overlap`` of the
   documents retrieved at a step against all earlier steps (PAGER §5.4, A.4).
 """
@@ -124,16 +130,19 @@ def rouge(prediction: str, golds: Sequence[str]) -> dict[str, float]:
 
 
 def bleu(prediction: str, golds: Sequence[str]) -> dict[str, float]:
-    """Sentence BLEU-1..4 (sacrebleu, cumulative n-gram orders) on our tokenization, in [0, 1]."""
-    from sacrebleu.metrics import BLEU
+    """Sentence BLEU-1..4 in [0, 1]: cumulative n-gram orders (BLEU-n weighs orders 1..n
+    equally), every golden answer a reference, NLTK's smoothing method 1 (a zero n-gram
+    count becomes 0.1), on our tokenization (checklist A18)."""
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
-    hyp = " ".join(_tokens(prediction))
-    refs = [" ".join(_tokens(g)) for g in golds]
-    out = {}
-    for n in (1, 2, 3, 4):
-        metric = BLEU(max_ngram_order=n, tokenize="none", effective_order=True)
-        out[f"bleu{n}"] = metric.sentence_score(hyp, refs).score / 100
-    return out
+    hyp = _tokens(prediction)
+    refs = [tokens for g in golds if (tokens := _tokens(g))]
+    if not hyp or not refs:
+        return {f"bleu{n}": 0.0 for n in (1, 2, 3, 4)}
+    smoothing = SmoothingFunction().method1
+    return {f"bleu{n}": float(sentence_bleu(refs, hyp, weights=(1 / n,) * n,
+                                            smoothing_function=smoothing))
+            for n in (1, 2, 3, 4)}
 
 
 # -- retrieval ---------------------------------------------------------------------------

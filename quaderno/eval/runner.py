@@ -11,7 +11,9 @@ Each line is a :class:`~quaderno.eval.records.ResultRecord`. Its metrics are the
 metrics of :func:`score` and those of the run's measures (:mod:`quaderno.eval.measures`):
 the judges and DIG the configuration names, its extra ``measures`` (where a dataset's own
 measures go) and the ones the method's spec adds. Measuring costs are recorded apart from
-the method's (``eval_calls``).
+the method's (``eval_calls``). Measures share the run directory's parent folder (the
+``--out`` folder): context recall keeps its ground-truth statements there
+(``ground_truth.sqlite``), so every run in that folder is judged against the same ones.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import logging
 import os
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +74,9 @@ class RunConfig(BaseModel):
     # further measures by name (quaderno.eval.measures), e.g. those a dataset calls for;
     # a config.json written before this existed reads as []
     measures: list[str] = Field(default_factory=list)
+    # model ids of the method's other LLM roles (e.g. {"reasoner": "openai:deepseek-r1"});
+    # a role not named uses the answering LLM
+    roles: dict[str, str] = Field(default_factory=dict)
 
     @classmethod
     def from_saved(cls, saved: dict[str, Any]) -> RunConfig:
@@ -129,8 +134,13 @@ class EvalRunner:
     def __init__(self, config: RunConfig, run_dir: Path, *, lm: LM, judge: LM | None = None,
                  workspace: Workspace | None = None, concurrency: int = 4,
                  methods: MethodRegistry | None = None,
-                 measures: MeasureRegistry | None = None) -> None:
+                 measures: MeasureRegistry | None = None,
+                 roles: Mapping[str, LM] | None = None) -> None:
         config.check()
+        self.roles = dict(roles or {})
+        if {r: lm.model_id for r, lm in self.roles.items()} != config.roles:
+            raise ConfigError(f"the run's config names roles {config.roles} but the runner was "
+                              f"given {sorted(self.roles)}: pass the same LLMs")
         if concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
         self.config, self.run_dir, self.lm, self.judge = config, Path(run_dir), lm, judge
@@ -156,7 +166,10 @@ class EvalRunner:
         for name in self.spec.measures:
             why.setdefault(name, f"or another method (method {cfg.method!r} always "
                                 f"measures {name})")
-        tools = MeasureTools(self.lm, self.judge, cfg.dig or DIGParams())
+        # the folder of the run directories: what a measure keeps there (context recall's
+        # ground truth) every run beside this one reuses
+        tools = MeasureTools(self.lm, self.judge, cfg.dig or DIGParams(),
+                             shared_dir=self.run_dir.parent)
         built = []
         for name, remedy in why.items():
             kind = registry.measure(name)
@@ -263,7 +276,7 @@ class EvalRunner:
         options = dict(cfg.method_options)
         if self.spec.needs_retrieval:
             options.setdefault("k", cfg.k)
-        method = self.methods.make(cfg.method, self.lm, retriever, options)
+        method = self.methods.make(cfg.method, self.lm, retriever, options, roles=self.roles)
         trace = Trace(label=record.id)
         t0 = time.perf_counter()
         answer = await method.answer(record.question, trace=trace)
