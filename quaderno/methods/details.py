@@ -55,7 +55,7 @@ class MisknowDetails(BaseModel):
     path: str
     judgment: MisknowJudgment | None = None
     reasoning: str = ""
-    reasoning_source: str = "none"  # reasoning_content | think | text before the JSON | thought
+    reasoning_source: str = "none"  # reasoning_content | think | text before the JSON | none
     round1: list[str] = Field(default_factory=list)
     round2: list[str] = Field(default_factory=list)
     duplicates_skipped: int = 0

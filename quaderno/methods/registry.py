@@ -64,6 +64,9 @@ class MisknowOptions(RetrievalOptions):
                                                              "cut from the middle (REC A10)")
     reader_max_tokens: int = Field(64, ge=1, description="reader answer length (REC A14: 64 "
                                                          "for NQ, 512 for long answers)")
+    reasoner_max_tokens: int = Field(1024, ge=1, description="reasoner reply length (a "
+                                                             "reasoning model's thinking "
+                                                             "counts too: raise it for R1)")
 
 
 class StdRAGOptions(RetrievalOptions):

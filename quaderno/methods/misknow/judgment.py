@@ -23,14 +23,22 @@ _FALSE = {"false", "no", "n", "0", "sufficient", "complete", "none", "not missin
 _THINK = re.compile(r"<think>(.*?)(?:</think>|\Z)", re.S | re.I)
 
 
+_ITEMS = {"maxItems": 5, "items": {"type": "string", "maxLength": 150}}
+
+
 class Judgment(BaseModel):
+    # the maxLength / maxItems bounds only shape constrained decoding (a grammar keeps a small
+    # model from writing until max_tokens); replies are never refused for exceeding them
     thought: str = Field("", description="Analysis of the correctness and relevance of the "
-                                         "retrieved context")
+                                         "retrieved context",
+                         json_schema_extra={"maxLength": 600})
     judge: bool | None = Field(None, description="Whether the knowledge is missing")
     missing_knowledge: list[str] = Field(default_factory=list,
-                                         description="List of the missing knowledge points")
+                                         description="List of the missing knowledge points",
+                                         json_schema_extra=_ITEMS)
     query: list[str] = Field(default_factory=list, description="List of queries corresponding "
-                                                               "to the missing knowledge")
+                                                               "to the missing knowledge",
+                             json_schema_extra=_ITEMS)
 
     @field_validator("judge", mode="before")
     @classmethod

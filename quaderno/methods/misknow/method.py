@@ -68,11 +68,12 @@ class MisknowRAG(BaseMethod):
                  k: int = 4, kb1: str | None = None, kb2: str | None = None,
                  reasoning: bool = True, thought_line: bool = True, backfill: bool = True,
                  budget_parity: bool = False, reasoning_max_words: int = 1536,
-                 reader_max_tokens: int = 64) -> None:
+                 reader_max_tokens: int = 64, reasoner_max_tokens: int = 1024) -> None:
         _check_k(k)
-        if reasoning_max_words < 1 or reader_max_tokens < 1:
-            raise ConfigError("reasoning_max_words and reader_max_tokens must be positive, got "
-                              f"{reasoning_max_words}, {reader_max_tokens}")
+        if min(reasoning_max_words, reader_max_tokens, reasoner_max_tokens) < 1:
+            raise ConfigError("reasoning_max_words, reader_max_tokens and reasoner_max_tokens "
+                              f"must be positive, got {reasoning_max_words}, "
+                              f"{reader_max_tokens}, {reasoner_max_tokens}")
         super().__init__(lm, retriever)
         self.reasoner = reasoner or lm
         self.k, self.kb1, self.kb2 = k, kb1, kb2
@@ -81,25 +82,27 @@ class MisknowRAG(BaseMethod):
         self.reasoning_max_words = reasoning_max_words
         self.first = dataclasses.replace(steps.FIRST_ROUND, max_tokens=reader_max_tokens)
         self.final = dataclasses.replace(steps.FINAL, max_tokens=reader_max_tokens)
+        self.reasoner_step = dataclasses.replace(steps.REASONER, max_tokens=reasoner_max_tokens)
         if not reasoning:
             self.name = "misknow-no-reasoning"
 
     async def judge(self, episode: Episode, contexts: str,
                     first: str) -> tuple[Judgment | None, str, str]:
-        """The reasoner's judgment (None when unreadable), its reasoning and that's source."""
+        """The reasoner's judgment (None when unreadable), its reasoning, and where the
+        reasoning came from."""
         trace = episode.trace
         with trace.span("misknow.judge", reasoner=self.reasoner.model_id) as span:
             try:
-                result = await steps.REASONER.run(self.reasoner, trace=trace,
+                result = await self.reasoner_step.run(self.reasoner, trace=trace,
                                                   question=episode.question, contexts=contexts,
                                                   first_answer=first)
             except StepError as exc:
                 trace.fallback(f"judgment unreadable ({exc}); round 2 skipped, answering with "
                                "what round 1 found", span)
                 return None, "", "none"
+            # a schema-constrained reply from a non-reasoning model has no reasoning: the
+            # reasoning line stays empty rather than repeat the thought line
             reasoning, source = reasoning_of(result.raw, result.reasoning)
-            if not reasoning:  # a schema-constrained reply has no text before its JSON
-                reasoning, source = result.value.thought, "thought"
             span.outputs = {"judgment": result.value.model_dump(), "reasoning_source": source}
         return result.value, reasoning, source
 
@@ -132,7 +135,7 @@ class MisknowRAG(BaseMethod):
         missing = ", ".join(judgment.missing_knowledge) if judgment else ""
         lines = [prompts.MISSING_LINE.format(missing=missing)]
         if self.thought_line:
-            thought = " ".join((judgment.thought if judgment else "").split())
+            thought = shorten(judgment.thought if judgment else "", self.reasoning_max_words)
             lines.append(prompts.THOUGHT_LINE.format(thought=thought))
         if self.reasoning:
             lines.append(prompts.REASONING_LINE.format(
