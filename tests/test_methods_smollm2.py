@@ -59,3 +59,32 @@ def test_method_completes_with_embedded_model(setup, name):
             assert all(s.sub_query and s.content for s in filled)
         if spec.needs_retrieval:
             assert answer.retrieval_rounds
+
+
+def test_misknow_over_a_passage_kb_and_a_qa_pair_kb(tmp_path):
+    """Missing-knowledge RAG end to end with the embedded model: round 1 from the passages,
+    the judgment under the JSON grammar, round 2 (if any) from the QA pairs only."""
+    from quaderno.corpus.chunk import Chunk, KBKind
+    from quaderno.cli.demo_cmd import sample_corpus
+    ws = Workspace(tmp_path / "home")
+    ws.add_kb("wiki", list(load_flashrag(sample_corpus()))[:200])
+    ws.add_kb("qa", [Chunk(id=f"qa{i}", title=q, text=f"Question: {q}\nAnswer: {a}",
+                           meta={"question": q, "answer": a}) for i, (q, a) in enumerate([
+        ("who got the first nobel prize in physics", "Wilhelm Conrad Röntgen"),
+        ("who discovered x-rays", "Wilhelm Röntgen"),
+        ("where is the nobel prize awarded", "Stockholm")])], kind=KBKind.qa_pair)
+    for kb in ("wiki", "qa"):
+        ws.build_index(kb, embedder=None)
+    lm = LM(LlamaCppLLM(n_ctx=4096))
+    method = make_method("misknow", lm, ws.retriever(["wiki", "qa"], mode="bm25"),
+                         {"kb1": "wiki", "kb2": "qa"})
+    answer = asyncio.run(method.answer(QUESTIONS[0]))
+    d = answer.details
+    assert answer.answer.strip() and d.first_answer.strip()
+    assert [c.step for c in answer.trace.calls][:2] == ["misknow.first_answer", "misknow.judge"]
+    assert all(c.constrained and c.error is None for c in answer.trace.calls)
+    assert len(d.round1) == 2 and all(e.kb == "wiki" for e in answer.evidence[:2])
+    assert d.path in ("second-round", "sufficient", "missing-without-queries", "unreadable")
+    if d.path == "second-round":
+        assert d.round2 and all(cid.startswith("qa") for cid in d.round2)
+        assert all(e.query in d.judgment.query for e in answer.evidence[2:])
