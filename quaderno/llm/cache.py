@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from quaderno.llm.calllog import CallLog
+from quaderno.llm.sqlite_conn import ThreadConnections
 from quaderno.llm.types import ChatResponse
 
 _SCHEMA = """
@@ -36,20 +37,14 @@ class SQLiteCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
+        self._db = ThreadConnections(self.path)
         self._log: CallLog | None = None
         self._log_lock = threading.Lock()
         with self._conn() as conn:
             conn.executescript(_SCHEMA)
 
     def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            self._local.conn = conn
-        return conn
+        return self._db.get()
 
     def get(self, key: str) -> ChatResponse | None:
         row = self._conn().execute("SELECT response FROM responses WHERE key = ?",

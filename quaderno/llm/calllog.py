@@ -18,7 +18,6 @@ Thread- and process-safe like the cache: WAL, one connection per thread, a busy 
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from quaderno.llm.sqlite_conn import ThreadConnections
 from quaderno.llm.types import StructuredMode
 
 Migration = tuple[str, Callable[[sqlite3.Connection], None]]
@@ -87,17 +87,11 @@ class CallLog:
                  migrations: list[Migration] | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
+        self._db = ThreadConnections(self.path)
         self.migrate(MIGRATIONS if migrations is None else migrations)
 
     def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            self._local.conn = conn
-        return conn
+        return self._db.get()
 
     def migrate(self, migrations: list[Migration]) -> list[str]:
         """Apply the migrations not applied yet, in order, in one write transaction (another
