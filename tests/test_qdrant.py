@@ -39,3 +39,31 @@ def test_qdrant_index_round_trip(wiki_ws):
     assert [h.chunk.id for h in hits] == faiss_ids
     assert reopened.open_index("wiki", index="qd").manifest["components"]["dense"]["path"] \
         == "local:qdrant"
+
+
+def test_concurrent_first_searches_open_the_store_once(tmp_path):
+    """Episodes search in worker threads: the first searches of a fresh retriever race to
+    load the index; Qdrant's local mode refuses a second client on the same folder."""
+    import threading
+
+    from quaderno.corpus.chunk import Chunk
+    from quaderno.index.kb_index import DenseConfig
+    from quaderno.workspace import Workspace
+    ws = Workspace(tmp_path / "home")
+    ws.add_kb("k", [Chunk(id=str(i), text=f"alpha beta {i} gamma") for i in range(50)])
+    ws.build_index("k", embedder="hash:64", dense=DenseConfig(store="qdrant"))
+    retriever = ws.retriever("k", mode="dense", cache=False)
+    results, errors = [], []
+
+    def search():
+        try:
+            results.append([h.chunk.id for h in retriever.retrieve("alpha 3", 3)])
+        except Exception as exc:  # noqa: BLE001 - the test reports whatever was raised
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=search) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(results) == 6 and all(r == results[0] for r in results)

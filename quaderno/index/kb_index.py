@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import resource
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -162,6 +163,10 @@ class KBIndex:
         self._embedder_factory = embedder_factory
         self._bm25: BM25Index | None = None
         self._store: VectorStore | None = None
+        # components load on first use, possibly from several retrieval threads at once
+        # (episodes search in worker threads): one loader at a time (Qdrant's local mode
+        # refuses a second client on the same folder)
+        self._loading = threading.RLock()
         dense = self.manifest["components"].get("dense")
         if dense is not None and embedder is not None:
             self._check_embedder(embedder, dense)
@@ -185,6 +190,10 @@ class KBIndex:
 
     @property
     def bm25(self) -> BM25Index:
+        with self._loading:
+            return self._bm25 if self._bm25 is not None else self._load_bm25()
+
+    def _load_bm25(self) -> BM25Index:
         if self._bm25 is None:
             params = self.manifest["components"].get("bm25")
             if params is None:
@@ -195,10 +204,12 @@ class KBIndex:
 
     @property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            self._embedder = self._embedder_factory(self._dense_params()["embedder"])
-            self._check_embedder(self._embedder, self._dense_params())
-        return self._embedder
+        with self._loading:
+            if self._embedder is None:
+                embedder = self._embedder_factory(self._dense_params()["embedder"])
+                self._check_embedder(embedder, self._dense_params())
+                self._embedder = embedder
+            return self._embedder
 
     def _dense_params(self) -> dict[str, Any]:
         params = self.manifest["components"].get("dense")
@@ -210,9 +221,10 @@ class KBIndex:
 
     @property
     def store(self) -> VectorStore:
-        if self._store is None:
-            self._store = load_store(self.folder / "dense", self._dense_params())
-        return self._store
+        with self._loading:
+            if self._store is None:
+                self._store = load_store(self.folder / "dense", self._dense_params())
+            return self._store
 
     def dense_search(self, queries: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         vectors = self.embedder.embed_queries(queries)
