@@ -41,12 +41,13 @@ run() {  # name, method, kbs..., then -- and options
     --retrieval bm25 --out "$OUT" --name "$name" --home "$HOME_DIR" "${LLM_FLAGS[@]}" \
     --opt "reader_max_tokens=$READER" "${opts[@]}"
 }
+# most informative first (a run cut short resumes when the script runs again)
 run std-wiki    std-rag  $PASSAGES
 run std-qa      std-rag  $QA
 run std-merged  std-rag  $MERGED
+run mis-merged  misknow  $MERGED
+run mis-wiki+qa misknow  $PASSAGES $QA -- "kb1=$PASSAGES" "kb2=$QA"
 run std-2way    std-rag  $PASSAGES $QA -- "kbs=[\"$PASSAGES\",\"$QA\"]"
 run mis-wiki    misknow  $PASSAGES
 run mis-qa      misknow  $QA
-run mis-merged  misknow  $MERGED
-run mis-wiki+qa misknow  $PASSAGES $QA -- "kb1=$PASSAGES" "kb2=$QA"
-$Q report "$OUT"/std-* "$OUT"/mis-* --out "$OUT/report"
+$Q report "$OUT"/std-* "$OUT"/mis-* --out "$OUT/report" --baseline std-merged

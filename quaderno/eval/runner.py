@@ -243,6 +243,8 @@ class EvalRunner:
         done = {r.id for r in read_results(self.results_path)}
         todo = [r for r in records if r.id not in done]
         log.info("%d questions, %d already done, %d to run", len(records), len(done), len(todo))
+        if not todo:  # a finished run needs no retrieval pool (nor its knowledge bases)
+            return read_results(self.results_path)
         retriever_for = self._retriever_factory(records)  # the pool spans every record
         sem = asyncio.Semaphore(self.concurrency)
         lock = asyncio.Lock()
