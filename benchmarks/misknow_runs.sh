@@ -3,7 +3,8 @@
 # benchmarks/results/misknow-*: STD-RAG vs misknow over Wiki, QA pairs, Merged and 2-way.
 #
 #   benchmarks/misknow_runs.sh nq 16 measuring    # the measuring model (../shared/tools/measuring-llm.sh)
-#   benchmarks/misknow_runs.sh medquad 12 embedded  # the embedded SmolLM2
+#   CONFIGS="std-merged mis-merged std-2way mis-wiki+qa" benchmarks/misknow_runs.sh medquad 8 embedded
+#                                                  # the embedded SmolLM2, four configurations
 #
 # KBs come from `quaderno kb recipe` with the first 100 evaluation questions kept out (the run
 # answers the first N <= 100 of them); retrieval is BM25 (the paper uses BGE + FAISS L2).
@@ -31,8 +32,10 @@ if [ "$LLM" = measuring ]; then
 else
   LLM_FLAGS=(--concurrency 1)
 fi
+CONFIGS=${CONFIGS:-all}
 run() {  # name, method, kbs..., then -- and options
   local name=$1 method=$2; shift 2
+  case " $CONFIGS " in *" all "*|*" $name "*) ;; *) return 0 ;; esac
   local kbs=() opts=()
   while [ $# -gt 0 ] && [ "$1" != -- ]; do kbs+=(--kb "$1"); shift; done
   [ $# -gt 0 ] && shift
@@ -50,4 +53,4 @@ run mis-wiki+qa misknow  $PASSAGES $QA -- "kb1=$PASSAGES" "kb2=$QA"
 run std-2way    std-rag  $PASSAGES $QA -- "kbs=[\"$PASSAGES\",\"$QA\"]"
 run mis-wiki    misknow  $PASSAGES
 run mis-qa      misknow  $QA
-$Q report "$OUT"/std-* "$OUT"/mis-* --out "$OUT/report" --baseline std-merged
+$Q report "$OUT"/std-* "$OUT"/mis-* --out "$OUT/report" --baseline std-merged > "$OUT/report.txt"
