@@ -16,10 +16,10 @@ OUT=benchmarks/results/misknow-$DATASET-$LLM
 Q=".venv/bin/quaderno"
 if [ "$DATASET" = nq ]; then
   PASSAGES=nq-passages; QA=nq-qa; MERGED=nq-merged; RECIPES="nq-passages nq-qa nq-merged"
-  READER=64
+  READER=64; METRIC=acc
 else
   PASSAGES=medquad-passages; QA=medquad-qa; MERGED=medical-merged
-  RECIPES="medquad-passages medquad-qa medical-merged"; READER=256
+  RECIPES="medquad-passages medquad-qa medical-merged"; READER=256; METRIC=rouge1
 fi
 for r in $RECIPES; do
   if [ ! -d "$HOME_DIR/kbs/$r" ]; then
@@ -53,4 +53,5 @@ run mis-wiki+qa misknow  $PASSAGES $QA -- "kb1=$PASSAGES" "kb2=$QA"
 run std-2way    std-rag  $PASSAGES $QA -- "kbs=[\"$PASSAGES\",\"$QA\"]"
 run mis-wiki    misknow  $PASSAGES
 run mis-qa      misknow  $QA
-$Q report "$OUT"/std-* "$OUT"/mis-* --out "$OUT/report" --baseline std-merged > "$OUT/report.txt"
+$Q report "$OUT"/std-* "$OUT"/mis-* --out "$OUT/report" --baseline std-merged \
+  --metric "$METRIC" > "$OUT/report.txt"
