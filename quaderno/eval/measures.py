@@ -13,10 +13,8 @@ in a :class:`MeasureRegistry` (``MEASURES.with_measures(...)`` for plug-ins and 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import ClassVar, Protocol
 
 from quaderno.errors import ConfigError
@@ -26,6 +24,7 @@ from quaderno.eval.judges import GroundTruthStore, context_recalls, representati
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
 from quaderno.methods.answer import Answer
+from quaderno.registry import NamedRegistry
 
 
 @dataclass(frozen=True)
@@ -157,37 +156,18 @@ class InformationGain:
         return gain or {}
 
 
-class MeasureRegistry(Mapping[str, type[Measure]]):
+class MeasureRegistry(NamedRegistry[type[Measure]]):
     """Measure classes by name (read-only once built; build a new one to add measures)."""
 
-    def __init__(self, measures: Sequence[type[Measure]]) -> None:
-        by_name: dict[str, type[Measure]] = {}
-        for m in measures:
-            if m.name in by_name:
-                raise ConfigError(f"measure {m.name!r} is registered twice")
-            by_name[m.name] = m
-        self._measures = MappingProxyType(by_name)
-
-    def __getitem__(self, name: str) -> type[Measure]:
-        return self._measures[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._measures)
-
-    def __len__(self) -> int:
-        return len(self._measures)
+    kind = "measure"
 
     def measure(self, name: str) -> type[Measure]:
         """The measure class ``name``; ConfigError listing the known ones when unknown."""
-        try:
-            return self._measures[name]
-        except KeyError:
-            raise ConfigError(f"unknown measure {name!r}; choose one of "
-                              f"{', '.join(self._measures)}") from None
+        return self.lookup(name)
 
     def with_measures(self, *measures: type[Measure]) -> MeasureRegistry:
         """A new registry with ``measures`` added (for plug-ins and tests)."""
-        return MeasureRegistry([*self._measures.values(), *measures])
+        return MeasureRegistry(self.extended(*measures))
 
 
 MEASURES = MeasureRegistry([ContextRecall, Quality, InformationGain])

@@ -113,7 +113,7 @@ class LM:
             return
         span_id = label = None
         if trace is not None:
-            span_id = getattr(trace, "current_span_id", lambda: None)()
+            span_id = trace.current_span_id()
             label = trace.label or None
         row = CallRow(ts=time.time(), step=step, label=label, span_id=span_id,
                       model=self.model_id, key=key, latency_s=latency_s, error=error)

@@ -11,9 +11,8 @@ all go through it; no code outside the registry looks at a method's name.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -21,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from quaderno.errors import ConfigError
 from quaderno.index.retrievers import Retriever
 from quaderno.llm.lm import LM
+from quaderno.registry import NamedRegistry
 
 
 class MethodOptions(BaseModel):
@@ -106,36 +106,18 @@ class MethodSpec:
                 "needs_retrieval": self.needs_retrieval, "options": self.options_schema()}
 
 
-class MethodRegistry(Mapping[str, MethodSpec]):
+class MethodRegistry(NamedRegistry[MethodSpec]):
     """Specs by name (read-only once built; build a new registry to add methods)."""
 
-    def __init__(self, specs: Sequence[MethodSpec]) -> None:
-        by_name: dict[str, MethodSpec] = {}
-        for spec in specs:
-            if spec.name in by_name:
-                raise ConfigError(f"method {spec.name!r} is registered twice")
-            by_name[spec.name] = spec
-        self._specs = MappingProxyType(by_name)
-
-    def __getitem__(self, name: str) -> MethodSpec:
-        return self._specs[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._specs)
-
-    def __len__(self) -> int:
-        return len(self._specs)
+    kind = "method"
+    hint = " (see `quaderno methods`)"
 
     def spec(self, name: str) -> MethodSpec:
-        try:
-            return self._specs[name]
-        except KeyError:
-            raise ConfigError(f"unknown method {name!r}; choose one of "
-                              f"{', '.join(self._specs)} (see `quaderno methods`)") from None
+        return self.lookup(name)
 
     def with_specs(self, *specs: MethodSpec) -> MethodRegistry:
         """A new registry with ``specs`` added (for plug-ins and tests)."""
-        return MethodRegistry([*self._specs.values(), *specs])
+        return MethodRegistry(self.extended(*specs))
 
     def make(self, name: str, lm: LM, retriever: Retriever | None,
              options: Mapping[str, Any] | MethodOptions | None = None,
