@@ -1,0 +1,164 @@
+"""Extracted rows with their provenance, and loading them into DuckDB (spec §1, Eq. 6).
+
+Every row carries where it came from (document, chunk, character span), who extracted it, a
+confidence per value and the corrections CLEAR made. In the database a row is a line of its
+table plus a line of the side table ``_prov`` sharing its ``_tid``, so a query's result rows
+can be traced back to the chunk text.
+
+Values are always bound as parameters, never formatted into SQL: documents are untrusted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from quaderno.methods.docsage.schema import TID, Schema, Table
+
+PROV_TABLE = "_prov"
+PROV_DDL = (f"CREATE TABLE {PROV_TABLE} ({TID} BIGINT NOT NULL, tbl VARCHAR, doc_id VARCHAR, "
+            "chunk_id VARCHAR, char_start INTEGER, char_end INTEGER, extractor VARCHAR, "
+            "confidence VARCHAR, corrections VARCHAR)")
+
+
+class Correction(BaseModel):
+    """One change CLEAR made to a cell, with the evidence it rests on."""
+
+    column: str
+    old: Any = None
+    new: Any = None
+    reason: str                       # low-confidence | constraint:<kind> | conflict | ...
+    by: str = ""                      # committee | backtracking | alias-merge | ...
+    evidence_chunk: str | None = None
+    evidence_quote: str = ""
+
+
+class Provenance(BaseModel):
+    doc_id: str = ""
+    chunk_id: str
+    char_start: int = 0
+    char_end: int = 0
+    extractor: str = ""
+    confidence: dict[str, float] = Field(default_factory=dict)
+    corrections: list[Correction] = Field(default_factory=list)
+
+
+class Row(BaseModel):
+    """One tuple of one table. ``tid`` is given when the row enters a database."""
+
+    table: str
+    values: dict[str, Any]
+    provenance: Provenance
+    tid: int | None = None
+
+    def confidence(self) -> float | None:
+        """The tuple's confidence: the lowest of its values' (spec §3 Level A)."""
+        return min(self.provenance.confidence.values()) if self.provenance.confidence else None
+
+
+_NUM = re.compile(r"^[-+]?\d+(\.\d+)?$")
+_SUFFIX = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "bn": 1e9, "b": 1e9,
+           "billion": 1e9}
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if not isinstance(value, str):
+        return None
+    text = value.strip().lower().replace(",", "").lstrip("~≈$€£ ").rstrip("% ")
+    parts = text.split()
+    scale = 1.0
+    if parts and parts[-1] in _SUFFIX:
+        scale, text = _SUFFIX[parts[-1]], " ".join(parts[:-1])
+    elif text and text[-1] in "kmb" and _NUM.match(text[:-1] or "x"):
+        scale, text = _SUFFIX[text[-1]], text[:-1]
+    return float(text) * scale if _NUM.match(text) else None
+
+
+def coerce(value: Any, col_type: str) -> tuple[Any, bool]:
+    """(value as the column's type, True) or (None, False) when it cannot be read; None and
+    empty strings are (None, True): a missing value is not a parse failure."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None, True
+    if isinstance(value, str) and value.strip().lower() in {"null", "none", "n/a", "unknown"}:
+        return None, True
+    if col_type == "TEXT":
+        return (value.strip() if isinstance(value, str) else json.dumps(value)
+                if isinstance(value, (list, dict)) else str(value)), True
+    if col_type in ("INT", "DOUBLE"):
+        num = _number(value)
+        if num is None:
+            return None, False
+        if col_type == "INT":
+            return (int(round(num)), True) if abs(num - round(num)) < 1e-9 else (None, False)
+        return num, True
+    if col_type == "BOOL":
+        if isinstance(value, bool):
+            return value, True
+        text = str(value).strip().lower()
+        if text in {"true", "yes", "1"}:
+            return True, True
+        if text in {"false", "no", "0"}:
+            return False, True
+        return None, False
+    # DATE: ISO dates, or a bare year read as its first of January
+    text = str(value).strip()
+    try:
+        return dt.date.fromisoformat(text[:10]), True
+    except ValueError:
+        if re.fullmatch(r"\d{4}", text):
+            return dt.date(int(text), 1, 1), True
+        return None, False
+
+
+def typed_values(table: Table, values: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The row's values coerced to the table's column types, unknown keys dropped, and the
+    names of the columns whose value could not be read (they become NULL)."""
+    out, failed = {}, []
+    for col in table.columns:
+        value, ok = coerce(values.get(col.name), col.type)
+        out[col.name] = value
+        if not ok:
+            failed.append(col.name)
+    return out, failed
+
+
+def load_rows(conn: Any, schema: Schema, rows: Sequence[Row]) -> list[Row]:
+    """Create the schema's tables and ``_prov`` in the DuckDB connection ``conn`` and insert
+    ``rows`` (values as bound parameters), numbering them; returns the rows with their tids.
+    Rows of tables the schema lacks are skipped."""
+    for ddl in schema.ddl():
+        conn.execute(ddl)
+    conn.execute(PROV_DDL)
+    placed: list[Row] = []
+    by_table: dict[str, list[Row]] = {}
+    for row in rows:
+        if schema.table(row.table) is not None:
+            by_table.setdefault(row.table, []).append(row)
+    tid = 0
+    for name, group in by_table.items():
+        table = schema.table(name)
+        assert table is not None
+        cols = [TID] + table.column_names
+        sql = f"INSERT INTO {name} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
+        params, prov = [], []
+        for row in group:
+            tid += 1
+            values, _ = typed_values(table, row.values)
+            params.append([tid] + [values[c] for c in table.column_names])
+            p = row.provenance
+            prov.append([tid, name, p.doc_id, p.chunk_id, p.char_start, p.char_end,
+                         p.extractor, json.dumps(p.confidence),
+                         json.dumps([c.model_dump(mode="json") for c in p.corrections])])
+            placed.append(row.model_copy(update={"tid": tid}))
+        conn.executemany(sql, params)
+        conn.executemany(f"INSERT INTO {PROV_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", prov)
+    return placed
