@@ -1,0 +1,227 @@
+"""ASK: active schema discovery through knowledge-seeking queries (paper §3.1, Eq. 1–3).
+
+Active mode, per question:
+
+1. F_init (Eq. 1): an initial schema from the question and a sample of chunks;
+2. consistency analysis: the schema is tried on a larger probe set of chunks (trial
+   extraction) and code finds the three uncertainty signals (:mod:`.detect`);
+3. F_ask (Eq. 2): one clarification question per signal (at most ``max_questions``, by the
+   spec's priority);
+4. targeted retrieval over the whole collection with each question, an answer with citations
+   or UNANSWERED (A(P, D)), and F_update (Eq. 3): patches that revise, expand or prune;
+5. stop when the schema's canonical hash is unchanged between two rounds, no signal remains,
+   ``max_iters`` rounds ran, or the LLM-call budget is spent.
+
+Passive mode (the ablation "w/ passive schema discovery"): F_init, then one refine pass over
+a larger sample, no signals, no questions. Every round is logged in :class:`AskLog`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from quaderno.errors import StepError
+from quaderno.index.hits import Hit
+from quaderno.methods.docsage.detect import Signal, rank
+from quaderno.methods.docsage.draft import from_schema, to_schema
+from quaderno.methods.docsage.patch import apply_patches
+from quaderno.methods.docsage.rows import Row
+from quaderno.methods.docsage.schema import Schema, Table
+from quaderno.methods.docsage.steps import (ANSWER_CLARIFICATION, CLARIFY, INIT_SCHEMA,
+                                            REFINE_SCHEMA, UPDATE_SCHEMA)
+from quaderno.methods.episode import Episode, format_docs
+
+TrialExtract = Callable[[Schema, Sequence[Hit]], Awaitable[list[Row]]]
+Detector = Callable[[Schema, Sequence[Row]], list[Signal]]
+
+
+class Clarification(BaseModel):
+    query: str
+    answered: bool
+    answer: str = ""
+    chunk_ids: list[str] = Field(default_factory=list)
+
+
+class AskRound(BaseModel):
+    iteration: int
+    signals: list[Signal] = Field(default_factory=list)
+    clarifications: list[Clarification] = Field(default_factory=list)
+    patches: list[dict] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    schema_hash: str = ""
+    trial_rows: int = 0
+
+
+class AskLog(BaseModel):
+    mode: Literal["active", "passive", "generic"]
+    initial_notes: list[str] = Field(default_factory=list)
+    rounds: list[AskRound] = Field(default_factory=list)
+    stop_reason: str = ""
+    llm_calls: int = 0
+
+
+def describe_tables(tables: Sequence[Table]) -> str:
+    if not tables:
+        return "(none)"
+    return "\n".join(f"- {t.name}({', '.join(f'{c.name} {c.type}' for c in t.columns)})"
+                     + (f" -- {t.description}" if t.description else "") for t in tables)
+
+
+def _draft_json(schema: Schema) -> str:
+    return json.dumps(from_schema(schema).model_dump(exclude_defaults=True), indent=1)
+
+
+def _problems(signals: Sequence[Signal]) -> str:
+    lines = []
+    for i, s in enumerate(signals, start=1):
+        where = f"{s.table}.{s.column}" if s.column else s.table
+        vals = f" (values: {', '.join(map(str, s.values[:6]))})" if s.values else ""
+        lines.append(f"{i}. {s.kind.replace('_', ' ')} at {where}: {s.detail}{vals}")
+    return "\n".join(lines)
+
+
+class SchemaDiscovery:
+    """Runs F_init and the ASK loop (or the passive refine) inside an episode."""
+
+    def __init__(self, *, mode: Literal["active", "passive"] = "active", max_iters: int = 3,
+                 max_questions: int = 5, call_budget: int = 25, k: int = 5) -> None:
+        if mode not in ("active", "passive"):
+            raise ValueError(f"mode must be 'active' or 'passive', got {mode!r}")
+        for name, value in (("max_iters", max_iters), ("max_questions", max_questions),
+                            ("call_budget", call_budget), ("k", k)):
+            if value < 1:
+                raise ValueError(f"{name} must be at least 1, got {value}")
+        self.mode, self.max_iters, self.max_questions = mode, max_iters, max_questions
+        self.call_budget, self.k = call_budget, k
+
+    async def initial(self, ep: Episode, sample: Sequence[Hit],
+                      known: Sequence[Table] = ()) -> tuple[Schema, list[str]]:
+        """F_init (Eq. 1). A reply that yields no table is a StepError."""
+        result = await INIT_SCHEMA.run(ep.lm, trace=ep.trace, question=ep.question,
+                                       known_tables=describe_tables(known),
+                                       documents=format_docs(sample))
+        try:
+            return to_schema(result.value)
+        except ValueError as exc:
+            raise StepError(INIT_SCHEMA.name, f"the schema draft is unusable: {exc}",
+                            raw=result.raw) from None
+
+    async def run(self, ep: Episode, sample: Sequence[Hit], probe: Sequence[Hit], *,
+                  extract: TrialExtract, detect: Detector,
+                  known: Sequence[Table] = ()) -> tuple[Schema, AskLog]:
+        start_calls = len(ep.trace.calls)
+        log = AskLog(mode=self.mode)
+        with ep.trace.span("docsage.ask", mode=self.mode, sample=len(sample),
+                           probe=len(probe)) as span:
+            schema, log.initial_notes = await self.initial(ep, sample, known)
+            for note in log.initial_notes:
+                ep.trace.fallback(f"schema draft repaired: {note}")
+            if self.mode == "passive":
+                schema = await self._refine(ep, schema, probe, log)
+                log.stop_reason = "passive: one refine pass"
+            else:
+                schema = await self._loop(ep, schema, probe, extract, detect, log, start_calls)
+            log.llm_calls = len(ep.trace.calls) - start_calls
+            span.outputs = {"tables": [t.name for t in schema.tables], "version": schema.version,
+                            "rounds": len(log.rounds), "stop": log.stop_reason}
+        return schema, log
+
+    async def _refine(self, ep: Episode, schema: Schema, probe: Sequence[Hit],
+                      log: AskLog) -> Schema:
+        try:
+            result = await REFINE_SCHEMA.run(ep.lm, trace=ep.trace, question=ep.question,
+                                             schema=_draft_json(schema),
+                                             documents=format_docs(probe))
+            new, notes = to_schema(result.value, version=schema.version + 1)
+        except (StepError, ValueError) as exc:
+            ep.trace.fallback(f"passive refine failed ({exc}); kept the initial schema")
+            return schema
+        log.rounds.append(AskRound(iteration=1, notes=notes, schema_hash=new.canonical_hash()))
+        return new.model_copy(update={"history": [*schema.history,
+                                                  {"version": new.version,
+                                                   "reason": "passive refine"}]})
+
+    async def _loop(self, ep: Episode, schema: Schema, probe: Sequence[Hit],
+                    extract: TrialExtract, detect: Detector, log: AskLog,
+                    start_calls: int) -> Schema:
+        for iteration in range(1, self.max_iters + 1):
+            if len(ep.trace.calls) - start_calls >= self.call_budget:
+                log.stop_reason = f"LLM-call budget of {self.call_budget} spent"
+                return schema
+            with ep.trace.span("docsage.ask.round", iteration=iteration) as span:
+                round_ = AskRound(iteration=iteration, schema_hash=schema.canonical_hash())
+                log.rounds.append(round_)
+                rows = await extract(schema, probe)
+                round_.trial_rows = len(rows)
+                round_.signals = rank(detect(schema, rows), self.max_questions)
+                span.outputs = {"signals": [s.kind for s in round_.signals]}
+                if not round_.signals:
+                    log.stop_reason = "no uncertainty signal"
+                    return schema
+                round_.clarifications = await self._clarify(ep, schema, round_.signals)
+                if all(not c.answered for c in round_.clarifications):
+                    log.stop_reason = "no clarification question was answered"
+                    return schema
+                new = await self._update(ep, schema, round_)
+                span.outputs["version"] = new.version
+            if new.canonical_hash() == schema.canonical_hash():
+                log.stop_reason = "schema stable"
+                return new
+            schema = new
+        log.stop_reason = f"max_iters={self.max_iters} reached"
+        return schema
+
+    async def _clarify(self, ep: Episode, schema: Schema,
+                       signals: Sequence[Signal]) -> list[Clarification]:
+        """F_ask, then A(P, D): each question searched over the whole collection."""
+        try:
+            result = await CLARIFY.run(ep.lm, trace=ep.trace, question=ep.question,
+                                       schema=schema.describe(), problems=_problems(signals))
+            queries = [q for q in result.value.questions if q.strip()][:len(signals)]
+        except StepError:
+            queries = []
+        if len(queries) < len(signals):
+            ep.trace.fallback(f"{len(signals) - len(queries)} clarification question(s) "
+                              "missing; searched with the signal's own description")
+            queries += [f"{s.table} {s.column} {s.detail}".strip()
+                        for s in signals[len(queries):]]
+        out = []
+        for query in queries:
+            hits = await ep.retrieve(query, self.k, cite=False)
+            try:
+                reply = await ANSWER_CLARIFICATION.run(ep.lm, trace=ep.trace, query=query,
+                                                       documents=format_docs(hits))
+                value = reply.value
+                cited = [hits[i - 1].chunk.id for i in value.cited if 1 <= i <= len(hits)]
+                answered = value.answered and bool(cited) and \
+                    value.answer.strip().upper() != "UNANSWERED"
+                out.append(Clarification(query=query, answered=answered, answer=value.answer,
+                                         chunk_ids=cited))
+            except StepError:
+                ep.trace.fallback(f"clarification {query!r} could not be answered")
+                out.append(Clarification(query=query, answered=False))
+        return out
+
+    async def _update(self, ep: Episode, schema: Schema, round_: AskRound) -> Schema:
+        """F_update (Eq. 3): patches from the findings, applied and validated."""
+        findings = "\n".join(
+            f"- problem: {s.detail}\n  question: {c.query}\n  answer: "
+            f"{c.answer if c.answered else 'UNANSWERED'}"
+            for s, c in zip(round_.signals, round_.clarifications))
+        try:
+            result = await UPDATE_SCHEMA.run(ep.lm, trace=ep.trace, question=ep.question,
+                                             schema=_draft_json(schema), findings=findings)
+        except StepError as exc:
+            ep.trace.fallback(f"schema update failed ({exc}); kept version {schema.version}")
+            return schema
+        new, notes = apply_patches(schema, result.value.patches,
+                                   reason=f"ask round {round_.iteration}")
+        round_.patches = [p.model_dump(exclude_defaults=True) for p in result.value.patches]
+        round_.notes = notes
+        for note in notes:
+            ep.trace.fallback(f"schema patch skipped or repaired: {note}")
+        return new

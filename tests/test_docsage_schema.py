@@ -1,0 +1,255 @@
+"""DocSage's schema object, rows, drafts, patches and the missing-relationship detector."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import duckdb
+import pytest
+from pydantic import ValidationError
+
+from quaderno.errors import ParseError
+from quaderno.methods.docsage.detect import Signal, missing_relationships, rank
+from quaderno.methods.docsage.draft import (DraftColumn, DraftConstraint, DraftForeignKey,
+                                            DraftTable, SchemaDraft, from_schema, slug, to_schema)
+from quaderno.methods.docsage.patch import SchemaPatch, apply_patches
+from quaderno.methods.docsage.rows import Provenance, Row, coerce, load_rows
+from quaderno.methods.docsage.schema import (Column, ForeignKey, FunctionalDependency,
+                                             NumericRange, QueryRequirements,
+                                             ReferentialIntegrity, Schema, Table, UniqueKey)
+
+
+def schema(**reqs) -> Schema:
+    return Schema(
+        tables=[Table(name="institution",
+                      columns=[Column(name="name"), Column(name="start_year", type="INT"),
+                               Column(name="staff", type="INT", unit="people"),
+                               Column(name="president")],
+                      primary_key=["name"],
+                      foreign_keys=[ForeignKey(cols=["president"], ref_table="person",
+                                               ref_cols=["name"])]),
+                Table(name="person", columns=[Column(name="name"), Column(name="nationality")],
+                      primary_key=["name"])],
+        constraints=[NumericRange(table="institution", column="start_year", low=1000,
+                                  high=2027)],
+        requirements=QueryRequirements(**reqs))
+
+
+def row(table, chunk="d1#0", **values) -> Row:
+    return Row(table=table, values=values, provenance=Provenance(chunk_id=chunk))
+
+
+# -- schema --------------------------------------------------------------------------------
+@pytest.mark.parametrize("bad", ["x; drop table y", "Name With Space", "select", "1abc", "",
+                                 "a" * 80, "naïve"])
+def test_identifiers_refuse_anything_but_plain_names(bad):
+    with pytest.raises(ValidationError, match="not a plain identifier"):
+        Table(name=bad, columns=[Column(name="a")])
+    with pytest.raises(ValidationError):
+        Column(name=bad)
+
+
+def test_references_are_checked_and_named():
+    with pytest.raises(ValidationError, match="unknown table 'nowhere'"):
+        Schema(tables=[Table(name="a", columns=[Column(name="x")],
+                             foreign_keys=[ForeignKey(cols=["x"], ref_table="nowhere",
+                                                      ref_cols=["y"])])])
+    with pytest.raises(ValidationError, match=r"unknown column\(s\) \['nope'\]"):
+        Schema(tables=[Table(name="a", columns=[Column(name="x")])],
+               constraints=[FunctionalDependency(table="a", lhs=["x"], rhs="nope")])
+    with pytest.raises(ValidationError, match="no column 'k'"):
+        Table(name="a", columns=[Column(name="x")], primary_key=["k"])
+    with pytest.raises(ValidationError, match="reserved"):
+        Column(name="_tid")
+
+
+def test_ddl_and_mapping_carry_the_row_id():
+    s = schema()
+    assert s.ddl()[0] == ("CREATE TABLE institution (_tid BIGINT NOT NULL, name VARCHAR, "
+                          "start_year BIGINT, staff BIGINT, president VARCHAR)")
+    assert s.mapping()["person"] == {"_tid": "BIGINT", "name": "VARCHAR",
+                                     "nationality": "VARCHAR"}
+    kinds = sorted(c.kind for c in s.all_constraints())
+    assert kinds == ["fk", "range", "unique", "unique"]
+    assert any(isinstance(c, ReferentialIntegrity) and c.ref_table == "person"
+               for c in s.all_constraints())
+    assert UniqueKey(table="person", cols=["name"]) in s.all_constraints()
+
+
+def test_signature_changes_with_what_extraction_reads_only():
+    t = schema().tables[0]
+    same = t.model_copy(update={"primary_key": [], "foreign_keys": []})
+    assert same.signature() == t.signature()
+    retyped = t.model_copy(update={"columns": [*t.columns[:2],
+                                               Column(name="staff", type="DOUBLE"),
+                                               t.columns[3]]})
+    assert retyped.signature() != t.signature()
+
+
+def test_canonical_hash_ignores_version_history_and_table_order():
+    s = schema()
+    moved = s.model_copy(update={"tables": list(reversed(s.tables)), "version": 3,
+                                 "history": [{"x": 1}]})
+    assert moved.canonical_hash() == s.canonical_hash()
+    other = s.model_copy(update={"constraints": []})
+    assert other.canonical_hash() != s.canonical_hash()
+
+
+def test_pruning_keeps_required_keys_and_constrained_columns():
+    s = schema(attributes=["person.nationality"])
+    pruned = s.pruned()
+    inst = pruned.table("institution")
+    # staff is neither required, a key nor constrained: dropped; start_year is constrained
+    assert inst.column_names == ["name", "start_year", "president"]
+    assert pruned.table("person").column_names == ["name", "nationality"]
+    assert schema().pruned() == schema()  # no requirements: nothing pruned
+
+
+def test_describe_shows_units_and_keys():
+    text = schema().describe()
+    assert "staff INT -- unit: people" in text
+    assert "FOREIGN KEY (president) REFERENCES person (name)" in text
+
+
+# -- rows ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("value,col_type,expected", [
+    ("2,300", "INT", (2300, True)), ("≈2.3k", "INT", (2300, True)), ("1.5 million", "INT",
+                                                                     (1500000, True)),
+    ("12.5", "INT", (None, False)), ("abc", "DOUBLE", (None, False)), (None, "INT", (None, True)),
+    ("None", "TEXT", (None, True)), ("1874", "DATE", (dt.date(1874, 1, 1), True)),
+    ("2020-03-04", "DATE", (dt.date(2020, 3, 4), True)), ("yes", "BOOL", (True, True)),
+    (True, "INT", (None, False)), (" Oslo ", "TEXT", ("Oslo", True)),
+])
+def test_coerce(value, col_type, expected):
+    assert coerce(value, col_type) == expected
+
+
+def test_rows_load_with_provenance_and_hostile_values_stay_data():
+    conn = duckdb.connect()
+    hostile = "x'); DROP TABLE institution; --"
+    placed = load_rows(conn, schema(), [
+        row("institution", name=hostile, start_year="1874", staff="2,300"),
+        row("person", chunk="d2#1", name="Ada", nationality="Xandrian"),
+        row("ghost_table", name="ignored")])
+    assert [r.tid for r in placed] == [1, 2]
+    assert conn.execute("SELECT name, start_year, staff FROM institution").fetchall() == \
+        [(hostile, 1874, 2300)]
+    assert conn.execute("SELECT _tid, tbl, chunk_id FROM _prov ORDER BY _tid").fetchall() == \
+        [(1, "institution", "d1#0"), (2, "person", "d2#1")]
+
+
+# -- drafts --------------------------------------------------------------------------------
+def test_draft_names_are_slugified_and_bad_references_dropped_with_notes():
+    draft = SchemaDraft(
+        tables=[DraftTable(name="Member Institutions", columns=[
+                    DraftColumn(name="Name"), DraftColumn(name="Start Year", type="INT"),
+                    DraftColumn(name="start_year"), DraftColumn(name="President")],
+                    primary_key=["Name"],
+                    foreign_keys=[DraftForeignKey(column="President",
+                                                  references_table="People",
+                                                  references_column="Name"),
+                                  DraftForeignKey(column="President", references_table="Nope",
+                                                  references_column="x")]),
+                DraftTable(name="People", columns=[DraftColumn(name="Name")],
+                           primary_key=["id"])],
+        constraints=[DraftConstraint(kind="range", table="Member Institutions",
+                                     columns=["Start Year"], low=1000, high=2030),
+                     DraftConstraint(kind="temporal_order", table="People",
+                                     columns=["born", "died"])],
+        required_attributes=["Member Institutions.Start Year", "People.age"])
+    s, notes = to_schema(draft)
+    inst = s.table("member_institutions")
+    assert inst.column_names == ["name", "start_year", "president"]
+    assert inst.foreign_keys == [ForeignKey(cols=["president"], ref_table="people",
+                                            ref_cols=["name"])]
+    assert s.table("people").primary_key == []
+    assert s.requirements.attributes == ["member_institutions.start_year"]
+    assert [c.kind for c in s.constraints] == ["range"]
+    assert any("repeated column" in n for n in notes)
+    assert any("Nope" in n for n in notes) and any("temporal_order" in n for n in notes)
+    assert any("People.age" in n for n in notes)
+    assert slug("select") == "select_" and slug("3rd place") == "c_3rd_place"
+
+
+def test_a_draft_without_usable_tables_is_a_parse_error():
+    with pytest.raises(ParseError, match="no usable table"):
+        to_schema(SchemaDraft(tables=[]))
+
+
+def test_draft_round_trip():
+    s = schema(attributes=["institution.staff"], join_path=["institution", "person"])
+    back, notes = to_schema(from_schema(s))
+    assert notes == [] and back.canonical_hash() == s.canonical_hash()
+
+
+# -- patches -------------------------------------------------------------------------------
+def test_patches_apply_log_and_skip_with_notes():
+    s = schema()
+    new, notes = apply_patches(s, [
+        SchemaPatch(op="add_column", table="person", column="birth_year", type="INT"),
+        SchemaPatch(op="add_table", table="city", column="name"),
+        SchemaPatch(op="add_column", table="institution", column="city"),
+        SchemaPatch(op="add_foreign_key", table="institution", column="city",
+                    references_table="city", references_column="name"),
+        SchemaPatch(op="rename_column", table="institution", column="staff",
+                    new_name="staff_number"),
+        SchemaPatch(op="drop_column", table="ghost", column="x"),
+        SchemaPatch(op="require_attribute", table="city", column="name"),
+        SchemaPatch(op="add_constraint", table="person",
+                    constraint=DraftConstraint(kind="range", table="person",
+                                               columns=["birth_year"], low=1000, high=2027)),
+    ], reason="round 1")
+    assert new.version == s.version + 1
+    assert "birth_year" in new.table("person").column_names
+    assert new.table("city") is not None
+    assert any(fk.ref_table == "city" for fk in new.table("institution").foreign_keys)
+    assert "staff_number" in new.table("institution").column_names
+    assert new.requirements.attributes == ["city.name"]
+    assert any(isinstance(c, NumericRange) and c.table == "person" for c in new.constraints)
+    assert notes == ["drop_column on unknown table 'ghost'"]
+    assert len(new.history) == 7 and all(h["reason"] == "round 1" for h in new.history)
+
+
+def test_patches_that_change_nothing_keep_the_version():
+    s = schema()
+    same, notes = apply_patches(s, [SchemaPatch(op="drop_column", table="person",
+                                                column="missing")])
+    assert same is s and notes
+
+
+def test_dropping_a_key_column_drops_its_key():
+    new, _ = apply_patches(schema(), [SchemaPatch(op="drop_column", table="institution",
+                                                  column="president")])
+    assert new.table("institution").foreign_keys == []
+
+
+# -- missing relationships -----------------------------------------------------------------
+def test_missing_attribute_disconnected_tables_and_mostly_null_columns_are_found():
+    s = schema(attributes=["institution.staff", "person.birth_year"])
+    kinds = [(x.table, x.column) for x in missing_relationships(s)]
+    assert kinds == [("person", "birth_year")]
+
+    apart = Schema(tables=[Table(name="a", columns=[Column(name="x")]),
+                           Table(name="b", columns=[Column(name="y")])],
+                   requirements=QueryRequirements(attributes=["a.x", "b.y"]))
+    sig = missing_relationships(apart)
+    assert len(sig) == 1 and "no foreign-key path joins a with b" in sig[0].detail
+
+    rows = [row("institution", name=f"u{i}", staff=None if i < 3 else 5) for i in range(4)]
+    found = missing_relationships(schema(attributes=["institution.staff"]), rows)
+    assert len(found) == 1 and "missing in 3 of 4" in found[0].detail
+
+
+def test_clean_schema_gives_no_missing_relationship():
+    s = schema(attributes=["institution.staff", "person.nationality"],
+               join_path=["institution", "person"])
+    rows = [row("institution", name="u", staff=3), row("person", name="p", nationality="x")]
+    assert missing_relationships(s, rows) == []
+
+
+def test_rank_orders_by_priority_dedups_and_limits():
+    sig = [Signal(kind="value_anomaly", detail="a"), Signal(kind="alignment_conflict", detail="b"),
+           Signal(kind="missing_relationship", detail="c"),
+           Signal(kind="value_anomaly", detail="a")]
+    assert [s.detail for s in rank(sig, 5)] == ["c", "b", "a"]
+    assert [s.detail for s in rank(sig, 2)] == ["c", "b"]
