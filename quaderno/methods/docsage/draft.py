@@ -121,14 +121,9 @@ def to_schema(draft: SchemaDraft, *, version: int = 0) -> tuple[Schema, list[str
         tables[name] = t.model_copy(update={"foreign_keys": fks})
     constraints = [c for dc in draft.constraints
                    if (c := _constraint(dc, tables, notes)) is not None]
-    attrs = []
-    for a in draft.required_attributes:
-        t, _, c = a.partition(".")
-        table = tables.get(slug(t))
-        if table is not None and slug(c) in table.column_names:
-            attrs.append(f"{slug(t)}.{slug(c)}")
-        else:
-            notes.append(f"required attribute {a!r} is not in the schema")
+    # kept even when the schema lacks them: that is the missing relationship ASK looks for
+    attrs = [f"{slug(t)}.{slug(c)}" for a in draft.required_attributes
+             for t, _, c in [a.partition(".")] if c]
     reqs = QueryRequirements(entity_types=draft.entity_types, attributes=attrs,
                              join_path=[slug(t) for t in draft.join_path])
     try:

@@ -1,0 +1,179 @@
+"""ASK, active and passive, with a scripted fake LLM: signals found by code become questions,
+targeted retrieval, patches and a stop reason; the passive ablation asks nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.errors import StepError
+from quaderno.index.hits import Hit
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.methods.docsage.ask import SchemaDiscovery
+from quaderno.methods.docsage.detect import Signal, missing_relationships
+from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.episode import Episode
+
+DOCS = {
+    "d1": "Varnholt University was founded in 1874 and employs 2,300 staff.",
+    "d2": "Ostrel College, founded 1921, is led by president Ama Quell.",
+    "d3": "Ama Quell, a Xandrian scholar, became president of Ostrel College in 2015.",
+    "d4": "The Lumen Consortium lists Varnholt University and Ostrel College as members.",
+}
+
+INIT = {"tables": [{"name": "institution", "columns": [
+    {"name": "name"}, {"name": "founded", "type": "INT"}, {"name": "president"}],
+    "primary_key": ["name"]}],
+    "required_attributes": ["institution.founded", "person.nationality"],
+    "join_path": ["institution", "person"]}
+PATCH = {"patches": [
+    {"op": "add_table", "table": "person", "column": "name"},
+    {"op": "add_column", "table": "person", "column": "nationality"},
+    {"op": "add_foreign_key", "table": "institution", "column": "president",
+     "references_table": "person", "references_column": "name"},
+    {"op": "require_attribute", "table": "person", "column": "nationality"}]}
+
+
+class Retriever:
+    """Keyword overlap over DOCS: enough to see which chunks each query reached."""
+
+    def fingerprint(self) -> str:
+        return "kw"
+
+    def retrieve(self, query: str, k: int = 5) -> list[Hit]:
+        words = set(query.lower().split())
+        scored = sorted(DOCS.items(), key=lambda kv: -len(words & set(kv[1].lower().split())))
+        return [Hit(chunk=Chunk(id=f"{d}#0", text=t, kb="c"), score=1.0, rank=i + 1,
+                    retriever="kw") for i, (d, t) in enumerate(scored[:k])]
+
+    def retrieve_batch(self, queries, k=5):
+        return [self.retrieve(q, k) for q in queries]
+
+
+class Script:
+    def __init__(self, update=PATCH, answered=True):
+        self.update, self.answered = update, answered
+        self.asked: list[str] = []
+
+    def __call__(self, request):
+        user = request.messages[-1].content
+        if user.startswith("Design the smallest"):
+            return json.dumps(INIT)
+        if user.startswith("Revise this relational schema"):
+            return json.dumps({**INIT, "tables": INIT["tables"] + [
+                {"name": "person", "columns": [{"name": "name"}, {"name": "nationality"}]}]})
+        if user.startswith("A schema was built"):
+            self.asked.append(user)
+            return json.dumps({"questions": ["Who presides Ostrel College and of what "
+                                             "nationality is Ama Quell?"]})
+        if user.startswith("Answer the question from these documents only"):
+            return json.dumps({"answered": self.answered, "answer": "Xandrian",
+                               "cited": [1] if self.answered else []})
+        if user.startswith("Update the relational schema"):
+            return json.dumps(self.update)
+        raise AssertionError(f"unexpected prompt {user[:60]!r}")
+
+
+def hits(*ids):
+    r = Retriever()
+    return [h for h in r.retrieve(" ".join(DOCS.values()), 4) if h.chunk.id.split("#")[0] in ids]
+
+
+async def trial(schema, probe):
+    return [Row(table="institution", values={"name": "Ostrel College", "founded": 1921,
+                                             "president": "Ama Quell"},
+                provenance=Provenance(chunk_id="d2#0"))]
+
+
+def run(discovery, script):
+    lm = LM(FakeLLM(respond=script))
+    ep = Episode("What nationality is the president of the oldest member?", method="docsage",
+                 lm=lm, retriever=Retriever())
+    schema, log = asyncio.run(discovery.run(ep, hits("d1", "d2"), hits("d1", "d2", "d3", "d4"),
+                                            extract=trial, detect=missing_relationships))
+    return schema, log, ep
+
+
+def test_active_discovery_turns_a_missing_relationship_into_a_question_and_a_patch():
+    script = Script()
+    schema, log, ep = run(SchemaDiscovery(mode="active"), script)
+    first = log.rounds[0]
+    assert [s.kind for s in first.signals] == ["missing_relationship"]
+    assert "person.nationality" in first.signals[0].detail
+    assert "missing relationship at person.nationality" in script.asked[0]
+    assert first.clarifications[0].answered and first.clarifications[0].chunk_ids
+    assert schema.table("person").column_names == ["name", "nationality"]
+    assert schema.table("institution").foreign_keys[0].ref_table == "person"
+    assert schema.version == 1 and len(schema.history) == 4
+    # round 2: the schema now holds the path, so no signal is left
+    assert log.stop_reason == "no uncertainty signal" and len(log.rounds) == 2
+    assert log.llm_calls == len(ep.trace.calls) == 4  # init, ask, answer, update
+    # the targeted retrieval searched with the generated question, over the whole collection
+    queries = [s.inputs["query"] for s in ep.trace.spans if s.name == "retrieve"]
+    assert queries == ["Who presides Ostrel College and of what nationality is Ama Quell?"]
+    assert ep.evidence == []  # ASK's retrievals are not the answer's evidence
+    names = {s.name for s in ep.trace.spans}
+    assert {"docsage.ask", "docsage.ask.round"} <= names
+
+
+def test_a_stable_schema_stops_the_loop():
+    schema, log, _ = run(SchemaDiscovery(mode="active"), Script(update={"patches": []}))
+    assert log.stop_reason == "schema stable" and schema.version == 0
+
+
+def test_unanswered_questions_stop_the_loop():
+    _, log, _ = run(SchemaDiscovery(mode="active"), Script(answered=False))
+    assert log.stop_reason == "no clarification question was answered"
+    assert not log.rounds[0].clarifications[0].answered
+
+
+def test_max_iters_and_call_budget_bound_the_loop():
+    class Always:
+        def __call__(self, schema, rows):
+            return [Signal(kind="value_anomaly", table="institution", column="founded",
+                           detail=f"odd value v{schema.version}")]
+    class Growing(Script):  # every update adds a new column: the schema never settles
+        n = 0
+
+        def __call__(self, request):
+            if request.messages[-1].content.startswith("Update the relational schema"):
+                self.n += 1
+                return json.dumps({"patches": [{"op": "add_column", "table": "institution",
+                                                "column": f"extra{self.n}"}]})
+            return super().__call__(request)
+    lm = LM(FakeLLM(respond=Growing()))
+
+    def go(**kw):
+        ep = Episode("q", method="docsage", lm=lm, retriever=Retriever())
+        return asyncio.run(SchemaDiscovery(mode="active", **kw).run(
+            ep, hits("d1"), hits("d1"), extract=trial, detect=Always()))[1]
+    log = go(max_iters=2)
+    assert log.stop_reason == "max_iters=2 reached" and len(log.rounds) == 2
+    log = go(max_iters=3, call_budget=4)
+    assert log.stop_reason == "LLM-call budget of 4 spent" and len(log.rounds) == 1
+
+
+def test_passive_discovery_refines_once_and_asks_nothing():
+    script = Script()
+    schema, log, ep = run(SchemaDiscovery(mode="passive"), script)
+    assert log.stop_reason == "passive: one refine pass" and script.asked == []
+    assert schema.table("person") is not None and schema.version == 1
+    assert not any(s.name == "retrieve" for s in ep.trace.spans)
+
+
+def test_an_unusable_initial_schema_is_a_step_error():
+    lm = LM(FakeLLM(respond=lambda r: json.dumps({"tables": []})))
+    ep = Episode("q", method="docsage", lm=lm, retriever=Retriever())
+    with pytest.raises(StepError, match="unusable"):
+        asyncio.run(SchemaDiscovery().run(ep, hits("d1"), hits("d1"), extract=trial,
+                                          detect=missing_relationships))
+
+
+@pytest.mark.parametrize("kw", [{"mode": "eager"}, {"max_iters": 0}, {"call_budget": 0}])
+def test_bad_settings_are_named(kw):
+    with pytest.raises(ValueError, match=next(iter(kw))):
+        SchemaDiscovery(**kw)
