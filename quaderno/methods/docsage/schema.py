@@ -327,3 +327,19 @@ class Schema(BaseModel):
                 lines.append(f"  FOREIGN KEY ({', '.join(fk.cols)}) REFERENCES "
                              f"{fk.ref_table} ({', '.join(fk.ref_cols)})")
         return "\n".join(lines)
+
+
+def generic_schema() -> Schema:
+    """The schema of the "w/o schema discovery" ablation: one entity-attribute-value table
+    that fits any question, so the SQL must pivot what a discovered schema would hold."""
+    return Schema(tables=[Table(
+        name="facts", description="every fact the documents state about an entity",
+        columns=[Column(name="entity", description="the entity's name"),
+                 Column(name="entity_type", description="what kind of entity it is"),
+                 Column(name="attribute", description="the property or relation stated",
+                        single_valued=False),
+                 Column(name="value", description="the value as written",
+                        single_valued=False),
+                 Column(name="unit", single_valued=False),
+                 Column(name="as_of", description="the year the value holds for, if stated",
+                        single_valued=False)])])
