@@ -12,7 +12,8 @@ from rich.text import Text
 from rich.table import Table
 
 from quaderno.ask import aask
-from quaderno.cli.common import HomeOption, console, friendly_errors, print_json, workspace
+from quaderno.cli.common import (GateOption, GateOtherLLMOption, HomeOption, console,
+                                 friendly_errors, print_json, workspace)
 from quaderno.cli.llm_cmd import (BaseUrlOpt, ConfigOpt, KeyEnvOpt, LLMOpt, ModelOpt,
                                   ModelPathOpt, ReasonerBaseUrlOpt, ReasonerLLMOpt,
                                   ReasonerModelOpt, build_lm, llm_config, role_lms)
@@ -41,6 +42,7 @@ def ask(
     api_key_env: str = KeyEnvOpt, model_path: str = ModelPathOpt, config: Path = ConfigOpt,
     reasoner_llm: str = ReasonerLLMOpt, reasoner_model: str = ReasonerModelOpt,
     reasoner_base_url: str = ReasonerBaseUrlOpt,
+    gate: str = GateOption, gate_allow_other_llm: bool = GateOtherLLMOption,
     home: Path = HomeOption,
 ) -> None:
     """Answer QUESTION from your knowledge bases."""
@@ -64,13 +66,18 @@ def ask(
     roles = {r: lm for r, lm in roles.items() if r in get_spec(method).roles}
     answer = asyncio.run(aask(question, method=method, kbs=kb, mode=mode, k=k,
                               lm=build_lm(cfg, home, cache=cache), roles=roles,
-                              workspace=workspace(home), options=options))
+                              workspace=workspace(home), options=options, gate=gate,
+                              gate_allow_other_llm=gate_allow_other_llm))
     if json_out:
         print_json(answer.model_dump(mode="json"))
         return
     if show_trace:
         print_trace(answer)
     console.print(Panel(answer.answer, title=f"answer ({answer.method})", expand=False))
+    if answer.gate is not None:
+        g = answer.gate
+        console.print(f"[dim]gate {g.gate}: {'retrieved' if g.retrieve else 'no retrieval'} "
+                      f"(branch {g.branch}, {g.seconds * 1000:.1f} ms)[/]")
     if answer.supporting_sections:
         console.print(f"[dim]supported by: {'; '.join(answer.supporting_sections)}[/]")
     s = answer.trace.summary()

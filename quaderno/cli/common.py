@@ -25,6 +25,12 @@ HomeOption = typer.Option(None, "--home", envvar="QUADERNO_HOME",
                           help="Workspace folder for knowledge bases and indexes "
                                "[default: ~/.quaderno]")
 
+GateOption = typer.Option(None, "--gate", help="Decide per question whether to retrieve "
+                          "(CCSK): always | never | a trained gate DIR | DIR:GATE "
+                          "(quaderno gate train)")
+GateOtherLLMOption = typer.Option(False, "--gate-allow-other-llm", help="Use a gate trained "
+                                  "on another LLM's labels (warns)")
+
 
 def workspace(home: Path | None) -> Workspace:
     return Workspace(home)

@@ -10,7 +10,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from quaderno.cli.common import HomeOption, console, friendly_errors, workspace
+from quaderno.cli.common import (GateOption, GateOtherLLMOption, HomeOption, console,
+                                 friendly_errors, workspace)
 from quaderno.cli.llm_cmd import (BaseUrlOpt, ConfigOpt, KeyEnvOpt, LLMOpt, ModelOpt,
                                   ModelPathOpt, ReasonerBaseUrlOpt, ReasonerLLMOpt,
                                   ReasonerModelOpt, build_lm, llm_config, role_lms)
@@ -63,6 +64,7 @@ def eval_(
     api_key_env: str = KeyEnvOpt, model_path: str = ModelPathOpt, config: Path = ConfigOpt,
     reasoner_llm: str = ReasonerLLMOpt, reasoner_model: str = ReasonerModelOpt,
     reasoner_base_url: str = ReasonerBaseUrlOpt,
+    gate: str = GateOption, gate_allow_other_llm: bool = GateOtherLLMOption,
     home: Path = HomeOption,
 ) -> None:
     """Run methods over a dataset; resumable (run again with the same options to continue)."""
@@ -99,8 +101,10 @@ def eval_(
                                                            "top_p": cfg.top_p, "seed": cfg.seed},
                             judge_model=judge.model_id if judge else None, judges=judge_list,
                             dig=DIGParams() if dig else None, measures=list(measure or []),
-                            roles={r: x.model_id for r, x in roles.items()})
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", name or f"{Path(dataset).stem}-{m}-"
+                            roles={r: x.model_id for r, x in roles.items()},
+                            gate=gate, gate_allow_other_llm=gate_allow_other_llm)
+        gated = f"-gate-{Path(gate).name}" if gate else ""
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", name or f"{Path(dataset).stem}-{m}{gated}-"
                       f"{lm.model_id.split(':', 1)[-1]}")
         run_dir = out / (slug if len(method) == 1 or name is None else f"{slug}-{m}")
         runner = EvalRunner(run_cfg, run_dir, lm=lm, judge=judge, workspace=ws,

@@ -3,7 +3,7 @@
 :class:`ResultRecord` is the one shape of a line of ``results.jsonl``: the runner writes
 ``record.model_dump_json()``, and ``report``, resume and ``benchmarks/reproduce.py`` read
 lines back through it. Key names are those the runner has always written, so files from
-older quaderno versions load: keys added later (``context``, ``eval_calls``, ``details``)
+older quaderno versions load: keys added later (``context``, ``eval_calls``, ``details``, ``gate``)
 read as their defaults. ``details`` is the answer's typed per-method record
 (:data:`~quaderno.methods.details.MethodDetails`), serialized with its ``kind`` and read back
 as the same model.
@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from quaderno.errors import InputFormatError
+from quaderno.gate.decision import GateDecision
 from quaderno.methods.details import MethodDetails
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,7 @@ class ResultRecord(_Keyed):
     latency_s: float
     eval_calls: EvalCost | None = None  # None: nothing was measured with an LLM
     details: MethodDetails | None = None
+    gate: GateDecision | None = None  # the retrieve-or-not gate's decision (runs with --gate)
 
 
 def read_results(path: Path) -> list[ResultRecord]:

@@ -77,6 +77,9 @@ class RunConfig(BaseModel):
     # model ids of the method's other LLM roles (e.g. {"reasoner": "openai:deepseek-r1"});
     # a role not named uses the answering LLM
     roles: dict[str, str] = Field(default_factory=dict)
+    # a retrieve-or-not gate in front of the method (CCSK): always | never | DIR | DIR:GATE
+    gate: str | None = None
+    gate_allow_other_llm: bool = False
 
     @classmethod
     def from_saved(cls, saved: dict[str, Any]) -> RunConfig:
@@ -150,6 +153,13 @@ class EvalRunner:
         self.concurrency = concurrency
         self.workspace = workspace or Workspace(self.run_dir / "workspace")
         self.results_path = self.run_dir / "results.jsonl"
+        self.gate = None
+        if config.gate is not None:
+            from quaderno.gate.store import load_gate
+            from quaderno.gate.wrapper import check_llm
+
+            self.gate = load_gate(config.gate)
+            check_llm(self.gate, lm, allow_other_llm=config.gate_allow_other_llm)
         self.failures: list[tuple[str, str]] = []
 
     def _measures(self, registry: MeasureRegistry) -> list[Measure]:
@@ -279,6 +289,11 @@ class EvalRunner:
         if self.spec.needs_retrieval:
             options.setdefault("k", cfg.k)
         method = self.methods.make(cfg.method, self.lm, retriever, options, roles=self.roles)
+        if self.gate is not None:
+            from quaderno.gate.wrapper import GatedMethod
+
+            method = GatedMethod(self.gate, method, self.lm,
+                                 allow_other_llm=cfg.gate_allow_other_llm)
         trace = Trace(label=record.id)
         t0 = time.perf_counter()
         answer = await method.answer(record.question, trace=trace)
@@ -299,4 +314,4 @@ class EvalRunner:
             completion_tokens=summary["completion_tokens"], fallbacks=summary["fallbacks"],
             latency_s=round(latency, 3),
             eval_calls=EvalCost.model_validate(cost) if judged.calls else None,
-            details=answer.details)
+            details=answer.details, gate=answer.gate)

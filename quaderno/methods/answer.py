@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from quaderno.gate.decision import GateDecision
 from quaderno.index.hits import Hit
 from quaderno.llm.trace import Trace
 from quaderno.methods.details import MethodDetails, PagerDetails
@@ -43,6 +44,8 @@ class Answer(BaseModel):
     evidence: list[Evidence] = Field(default_factory=list)
     retrieval_rounds: list[list[str]] = Field(default_factory=list)
     trace: Trace = Field(default_factory=Trace)
+    # a retrieve-or-not gate's decision when one stood in front of the method (CCSK)
+    gate: GateDecision | None = None
 
     @property
     def page(self) -> Page | None:

@@ -1,0 +1,35 @@
+"""The embeddings and sub-module scores every learned gate reads, computed once per batch."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from quaderno.gate.rqm import ResponseQuality, features
+from quaderno.gate.sn import SimilarQueries, SNScore
+from quaderno.index.embedders import Embedder
+
+
+@dataclass
+class Signals:
+    q_vecs: np.ndarray
+    r_vecs: np.ndarray
+    sn: list[SNScore]
+    f_rqm: np.ndarray  # nan where no RQM was asked for
+
+    @property
+    def f_sn(self) -> np.ndarray:
+        return np.array([s.f_sn for s in self.sn], dtype=np.float32)
+
+
+def compute(embedder: Embedder, questions: Sequence[str], responses: Sequence[str], *,
+            sn: SimilarQueries, rqm: ResponseQuality | None) -> Signals:
+    q = embedder.embed_queries(list(questions))
+    r = embedder.embed_documents(list(responses)) if rqm is not None else np.zeros(
+        (len(questions), embedder.dim), dtype=np.float32)
+    f_rqm = (rqm.f_rqm(features(questions, responses, embedder, response_vecs=r,
+                                question_vecs=q)) if rqm is not None
+             else np.full(len(questions), np.nan))
+    return Signals(q_vecs=q, r_vecs=r, sn=sn.score_vectors(q), f_rqm=np.asarray(f_rqm))
