@@ -30,7 +30,7 @@ from quaderno.errors import ConfigError, ParseError, StepError
 from quaderno.llm.lm import LM
 from quaderno.llm.parsing import parse_model, strip_thinking
 from quaderno.llm.trace import Trace
-from quaderno.llm.types import Message
+from quaderno.llm.types import Message, TokenLogprob
 
 T = TypeVar("T")
 
@@ -53,6 +53,9 @@ class StepResult(Generic[T]):
     repaired: bool
     # the model's reasoning where the server sent it apart (reasoning_content) or in <think>
     reasoning: str | None = None
+    # token log-probabilities of ``raw`` when the request asked for them (``logprobs``) and
+    # the backend returned them; None otherwise
+    logprobs: list[TokenLogprob] | None = None
 
 
 @dataclass(frozen=True)
@@ -158,7 +161,7 @@ class Step(Generic[T]):
                                                                        hint=hint))]
                 continue
             return StepResult(value=value, raw=raw, attempts=attempt, repaired=attempt > 1,
-                              reasoning=response.reasoning)
+                              reasoning=response.reasoning, logprobs=response.logprobs)
         raise StepError(self.name, f"no valid output after a repair re-ask: {last_error}",
                         raw=raw)
 
