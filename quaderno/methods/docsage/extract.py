@@ -1,0 +1,351 @@
+"""CLEAR base extraction: 0..n tuples per table from each chunk, with provenance (spec §3.1).
+
+One typed :class:`~quaderno.llm.steps.Step` per chunk asks for every table the store does not
+already hold for that chunk; its output model is built per table set with
+``pydantic.create_model`` so the backend can constrain decoding to the JSON schema (all keys
+present, ``null`` allowed, typed). Replies that only mean "missing" ("None", "N/A", "not
+mentioned") become NULL. Each row gets the character span of its evidence in the chunk where
+the values can be found in the text, the extracting model, and a confidence per value
+(:mod:`confidence`: token log-probabilities, or agreement across samples).
+
+Extracted rows go through an optional :class:`~quaderno.methods.docsage.store.TupleStore`,
+so a chunk is extracted once per (table definition, model, settings).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import logging
+import re
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.errors import ConfigError, StepError
+from quaderno.llm.lm import LM
+from quaderno.llm.steps import Step, StepResult
+from quaderno.llm.trace import Trace
+from quaderno.methods.docsage.confidence import agreement_rows, logprob_confidences
+from quaderno.methods.docsage.normalize import is_null, key_columns
+from quaderno.methods.docsage.rows import Provenance, Row, coerce
+from quaderno.methods.docsage.schema import Schema, Table
+
+log = logging.getLogger(__name__)
+
+ConfidenceMode = Literal["auto", "logprobs", "samples", "none"]
+_JSON_TYPES = {"TEXT": "string", "INT": "integer", "DOUBLE": "number", "DATE": "string",
+               "BOOL": "boolean"}
+_HOW = {"TEXT": "text", "INT": "integer", "DOUBLE": "number", "DATE": "YYYY-MM-DD or a year",
+        "BOOL": "true/false"}
+
+
+class ExtractionSettings(BaseModel):
+    """What, besides the chunk, the table and the model, an extraction depends on; part of
+    the tuple store's key. ``confidence``: ``auto`` asks for token log-probabilities and
+    falls back to sample agreement when the backend sends none; ``none`` skips Level A."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    confidence: ConfidenceMode = "auto"
+    samples: int = Field(default=3, ge=2, le=9)        # greedy + (samples-1) at temperature
+    sample_temperature: float = Field(default=0.7, gt=0, le=2)
+    max_tokens: int = Field(default=1024, ge=64)
+    prompt_version: str = "clear-extract-v1"
+
+    def key(self) -> str:
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+
+EXTRACT = Step(
+    name="docsage.extract",
+    instruction=(
+        "Extract into the tables below every record that this text states.\n\n"
+        "Schema:\n{schema}\n\n"
+        "Text (from document {doc}):\n\"\"\"\n{text}\n\"\"\"\n\n"
+        "Rules: one object per entity or fact the text states, as many as there are (none "
+        "if the text states none); copy names as they are written; numbers as plain numbers "
+        "without units or thousands separators; dates as YYYY-MM-DD or a year; null for every "
+        "value the text does not state: never guess, never write the word None."),
+    inputs=("schema", "doc", "text"),
+    output=None, parse=None, max_tokens=1024)
+
+
+def row_model(table: Table) -> type[BaseModel]:
+    """The JSON shape of one tuple of ``table``: every column a key, typed, null allowed.
+    Validation is lax (a weak model's "2,300" survives and is read by :func:`coerce` later);
+    the JSON schema is strict, for backends that constrain decoding."""
+    fields: dict[str, Any] = {}
+    for col in table.columns:
+        schema = {"anyOf": [{"type": _JSON_TYPES[col.type]}, {"type": "null"}]}
+        desc = "; ".join(x for x in (col.description, f"unit: {col.unit}" if col.unit else "")
+                         if x)
+        fields[col.name] = (Annotated[Any, WithJsonSchema(schema)],
+                            Field(default=None, description=desc or None))
+    config = ConfigDict(extra="ignore", json_schema_extra={
+        "required": table.column_names, "additionalProperties": False})
+    return create_model(f"{table.name}_row", __config__=config, **fields)
+
+
+def extraction_model(tables: Sequence[Table]) -> type[BaseModel]:
+    """The reply of one extraction call: a list of tuples per table."""
+    fields: dict[str, Any] = {}
+    for t in tables:
+        cols = ", ".join(f'"{c.name}" ({_HOW[c.type]})' for c in t.columns)
+        fields[t.name] = (list[row_model(t)],  # type: ignore[valid-type]
+                          Field(default_factory=list,
+                                description=f"one object per {t.name} record, keys {cols}"))
+    config = ConfigDict(extra="ignore", json_schema_extra={
+        "required": [t.name for t in tables], "additionalProperties": False})
+    return create_model("extraction", __config__=config, **fields)
+
+
+def extraction_step(tables: Sequence[Table], settings: ExtractionSettings, *,
+                    temperature: float = 0.0, seed: int | None = None,
+                    logprobs: bool = False) -> Step:
+    """The extraction step for ``tables`` with the given sampling parameters."""
+    params: dict[str, Any] = {"temperature": temperature}
+    if seed is not None:
+        params["seed"] = seed
+    if logprobs:
+        params["logprobs"] = True
+    return dataclasses.replace(EXTRACT, output=extraction_model(tables), params=params,
+                               max_tokens=settings.max_tokens)
+
+
+def doc_id_of(chunk: Chunk) -> str:
+    """The document a chunk belongs to: ``meta['doc_id']``, else the id before '#'."""
+    doc = chunk.meta.get("doc_id")
+    if doc:
+        return str(doc)
+    return chunk.id.rpartition("#")[0] or chunk.source or chunk.id
+
+
+def clean_values(table: Table, values: dict[str, Any]) -> dict[str, Any]:
+    """The table's columns only; null words ("None", "N/A") as None, strings stripped."""
+    out = {}
+    for col in table.columns:
+        v = values.get(col.name)
+        out[col.name] = None if is_null(v) else (v.strip() if isinstance(v, str) else v)
+    return out
+
+
+def _surface_forms(value: Any, col_type: str) -> list[str]:
+    """Ways a value may be written in text, most specific first."""
+    if value is None or isinstance(value, bool):
+        return []
+    forms = [str(value).strip()]
+    typed, ok = coerce(value, col_type)
+    if ok and isinstance(typed, (int, float)) and not isinstance(typed, bool):
+        if float(typed).is_integer():
+            n = int(typed)
+            forms += [f"{n:,}", str(n)]
+        else:
+            forms.append(f"{typed:g}")
+    if ok and col_type == "DATE" and typed is not None:
+        forms += [typed.isoformat(), str(typed.year)]
+    return [f for f in dict.fromkeys(forms) if len(f) >= 1]
+
+
+def _occurrences(text: str, forms: Sequence[str]) -> list[tuple[int, int]]:
+    low = text.casefold()
+    for form in forms:
+        pattern = re.escape(form.casefold())
+        if form[:1].isalnum():
+            pattern = r"(?<!\w)" + pattern
+        if form[-1:].isalnum():
+            pattern += r"(?!\w)"
+        found = [(m.start(), m.end()) for m in re.finditer(pattern, low)]
+        if found:
+            return found
+    return []
+
+
+def locate_span(text: str, table: Table, values: dict[str, Any]) -> tuple[int, int] | None:
+    """The character span of a row's evidence in ``text``: from the entity name (the key
+    columns) to the values found nearest to it; None when no value can be found."""
+    anchor: tuple[int, int] | None = None
+    found: list[tuple[int, int]] = []
+    for name in key_columns(table):
+        occ = _occurrences(text, _surface_forms(values.get(name), table.column(name).type))
+        if occ:
+            anchor = anchor or occ[0]
+            found.append(occ[0])
+    keys = set(key_columns(table))
+    for col in table.columns:
+        if col.name in keys:
+            continue
+        occ = _occurrences(text, _surface_forms(values.get(col.name), col.type))
+        if not occ:
+            continue
+        if anchor is None:
+            anchor = occ[0]
+        found.append(min(occ, key=lambda o, a=anchor: abs(o[0] - a[0])))
+    if not found:
+        return None
+    return min(s for s, _ in found), max(e for _, e in found)
+
+
+def _rows_from(result_value: BaseModel, tables: Sequence[Table]) -> dict[str, list[dict]]:
+    out = {}
+    for t in tables:
+        items = getattr(result_value, t.name, None) or []
+        out[t.name] = [clean_values(t, item.model_dump()) for item in items]
+    return out
+
+
+def _lookup(conf: dict[tuple, float], table: str, i: int, col: str) -> float | None:
+    for path in ((table, i, col),):
+        if path in conf:
+            return conf[path]
+    low = {tuple(p.lower() if isinstance(p, str) else p for p in k): v for k, v in conf.items()}
+    return low.get((table.lower(), i, col.lower()))
+
+
+class ChunkResult(BaseModel):
+    """What one chunk yielded: rows per table name, LLM calls made, store hits."""
+
+    chunk_id: str
+    rows: dict[str, list[Row]] = Field(default_factory=dict)
+    calls: int = 0
+    hits: int = 0
+    misses: int = 0
+    failed: bool = False
+
+
+async def _sample(step: Step, lm: LM, chunk: Chunk, schema_text: str,
+                  trace: Trace | None) -> StepResult:
+    return await step.run(lm, trace=trace, schema=schema_text, doc=doc_id_of(chunk),
+                          text=chunk.render())
+
+
+async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
+                        settings: ExtractionSettings, *, trace: Trace | None = None,
+                        temperature: float = 0.0, seed: int | None = None,
+                        with_confidence: bool = True) -> tuple[dict[str, list[Row]], int]:
+    """Extract ``tables`` from one chunk: (rows per table name, LLM calls made). Raises
+    :class:`StepError` when the model gives no usable reply."""
+    if not tables:
+        return {}, 0
+    schema_text = Schema(tables=list(tables)).describe()
+    mode = settings.confidence if with_confidence else "none"
+    first = await _sample(extraction_step(tables, settings, temperature=temperature, seed=seed,
+                                          logprobs=mode in ("auto", "logprobs")),
+                          lm, chunk, schema_text, trace)
+    calls = first.attempts
+    raw_rows = _rows_from(first.value, tables)
+    conf_by_table: dict[str, list[dict[str, float]]] = {t.name: [{} for _ in raw_rows[t.name]]
+                                                         for t in tables}
+    use_samples = mode == "samples"
+    if mode in ("auto", "logprobs"):
+        conf = logprob_confidences(first.raw, first.logprobs or [])
+        if not conf and any(raw_rows.values()):
+            if trace is not None:
+                trace.fallback(f"docsage.extract: no token log-probabilities for chunk "
+                               f"{chunk.id}" + ("; sample agreement instead"
+                                                if mode == "auto" else ""))
+            use_samples = mode == "auto"
+        for t in tables:
+            for i, _ in enumerate(raw_rows[t.name]):
+                for col in t.column_names:
+                    p = _lookup(conf, t.name, i, col)
+                    if p is not None:
+                        conf_by_table[t.name][i][col] = p
+    if use_samples:
+        samples = [raw_rows]
+        for s in range(1, settings.samples):
+            step = extraction_step(tables, settings, temperature=settings.sample_temperature,
+                                   seed=s if seed is None else seed * 100 + s)
+            try:
+                res = await _sample(step, lm, chunk, schema_text, trace)
+            except StepError as exc:
+                calls += 2
+                if trace is not None:
+                    trace.fallback(f"docsage.extract: sample {s} of chunk {chunk.id} "
+                                   f"unusable ({exc}); it votes 'absent'")
+                samples.append({t.name: [] for t in tables})
+                continue
+            calls += res.attempts
+            samples.append(_rows_from(res.value, tables))
+        for t in tables:
+            agreed = agreement_rows([s[t.name] for s in samples], t)
+            raw_rows[t.name] = [a.values for a in agreed]
+            conf_by_table[t.name] = [a.confidence for a in agreed]
+    out: dict[str, list[Row]] = {}
+    for t in tables:
+        rows = []
+        for values, conf in zip(raw_rows[t.name], conf_by_table[t.name]):
+            # offsets into chunk.text; (0, 0) when no value can be found in it
+            start, end = locate_span(chunk.text, t, values) or (0, 0)
+            rows.append(Row(table=t.name, values=values, provenance=Provenance(
+                doc_id=doc_id_of(chunk), chunk_id=chunk.id, char_start=start, char_end=end,
+                extractor=lm.model_id, confidence=conf)))
+        out[t.name] = rows
+    return out, calls
+
+
+async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
+                  settings: ExtractionSettings | None = None, *, store: Any = None,
+                  trace: Trace | None = None, concurrency: int = 2) -> list[ChunkResult]:
+    """Extract every table of ``schema`` from every chunk, at most ``concurrency`` chunks
+    at a time, through ``store`` (a :class:`TupleStore`) when given: a (chunk, table) the
+    store holds costs no call; new results are stored as soon as a chunk is done, so an
+    interrupted run loses at most the chunks in flight. A chunk whose reply is unusable
+    yields no rows (a recorded fallback) and is not stored."""
+    settings = settings or ExtractionSettings()
+    if concurrency < 1:
+        raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(chunk: Chunk) -> ChunkResult:
+        result = ChunkResult(chunk_id=chunk.id)
+        missing = []
+        for t in schema.tables:
+            cached = store.get(chunk, t, lm.model_id, settings) if store is not None else None
+            if cached is None:
+                missing.append(t)
+                result.misses += store is not None
+            else:
+                result.rows[t.name] = cached
+                result.hits += 1
+        if not missing:
+            return result
+        async with gate:
+            try:
+                rows, result.calls = await extract_chunk(lm, chunk, missing, settings,
+                                                         trace=trace)
+            except StepError as exc:
+                result.calls += 2
+                result.failed = True
+                if trace is not None:
+                    trace.fallback(f"docsage.extract: chunk {chunk.id} skipped ({exc})")
+                log.info("extraction of chunk %s failed: %s", chunk.id, exc)
+                return result
+        for t in missing:
+            result.rows[t.name] = rows.get(t.name, [])
+            if store is not None:
+                store.put(chunk, t, lm.model_id, settings, result.rows[t.name])
+        return result
+
+    if trace is not None:
+        with trace.span("docsage.extract", chunks=len(chunks),
+                        tables=[t.name for t in schema.tables]) as span:
+            results = await asyncio.gather(*(one(c) for c in chunks))
+            span.outputs = {"calls": sum(r.calls for r in results),
+                            "store_hits": sum(r.hits for r in results),
+                            "tuples": sum(len(v) for r in results for v in r.rows.values())}
+        return list(results)
+    return list(await asyncio.gather(*(one(c) for c in chunks)))
+
+
+def all_rows(results: Sequence[ChunkResult]) -> list[Row]:
+    """The rows of every chunk, in chunk order then table order."""
+    return [row for r in results for rows in r.rows.values() for row in rows]
+
+
+__all__ = ["ChunkResult", "ExtractionSettings", "all_rows", "clean_values", "doc_id_of",
+           "extract", "extract_chunk", "extraction_model", "extraction_step",
+           "locate_span", "row_model"]

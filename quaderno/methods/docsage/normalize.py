@@ -1,0 +1,114 @@
+"""Normal forms shared by CLEAR's modules: entity names, cell values, a table's entity key.
+
+Kept apart so that extraction (sample agreement), the constraint checks (alias merge) and
+correction (committee votes) compare values the same way.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+from quaderno.methods.docsage.rows import coerce
+from quaderno.methods.docsage.schema import Table
+
+# legal and organisational suffixes dropped from entity names ("Acme Holdings Inc." -> "acme
+# holdings"); a word is dropped only at the end and only when something remains
+LEGAL_SUFFIXES = frozenset({
+    "inc", "incorporated", "ltd", "limited", "llc", "llp", "plc", "corp", "corporation", "co",
+    "company", "gmbh", "ag", "sa", "sas", "srl", "spa", "bv", "nv", "oy", "ab", "pty", "lp"})
+_LEADING = ("the ",)
+_PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
+_SPACE = re.compile(r"\s+")
+# "University of X" and "X University" are one institution; reorder to the latter
+_OF_PREFIX = re.compile(r"^(university|college|institute|academy|school|bank|museum) of (.+)$")
+# replies that mean "not stated" and must become NULL, never a string
+NULL_WORDS = frozenset({"", "null", "none", "n/a", "na", "unknown", "not mentioned",
+                        "not stated", "not specified", "not given", "not available", "-", "--",
+                        "none mentioned", "no data", "nil"})
+
+
+def is_null(value: Any) -> bool:
+    """True for None and for strings that only say a value is missing ("None", "N/A")."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        text = _SPACE.sub(" ", value.strip().strip(".").casefold())
+        return text in NULL_WORDS or text.startswith("none (") or text.startswith("not mentioned")
+    return False
+
+
+def _fold(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
+    text = text.replace("&", " and ")
+    return _SPACE.sub(" ", _PUNCT.sub(" ", text)).strip()
+
+
+def normalize_entity(name: Any, aliases: Mapping[str, str] | None = None) -> str:
+    """The comparison key of an entity name: accents and case folded, punctuation and
+    legal suffixes (Inc, Ltd, GmbH, ...) and a leading "the" dropped, "University of X"
+    read as "X University"; then looked up in ``aliases`` (normalized alias -> normalized
+    canonical name), so "XU" can map to "xandria university". '' for a missing name."""
+    if is_null(name):
+        return ""
+    text = _fold(str(name))
+    for lead in _LEADING:
+        if text.startswith(lead) and len(text) > len(lead):
+            text = text[len(lead):]
+    words = text.split()
+    while len(words) > 1 and words[-1] in LEGAL_SUFFIXES:
+        words.pop()
+    text = " ".join(words)
+    match = _OF_PREFIX.match(text)
+    if match:
+        text = f"{match.group(2)} {match.group(1)}"
+    if aliases:
+        text = aliases.get(text, text)
+    return text
+
+
+def normalize_value(value: Any, col_type: str = "TEXT") -> str | None:
+    """A cell's comparison form: None for missing, the typed value for numbers, dates and
+    booleans (so "2,300" equals 2300), folded text otherwise; a value that cannot be read
+    as its type is compared as folded text."""
+    if is_null(value):
+        return None
+    typed, ok = coerce(value, col_type)
+    if ok and typed is not None and col_type != "TEXT":
+        if isinstance(typed, float) and typed.is_integer():
+            typed = int(typed)
+        return str(typed)
+    return _fold(str(value)) or None
+
+
+def key_columns(table: Table) -> list[str]:
+    """The columns that name a table's entity: its primary key, else its first TEXT
+    column, else its first column."""
+    if table.primary_key:
+        return list(table.primary_key)
+    text = [c.name for c in table.columns if c.type == "TEXT"]
+    return [text[0]] if text else [table.columns[0].name]
+
+
+def entity_key(table: Table, values: Mapping[str, Any],
+               aliases: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The normalized key of a row of ``table`` ('' parts for missing key values)."""
+    out = []
+    for name in key_columns(table):
+        col = table.column(name)
+        value = values.get(name)
+        out.append(normalize_entity(value, aliases) if col.type == "TEXT"
+                   else (normalize_value(value, col.type) or ""))
+    return tuple(out)
+
+
+def cell_form(table: Table, column: str, value: Any) -> str | None:
+    """How votes and merges compare a cell: key columns as entity names (so "ACME" equals
+    "Acme Inc."), other columns by :func:`normalize_value`."""
+    col = table.column(column)
+    if column in key_columns(table) and col.type == "TEXT":
+        return normalize_entity(value) or None
+    return normalize_value(value, col.type)
