@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from quaderno.methods.docsage.records import AskLog, ResultTable, SQLAttempt
+from quaderno.methods.docsage.schema import Schema
 from quaderno.methods.page import Page
 
 
@@ -61,5 +63,22 @@ class MisknowDetails(BaseModel):
     duplicates_skipped: int = 0
 
 
-MethodDetails = Annotated[PagerDetails | NotesDetails | ChainDetails | MisknowDetails,
-                          Field(discriminator="kind")]
+class DocSageDetails(BaseModel):
+    """DocSage: the schema discovered for the question, the tables extracted into it (with
+    CLEAR's report), the SQL and its result rows, each row traced to its source chunks."""
+
+    kind: Literal["docsage"] = "docsage"
+    variant: str
+    db_schema: Schema | None = None
+    ask: AskLog | None = None
+    chunks_read: int = 0
+    scope_cut: bool = False  # more chunks matched than the extraction budget allowed
+    clear: dict = Field(default_factory=dict)
+    tables: dict[str, list[dict]] = Field(default_factory=dict)  # first rows of each table
+    sql: list[SQLAttempt] = Field(default_factory=list)
+    result: ResultTable | None = None
+    cited_rows: list[int] = Field(default_factory=list)
+
+
+MethodDetails = Annotated[PagerDetails | NotesDetails | ChainDetails | MisknowDetails
+                          | DocSageDetails, Field(discriminator="kind")]

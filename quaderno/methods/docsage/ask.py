@@ -22,13 +22,12 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
-from pydantic import BaseModel, Field
-
 from quaderno.errors import StepError
 from quaderno.index.hits import Hit
 from quaderno.methods.docsage.detect import Signal, rank
 from quaderno.methods.docsage.draft import from_schema, to_schema
 from quaderno.methods.docsage.patch import apply_patches
+from quaderno.methods.docsage.records import AskLog, AskRound, Clarification
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
 from quaderno.methods.docsage.steps import (ANSWER_CLARIFICATION, CLARIFY, INIT_SCHEMA,
@@ -37,31 +36,6 @@ from quaderno.methods.episode import Episode, format_docs
 
 TrialExtract = Callable[[Schema, Sequence[Hit]], Awaitable[list[Row]]]
 Detector = Callable[[Schema, Sequence[Row]], list[Signal]]
-
-
-class Clarification(BaseModel):
-    query: str
-    answered: bool
-    answer: str = ""
-    chunk_ids: list[str] = Field(default_factory=list)
-
-
-class AskRound(BaseModel):
-    iteration: int
-    signals: list[Signal] = Field(default_factory=list)
-    clarifications: list[Clarification] = Field(default_factory=list)
-    patches: list[dict] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
-    schema_hash: str = ""
-    trial_rows: int = 0
-
-
-class AskLog(BaseModel):
-    mode: Literal["active", "passive", "generic"]
-    initial_notes: list[str] = Field(default_factory=list)
-    rounds: list[AskRound] = Field(default_factory=list)
-    stop_reason: str = ""
-    llm_calls: int = 0
 
 
 def describe_tables(tables: Sequence[Table]) -> str:

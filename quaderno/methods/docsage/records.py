@@ -1,0 +1,66 @@
+"""What a DocSage answer records: the ASK log, the SQL attempts, the result rows with their
+sources. Plain models with no dependency on the method, so ``Answer.details`` can hold them."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from quaderno.methods.docsage.detect import Signal
+
+
+class Clarification(BaseModel):
+    query: str
+    answered: bool
+    answer: str = ""
+    chunk_ids: list[str] = Field(default_factory=list)
+
+
+class AskRound(BaseModel):
+    iteration: int
+    signals: list[Signal] = Field(default_factory=list)
+    clarifications: list[Clarification] = Field(default_factory=list)
+    patches: list[dict] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    schema_hash: str = ""
+    trial_rows: int = 0
+
+
+class AskLog(BaseModel):
+    mode: Literal["active", "passive", "generic"]
+    initial_notes: list[str] = Field(default_factory=list)
+    rounds: list[AskRound] = Field(default_factory=list)
+    stop_reason: str = ""
+    llm_calls: int = 0
+
+
+class SQLAttempt(BaseModel):
+    """One compiled query: the SQL, and the refusal or database error it met, if any."""
+
+    sql: str
+    error: str = ""
+    stage: Literal["compile", "gate", "execute", "ok"] = "ok"
+    rows: int = 0
+
+
+class RowSource(BaseModel):
+    """Where one extracted tuple came from: its table and values, the chunk and span."""
+
+    tid: int
+    table: str
+    chunk_id: str
+    doc_id: str = ""
+    char_start: int = 0
+    char_end: int = 0
+    values: dict[str, Any] = Field(default_factory=dict)
+
+
+class ResultTable(BaseModel):
+    """The query result R with, per row, the tuples it was computed from (Eq. 6)."""
+
+    columns: list[str] = Field(default_factory=list)
+    rows: list[list[Any]] = Field(default_factory=list)
+    sources: list[list[RowSource]] = Field(default_factory=list)
+    lineage: str = "none"  # full | partial | none
+    truncated: bool = False
