@@ -202,11 +202,22 @@ def twowiki_pool(path: Path) -> Iterator[QARecord]:
                        contexts=contexts)
 
 
+def synth(path: Path) -> Iterator[QARecord]:
+    """A synthetic DocSage collection's ``questions.jsonl`` (:mod:`quaderno.eval.synth`); the
+    gold object, category, type and bin go to ``meta`` for the ``synth_score`` measure."""
+    for n, rec in _read(path):
+        gold = _need(rec, "gold", path, n)
+        yield QARecord(id=str(_need(rec, "id", path, n)),
+                       question=_need(rec, "question", path, n), answers=[str(gold["answer"])],
+                       meta={k: rec.get(k) for k in ("category", "type", "bin", "family", "sql",
+                                                     "entities")} | {"gold": gold})
+
+
 FORMATS: dict[str, Callable[[Path], Iterator[QARecord]]] = {
     "hotpot-ircot": hotpot_ircot, "hotpot-official": hotpot_official, "musique": musique,
     "gold-context": gold_context, "question-answer": question_answer, "flashrag": flashrag,
     "webquestions": webquestions, "triviaqa-aliases": triviaqa_aliases, "medquad": medquad,
-    "huatuo": huatuo, "2wiki-pool": twowiki_pool,
+    "huatuo": huatuo, "2wiki-pool": twowiki_pool, "synth": synth,
 }
 
 # name → (file under the data folder, format)

@@ -21,6 +21,7 @@ from quaderno.errors import ConfigError
 from quaderno.eval.datasets import QARecord
 from quaderno.eval.dig import DIGParams, information_gain
 from quaderno.eval.judges import GroundTruthStore, context_recalls, representation_quality
+from quaderno.eval.synth.measure import SynthScore
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
 from quaderno.methods.answer import Answer
@@ -170,5 +171,5 @@ class MeasureRegistry(NamedRegistry[type[Measure]]):
         return MeasureRegistry(self.extended(*measures))
 
 
-MEASURES = MeasureRegistry([ContextRecall, Quality, InformationGain])
+MEASURES = MeasureRegistry([ContextRecall, Quality, InformationGain, SynthScore])
 JUDGES = tuple(name for name, m in MEASURES.items() if m.needs_judge)

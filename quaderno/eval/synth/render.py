@@ -1,0 +1,225 @@
+"""Documents of a world: profiles, news items, annual-report paragraphs and roster pages.
+
+Each member's facts are spread over 1–3 documents (its ``spread``); a dated older value
+gets a news item of its own (so an entity has 1–4 documents). Every sentence records the
+facts it states (:class:`Fact`), which is what the gates and the CLEAR calibration data
+(:mod:`.calibration`) read. Hardness: aliases and "the institution" in place of the name,
+distractor entities (former members, members of a rival topic, same-name entities there),
+dated conflicts and explicit corrections, missing values (a NULL is never stated), roster
+pages with names only, and filler sentences.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from quaderno.eval.synth.families import Attr, Family
+from quaderno.eval.synth.templates import (ALL_TEMPLATES, CORRECTION, CURRENT, FILLER, JOIN,
+                                           LINK, OLD_MONEY, OLD_VALUE, ROLE_WORDS, an, bank, choose,
+                                           value_text)
+from quaderno.eval.synth.world import NOW, Entity, World
+
+ROSTER_SIZE = 8
+_LOWER_LEADS = {"The", "Some", "With", "A", "According", "Observers", "Records", "Figures",
+                "Tallies", "At", "It", "As", "Since", "In", "Membership", "Contrary"}
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One cell a sentence states: ``current`` is False for an outdated or wrong value."""
+
+    table: str
+    entity: str
+    column: str
+    value: Any
+    current: bool = True
+    template_family: int = -1
+
+
+@dataclass
+class Document:
+    id: str
+    title: str
+    kind: str  # profile | news | report | roster | link | distractor
+    subject: str  # the entity it is about ("" for roster pages)
+    sentences: list[tuple[str, list[Fact]]] = field(default_factory=list)
+    alias_only: bool = False  # the subject is named only by an alias
+
+    @property
+    def text(self) -> str:
+        return " ".join(s for s, _ in self.sentences)
+
+    @property
+    def facts(self) -> list[Fact]:
+        return [f for _, fs in self.sentences for f in fs]
+
+
+def _fill(template: str, **kw: Any) -> str:
+    out = template.format(**kw)
+    return out[0].upper() + out[1:]
+
+
+class Renderer:
+    """Renders one world with the template families allowed (default: all)."""
+
+    def __init__(self, world: World, rng: random.Random,
+                 template_families: tuple[int, ...] = ALL_TEMPLATES) -> None:
+        self.w, self.rng, self.tf = world, rng, template_families
+        self.fam: Family = world.family
+
+    # -- sentences ---------------------------------------------------------------------
+    def _ref(self, e: Entity, first: bool, alias_only: bool) -> str:
+        """How a sentence names ``e``: its name, an alias, or "the institution"."""
+        if first and not alias_only:
+            return e.name
+        options = list(e.aliases) if alias_only and e.aliases else [e.name] + e.aliases
+        if not first and e.role != "link" and not self.fam.members_are_people:
+            options.append(f"the {self.fam.member}")
+        return self.rng.choice(options)
+
+    def attr_sentence(self, e: Entity, a: Attr, table: str, ref: str,
+                      value: Any = None, current: bool = True) -> tuple[str, list[Fact]]:
+        v = e.values[a.column] if value is None else value
+        tf, tpl = choose(self.rng, bank(a), self.tf)
+        vt = value_text(a, v, self.rng)
+        phrase = self.rng.choice(a.phrases).format(v=vt) if a.phrases else ""
+        text = _fill(tpl, ent=ref, v=vt, noun=a.noun, noun_a=an(a.noun), event=a.event,
+                     event_noun=a.event_noun,
+                     label=a.label, label_cap=a.label.capitalize(), phrase=phrase)
+        return text, [Fact(table, e.name, a.column, v, current, tf)]
+
+    def link_sentence(self, e: Entity, ref: str, link_ref: str) -> tuple[str, list[Fact]]:
+        tf, tpl = choose(self.rng, LINK, self.tf)
+        text = _fill(tpl, ent=ref, link=link_ref, role=ROLE_WORDS[self.fam.link_role])
+        return text, [Fact(self.fam.members, e.name, self.fam.link_role, e.link, True, tf)]
+
+    def join_sentence(self, e: Entity, ref: str) -> tuple[str, list[Fact]]:
+        tf, tpl = choose(self.rng, JOIN, self.tf)
+        text = _fill(tpl, ent=ref, join=self.fam.join_verb, topic=self.w.topic, v=e.joined)
+        return text, [Fact("membership", e.name, "joined", e.joined, True, tf)]
+
+    def filler(self, ref: str) -> tuple[str, list[Fact]]:
+        return _fill(self.rng.choice(FILLER), ent=ref), []
+
+    # -- documents ---------------------------------------------------------------------
+    def member_docs(self, e: Entity) -> list[Document]:
+        fam, rng = self.fam, self.rng
+        kinds = ["profile", "news", "report"][:e.spread]
+        docs = [Document("", f"{e.name}" if k == "profile" else f"{e.name} — {k}", k, e.name)
+                for k in kinds]
+        for d in docs[1:]:
+            d.alias_only = bool(e.aliases) and rng.random() < 0.4
+            if d.alias_only:
+                d.title = f"{rng.choice(e.aliases)} — {d.kind}"
+        intro = f"{e.name} ({e.aliases[0]})" if e.aliases else e.name
+        docs[0].sentences.append((f"{intro} is {an(fam.member)} of the {self.w.topic}.",
+                                  [Fact("membership", e.name, "member", True)]))
+        items: list[tuple[str, Any]] = [("attr", a) for a in fam.attrs
+                                        if e.values.get(a.column) is not None]
+        items += [("link", None), ("join", None)]
+        rng.shuffle(items)
+        for i, (what, a) in enumerate(items):
+            d = docs[i % len(docs)]
+            ref = self._ref(e, first=not d.sentences, alias_only=d.alias_only)
+            if what == "link":
+                link = self.w.link(e.link or "")
+                d.sentences.append(self.link_sentence(e, ref, self._ref(link, True, False)))
+            elif what == "join":
+                d.sentences.append(self.join_sentence(e, ref))
+            elif a.column in e.corrections:
+                d.sentences.append(self._correction(e, a, ref))
+            else:
+                s, fs = self.attr_sentence(e, a, fam.members, ref)
+                if a.column in e.old_values:
+                    lead = s.split(" ", 1)[0]
+                    if lead in _LOWER_LEADS:
+                        s = s[0].lower() + s[1:]
+                    s = _fill(rng.choice(CURRENT), now=NOW) + s
+                d.sentences.append((s, fs))
+        for d in docs:
+            if rng.random() < 0.7:
+                d.sentences.insert(rng.randint(1, len(d.sentences)),
+                                   self.filler(self._ref(e, False, d.alias_only)))
+        for col, (old, year) in e.old_values.items():
+            a = fam.attr(col)
+            s = _fill(rng.choice(OLD_MONEY if a.kind == "money" else OLD_VALUE), year=year,
+                      ent=self._ref(e, True, False), v=value_text(a, old, rng), noun=a.noun)
+            docs.append(Document("", f"{e.name} — news {year}", "news", e.name,
+                                 [(f"(Published {year}.) {s}",
+                                   [Fact(fam.members, e.name, col, old, False)])]))
+        return docs
+
+    def _correction(self, e: Entity, a: Attr, ref: str) -> tuple[str, list[Fact]]:
+        text = _fill(self.rng.choice(CORRECTION), ent=ref, v=e.values[a.column],
+                     wrong=e.corrections[a.column], event=a.event, event_noun=a.event_noun)
+        return text, [Fact(self.fam.members, e.name, a.column, e.values[a.column]),
+                      Fact(self.fam.members, e.name, a.column, e.corrections[a.column], False)]
+
+    def link_doc(self, e: Entity) -> Document:
+        fam = self.fam
+        d = Document("", e.name, "link", e.name)
+        holders = [m for m in self.w.members if m.link == e.name]
+        role = ROLE_WORDS[fam.link_role]
+        if holders and fam.link_is_person:
+            d.sentences.append((f"{e.name} is the {role} of {holders[0].name}.",
+                                [Fact(fam.members, holders[0].name, fam.link_role, e.name)]))
+        else:
+            d.sentences.append((f"{e.name} is listed as {an(role)} in the records of the "
+                                f"{self.w.topic}.", []))
+        for a in fam.link_attrs:
+            d.sentences.append(self.attr_sentence(e, a, fam.link_table, self._ref(e, False,
+                                                                                  False)))
+        return d
+
+    def distractor_doc(self, e: Entity) -> Document:
+        fam, w = self.fam, self.w
+        d = Document("", e.name, "distractor", e.name)
+        if e.role == "former":
+            head = (f"{e.name} was {an(fam.member)} of the {w.topic} from {e.joined} "
+                    f"until it left in {e.left}.")
+        elif e.role == "namesake":
+            head = f"{e.name} is {an(fam.member)} of the {w.rival_topic}."
+            if self.rng.random() < 0.5:
+                head += f" It is not the {fam.member} of the same name in the {w.topic}."
+        else:
+            head = f"{e.name} is {an(fam.member)} of the {w.rival_topic}, not of the {w.topic}."
+        d.sentences.append((head, []))
+        for a in fam.attrs:  # distractors' values are facts of nobody's gold table
+            if self.rng.random() < 0.7:
+                s, _ = self.attr_sentence(e, a, "", self._ref(e, False, False))
+                d.sentences.append((s, []))
+        return d
+
+    def roster_docs(self) -> list[Document]:
+        names = [m for m in self.w.members]
+        self.rng.shuffle(names)
+        out = []
+        for i in range(0, len(names), ROSTER_SIZE):
+            part = names[i:i + ROSTER_SIZE]
+            listed = [self.rng.choice([m.name] + m.aliases) for m in part]
+            d = Document("", f"{self.w.topic} — members, part {i // ROSTER_SIZE + 1}",
+                         "roster", "")
+            d.sentences.append((f"Members of the {self.w.topic} ({self.w.topic_alias}) include "
+                                + ", ".join(listed) + ".",
+                                [Fact("membership", m.name, "member", True) for m in part]))
+            out.append(d)
+        formers = [e for e in self.w.distractors if e.role == "former"]
+        if formers and out:
+            out[-1].sentences.append((
+                "Former members: " + ", ".join(f"{e.name} (left {e.left})" for e in formers)
+                + ".", []))
+        return out
+
+    def render(self, prefix: str) -> list[Document]:
+        docs: list[Document] = []
+        for e in self.w.members:
+            docs += self.member_docs(e)
+        docs += [self.link_doc(e) for e in self.w.links]
+        docs += [self.distractor_doc(e) for e in self.w.distractors]
+        docs += self.roster_docs()
+        self.rng.shuffle(docs)
+        for i, d in enumerate(docs):
+            d.id = f"{prefix}-d{i:05d}"
+        return docs

@@ -1,0 +1,146 @@
+"""The renderer's paraphrase bank and number formats.
+
+Every realization is a ``(template family, template)`` pair. Template families 0–3 split
+the bank for the template-leak gate: a regex extractor built from the *train* families
+(:data:`TRAIN_TEMPLATES`) is scored on documents rendered from the *held-out* ones
+(:data:`HELDOUT_TEMPLATES`). Placeholders: ``{ent}`` the entity as written (name, alias or
+"the institution"), ``{v}`` the value as written, ``{noun}``, ``{event}``, ``{event_noun}``,
+``{label}``, ``{phrase}`` (an attribute's own phrase with its ``{v}`` filled), ``{role}``,
+``{link}``, ``{topic}``, ``{join}``.
+"""
+
+from __future__ import annotations
+
+import random
+
+from quaderno.eval.synth.families import Attr
+
+TRAIN_TEMPLATES: tuple[int, ...] = (0, 1)
+HELDOUT_TEMPLATES: tuple[int, ...] = (2, 3)
+ALL_TEMPLATES: tuple[int, ...] = (0, 1, 2, 3)
+
+Bank = tuple[tuple[int, str], ...]
+
+YEAR: Bank = (
+    (0, "{ent} {event} in {v}."), (0, "{ent} {event} in the year {v}."),
+    (1, "The {event_noun} of {ent} dates to {v}."),
+    (1, "{ent} gives {v} as its {event_noun} year."),
+    (2, "It was in {v} that {ent} {event}."), (2, "{v} marks the {event_noun} of {ent}."),
+    (3, "Records give {v} for the {event_noun} of {ent}."),
+    (3, "{ent} has a {event_noun} year of {v}, the archive shows."),
+)
+COUNT: Bank = (
+    (0, "{ent} has {v} {noun}."), (0, "{ent} counts {v} {noun}."),
+    (1, "The number of {noun} at {ent} is {v}."), (1, "{ent} reports {v} {noun}."),
+    (2, "With {v} {noun}, {ent} sits among its peers."),
+    (2, "Some {v} {noun} are associated with {ent}."),
+    (3, "A total of {v} {noun} was recorded for {ent}."),
+    (3, "Tallies of {noun} put {ent} at {v}."),
+)
+MONEY: Bank = (
+    (0, "{ent} has {noun_a} of {v}."), (0, "{ent} reported {noun_a} of {v}."),
+    (1, "The {noun} of {ent} amounts to {v}."), (1, "{ent} states its {noun} as {v}."),
+    (2, "At {v}, the {noun} of {ent} draws attention."), (2, "{v} is the {noun} stated for {ent}."),
+    (3, "Figures put the {noun} of {ent} at {v}."), (3, "{ent} disclosed {v} as {noun}."),
+)
+CATEGORY: Bank = (
+    (0, "{ent} {phrase}."), (1, "According to its profile, {ent} {phrase}."),
+    (2, "Observers note that {ent} {phrase}."),
+    (3, "As for {label}, {ent} is recorded under {v}."),
+    (3, "{label_cap}: {v}, in the case of {ent}."),
+)
+LINK: Bank = (
+    (0, "The {role} of {ent} is {link}."), (0, "{ent} lists {link} as its {role}."),
+    (1, "{link} serves as {role} for {ent}."), (1, "{ent} names {link} as {role}."),
+    (2, "{ent}, whose {role} is {link}, keeps a low profile."),
+    (2, "{link} acts as the {role} behind {ent}."),
+    (3, "Records connect {ent} to {link} as its {role}."), (3, "{ent} reports to {link} ({role})."),
+)
+JOIN: Bank = (
+    (0, "{ent} {join} the {topic} in {v}."), (0, "{ent} has been part of the {topic} since {v}."),
+    (1, "The {topic} admitted {ent} in {v}."), (1, "{ent} became a member of the {topic} in {v}."),
+    (2, "Since {v}, {ent} belongs to the {topic}."), (2, "In {v} {ent} entered the {topic}."),
+    (3, "Membership of {ent} in the {topic} began in {v}."),
+    (3, "{ent} was welcomed into the {topic} in {v}."),
+)
+CORRECTION = (
+    "An earlier report gave the {event_noun} year of {ent} as {wrong}; the correct year is {v}.",
+    "Correction: {ent} {event} in {v}, not in {wrong} as previously stated.",
+    "Contrary to the often repeated {wrong}, {ent} {event} in {v}.",
+)
+OLD_VALUE = ("In {year}, {ent} had {v} {noun}.", "Back in {year} the figure for {ent} was {v} "
+             "{noun}.", "A {year} survey counted {v} {noun} at {ent}.")
+OLD_MONEY = ("In {year}, the {noun} of {ent} was {v}.", "Back in {year}, {ent} reported {v} as "
+             "{noun}.", "A {year} filing put the {noun} of {ent} at {v}.")
+CURRENT = ("As of {now}, ", "Latest figures ({now}): ", "Updated in {now}: ")
+FILLER = (
+    "{ent} hosts an annual open day that draws visitors from the region.",
+    "Local newspapers regularly cover events at {ent}.",
+    "A new visitor centre near {ent} is under discussion.",
+    "{ent} publishes a quarterly newsletter.",
+    "The board of {ent} met twice this year.",
+    "Several partnerships of {ent} were renewed without change.",
+    "{ent} maintains an archive that is open to researchers.",
+    "Volunteers support many of the activities of {ent}.",
+)
+ROLE_WORDS = {"president": "president", "affiliation": "home institution", "city": "home city",
+              "ceo": "chief executive", "sponsor": "sponsor", "country": "country"}
+
+
+def an(phrase: str) -> str:
+    """``phrase`` with its indefinite article ("an annual budget", "a cost")."""
+    return ("an " if phrase[:1].lower() in "aeiou" else "a ") + phrase
+
+
+def bank(a: Attr) -> Bank:
+    return {"year": YEAR, "count": COUNT, "money": MONEY}.get(a.kind, CATEGORY)
+
+
+def choose(rng: random.Random, options: Bank, families: tuple[int, ...]) -> tuple[int, str]:
+    allowed = [t for t in options if t[0] in families]
+    return rng.choice(allowed or list(options))
+
+
+# -- numbers as written ------------------------------------------------------------------
+_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+         "fourteen fifteen sixteen seventeen eighteen nineteen").split()
+_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def words(n: int) -> str:
+    """English words for 0 ≤ n < 1,000,000 ("two thousand three hundred")."""
+    if n < 20:
+        return _ONES[n]
+    if n < 100:
+        return _TENS[n // 10] + ("-" + _ONES[n % 10] if n % 10 else "")
+    if n < 1000:
+        return _ONES[n // 100] + " hundred" + (" " + words(n % 100) if n % 100 else "")
+    return words(n // 1000) + " thousand" + (" " + words(n % 1000) if n % 1000 else "")
+
+
+def count_text(v: int, rng: random.Random) -> str:
+    forms = [f"{v:,}", str(v)]
+    if v >= 1000 and v % 100 == 0:
+        forms += [f"{v / 1000:g}k", f"{v / 1000:g} thousand"]
+    if v >= 1_000_000 and v % 100_000 == 0:
+        forms.append(f"{v / 1_000_000:g} million")
+    if v < 100_000 and (v < 100 or v % 100 == 0):
+        forms.append(words(v))
+    return rng.choice(forms)
+
+
+def money_text(v: float, rng: random.Random) -> str:
+    """``v`` millions of dollars, exactly, in one of several notations."""
+    forms = [f"${v:g} million", f"USD {v:g}M", f"{v:g} million dollars",
+             f"${round(v * 1_000_000):,}"]
+    if v >= 1000:
+        forms.append(f"${v / 1000:g} billion")
+    return rng.choice(forms)
+
+
+def value_text(a: Attr, v: object, rng: random.Random) -> str:
+    if a.kind == "count":
+        return count_text(int(v), rng)  # type: ignore[call-overload]
+    if a.kind == "money":
+        return money_text(float(v), rng)  # type: ignore[arg-type]
+    return str(v)
