@@ -54,7 +54,7 @@ def normalize_entity(name: Any, aliases: Mapping[str, str] | None = None) -> str
     canonical name), so "XU" can map to "xandria university". '' for a missing name."""
     if is_null(name):
         return ""
-    text = _fold(str(name))
+    text = _fold(str(name).replace(".", ""))   # "S.A." -> "sa", "Inc." -> "inc"
     for lead in _LEADING:
         if text.startswith(lead) and len(text) > len(lead):
             text = text[len(lead):]

@@ -1,0 +1,169 @@
+"""Entity alias canonicalization and merging, run before CLEAR's Level B checks (spec §3, A7).
+
+The same entity is written many ways across documents ("Xandria University", "University of
+Xandria", "XU", "Acme Inc." / "ACME"). Left alone, each spelling is its own entity: a
+functional dependency looks satisfied when it is not, or violated when it is not, and
+foreign keys dangle. So, per *entity domain* (a table's TEXT key column together with the
+foreign-key columns that reference it):
+
+1. every name is normalized (:func:`normalize_entity`: case, accents, punctuation, legal
+   suffixes, "University of X" = "X University", an alias table), and a one-word acronym
+   that matches the initials of exactly one other name in the domain joins that name;
+2. every spelling of one entity is rewritten to its most frequent spelling (an
+   ``alias-merge`` :class:`Correction` on the row);
+3. rows of one table that name the same entity and do not contradict each other are merged
+   into one, the cells taken from the other rows recorded as ``alias-merge`` corrections
+   with their chunk (the merged rows' own corrections are kept too). Rows that contradict
+   each other stay apart: Level B reports them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from quaderno.methods.docsage.normalize import (entity_key, key_columns, normalize_entity,
+                                                normalize_value)
+from quaderno.methods.docsage.rows import Correction, Row
+from quaderno.methods.docsage.schema import Schema
+
+_STOP = frozenset({"of", "the", "and", "for", "de", "at"})
+
+
+class AliasGroup(BaseModel):
+    """One entity's spellings in one domain, and the one kept."""
+
+    domain: str                 # "table.column" of the entity's key
+    canonical: str
+    spellings: list[str] = Field(default_factory=list)
+
+
+def domains(schema: Schema) -> dict[str, list[tuple[str, str]]]:
+    """Entity domains: "table.column" of each TEXT key column -> the (table, column) pairs
+    holding its names (the key itself and foreign-key columns referencing it)."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for t in schema.tables:
+        keys = key_columns(t)
+        if len(keys) == 1 and t.column(keys[0]).type == "TEXT":
+            out[f"{t.name}.{keys[0]}"] = [(t.name, keys[0])]
+    for t in schema.tables:
+        for fk in t.foreign_keys:
+            for col, ref in zip(fk.cols, fk.ref_cols):
+                name = f"{fk.ref_table}.{ref}"
+                if name in out and t.column(col).type == "TEXT":
+                    out[name].append((t.name, col))
+    return out
+
+
+def _initials(norm: str) -> str:
+    return "".join(w[0] for w in norm.split() if w not in _STOP)
+
+
+def alias_map(names: Sequence[str], aliases: Mapping[str, str] | None = None,
+              acronyms: bool = True) -> dict[str, str]:
+    """Normalized name -> normalized entity for one domain's ``names`` (surface forms)."""
+    norms = {normalize_entity(n, aliases) for n in names} - {""}
+    out = {n: n for n in norms}
+    if acronyms:
+        for n in norms:
+            if " " in n or not 2 <= len(n) <= 6 or not n.isalpha():
+                continue
+            hits = [m for m in norms if m != n and " " in m and _initials(m) == n]
+            if len(hits) == 1:
+                out[n] = hits[0]
+    return out
+
+
+def canonicalize(schema: Schema, rows: Sequence[Row], aliases: Mapping[str, str] | None = None,
+                 *, acronyms: bool = True) -> tuple[list[Row], list[AliasGroup]]:
+    """Rows with every entity name rewritten to its entity's most frequent spelling, and the
+    alias groups found (only groups with more than one spelling)."""
+    rows = list(rows)
+    groups: list[AliasGroup] = []
+    for domain, cols in domains(schema).items():
+        spellings = [r.values.get(c) for r in rows for t, c in cols if r.table == t]
+        spellings = [s for s in spellings if isinstance(s, str) and normalize_entity(s)]
+        amap = alias_map(spellings, aliases, acronyms)
+        by_entity: dict[str, Counter[str]] = {}
+        for s in spellings:
+            by_entity.setdefault(amap[normalize_entity(s, aliases)], Counter())[s] += 1
+        canonical = {ent: max(c.items(), key=lambda kv: (kv[1], len(kv[0])))[0]
+                     for ent, c in by_entity.items()}
+        for ent, counter in by_entity.items():
+            if len(counter) > 1:
+                groups.append(AliasGroup(domain=domain, canonical=canonical[ent],
+                                         spellings=sorted(counter)))
+        for i, r in enumerate(rows):
+            changes = {}
+            for t, c in cols:
+                v = r.values.get(c)
+                if r.table != t or not isinstance(v, str) or not normalize_entity(v):
+                    continue
+                new = canonical[amap[normalize_entity(v, aliases)]]
+                if new != v:
+                    changes[c] = (v, new)
+            if changes:
+                prov = r.provenance.model_copy(update={"corrections": [
+                    *r.provenance.corrections,
+                    *(Correction(column=c, old=o, new=n, reason="alias", by="alias-merge",
+                                 evidence_chunk=r.provenance.chunk_id)
+                      for c, (o, n) in changes.items())]})
+                rows[i] = r.model_copy(update={
+                    "values": {**r.values, **{c: n for c, (_, n) in changes.items()}},
+                    "provenance": prov})
+    return rows, groups
+
+
+def compatible(a: Mapping[str, Any], b: Mapping[str, Any], types: Mapping[str, str]) -> bool:
+    """No column where both rows have a value and the values differ."""
+    for col, typ in types.items():
+        x, y = normalize_value(a.get(col), typ), normalize_value(b.get(col), typ)
+        if x is not None and y is not None and x != y:
+            return False
+    return True
+
+
+def merge_entities(schema: Schema, rows: Sequence[Row],
+                   aliases: Mapping[str, str] | None = None) -> list[Row]:
+    """Rows of one table naming the same entity merged where they do not contradict each
+    other; a cell filled from another row keeps that row's chunk and confidence in an
+    ``alias-merge`` correction. Rows without a key, and tables without a key, stay as
+    they are. Order: the first row of each merged group keeps its place."""
+    out: list[Row] = []
+    clusters: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    for r in rows:
+        table = schema.table(r.table)
+        key = entity_key(table, r.values, aliases) if table is not None else ()
+        if table is None or not any(key):
+            out.append(r)
+            continue
+        types = {c.name: c.type for c in table.columns}
+        target = next((i for i in clusters.get((r.table, key), [])
+                       if compatible(out[i].values, r.values, types)), None)
+        if target is None:
+            clusters.setdefault((r.table, key), []).append(len(out))
+            out.append(r)
+            continue
+        base = out[target]
+        filled = {c: v for c, v in r.values.items()
+                  if c in types and base.values.get(c) is None and v is not None}
+        conf = dict(base.provenance.confidence)
+        for c in filled:
+            if c in r.provenance.confidence:
+                conf[c] = r.provenance.confidence[c]
+        for c, p in r.provenance.confidence.items():  # agreeing evidence: keep the higher
+            if c not in filled and c in conf and base.values.get(c) is not None:
+                conf[c] = max(conf[c], p)
+        notes = [Correction(column=c, old=None, new=v, reason="alias-merge", by="alias-merge",
+                            evidence_chunk=r.provenance.chunk_id) for c, v in filled.items()]
+        # the merged row's own history (its spelling, corrections of its cells) stays with
+        # the entity: a cell settled by backtracking keeps its quoted evidence
+        kept = [c for c in r.provenance.corrections if c not in base.provenance.corrections]
+        prov = base.provenance.model_copy(update={
+            "confidence": conf, "corrections": [*base.provenance.corrections, *kept, *notes]})
+        out[target] = base.model_copy(update={"values": {**base.values, **filled},
+                                              "provenance": prov})
+    return out

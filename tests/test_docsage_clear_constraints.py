@@ -1,0 +1,226 @@
+"""DocSage CLEAR Level B: each constraint catches its planted violation and passes clean data;
+alias merging before FD/FK; ASK's uncertainty helpers fire on crafted rows, stay silent on
+clean ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from quaderno.methods.docsage.aliases import (alias_map, canonicalize, domains,
+                                              merge_entities)
+from quaderno.methods.docsage.anomalies import (alignment_conflicts, fk_matches, null_rates,
+                                                value_anomalies)
+from quaderno.methods.docsage.constraints import check, staged_order
+from quaderno.methods.docsage.normalize import normalize_entity
+from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.docsage.schema import Schema
+
+SCHEMA = Schema.model_validate({
+    "tables": [
+        {"name": "city", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "country"}]},
+        {"name": "company", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "founded", "type": "INT"},
+                     {"name": "dissolved", "type": "INT"},
+                     {"name": "staff", "type": "INT", "description": "number of employees"},
+                     {"name": "product", "single_valued": False},
+                     {"name": "city"}],
+         "foreign_keys": [{"cols": ["city"], "ref_table": "city", "ref_cols": ["name"]}]},
+        {"name": "office", "columns": [{"name": "company"}, {"name": "town"},
+                                       {"name": "region"}]},
+    ],
+    "constraints": [
+        {"kind": "temporal", "table": "company", "before": "founded", "after": "dissolved",
+         "strict": True},
+        {"kind": "range", "table": "company", "column": "staff", "low": 0, "high": 1000000},
+        {"kind": "fd", "table": "office", "lhs": ["town"], "rhs": "region"},
+    ]})
+
+
+def row(table: str, chunk: str = "c#0", **values) -> Row:
+    return Row(table=table, values=values, provenance=Provenance(chunk_id=chunk))
+
+
+def clean_rows() -> list[Row]:
+    return [row("city", name="Zorn", country="Vel"),
+            row("city", name="Pax", country="Vel"),
+            row("company", name="Acme", founded=1874, dissolved=1990, staff=2300,
+                product="toys", city="Zorn"),
+            row("company", name="Bolt", founded=1901, dissolved=None, staff=40,
+                product="nuts", city="Pax"),
+            row("office", company="Acme", town="Zorn", region="North"),
+            row("office", company="Bolt", town="Zorn", region="North")]
+
+
+def kinds(rows: list[Row]) -> list[str]:
+    return sorted(v.kind for v in check(SCHEMA, rows).violations)
+
+
+def test_clean_data_passes_every_constraint() -> None:
+    assert kinds(clean_rows()) == []
+
+
+def test_functional_dependency_violation_is_caught() -> None:
+    rows = clean_rows() + [row("office", company="Cog", town="zorn ", region="South")]
+    result = check(SCHEMA, rows)
+    assert [v.kind for v in result.violations] == ["fd"]
+    v = result.violations[0]
+    assert v.columns == ["town", "region"] and sorted(v.values) == ["North", "North", "South"]
+    assert {result.by_tid()[t].values["company"] for t in v.tids} == {"Acme", "Bolt", "Cog"}
+
+
+def test_key_implies_dependencies_of_single_valued_columns() -> None:
+    rows = clean_rows() + [row("company", chunk="d9#0", name="Acme", founded=1876,
+                               product="games")]
+    result = check(SCHEMA, rows)
+    fd = [v for v in result.violations if v.kind == "fd"]
+    assert len(fd) == 1 and fd[0].columns == ["name", "founded"]
+    assert sorted(fd[0].values) == [1874, 1876]
+    # product is not single-valued: two products for Acme are no FD violation
+    assert not any(v.columns[-1] == "product" for v in fd)
+    assert check(SCHEMA, rows, implied=False).counts() == {"unique": 1}
+
+
+def test_temporal_order_violation_is_caught() -> None:
+    rows = clean_rows()
+    rows[3] = row("company", name="Bolt", founded=1901, dissolved=1901, city="Pax")
+    result = check(SCHEMA, rows)
+    assert [v.kind for v in result.violations] == ["temporal"]
+    assert result.violations[0].values == [1901, 1901]   # strict: equal years break it
+
+
+def test_numeric_range_violation_is_caught_on_both_sides() -> None:
+    rows = clean_rows()
+    rows[2] = row("company", name="Acme", staff=-5, city="Zorn")
+    rows[3] = row("company", name="Bolt", staff=50_000_000, city="Pax")
+    result = check(SCHEMA, rows)
+    assert [v.kind for v in result.violations] == ["range", "range"]
+    assert sorted(x for v in result.violations for x in v.values) == [-5, 50_000_000]
+
+
+def test_foreign_key_violation_is_caught_by_anti_join() -> None:
+    rows = clean_rows() + [row("company", name="Dyne", city="Nowhere")]
+    result = check(SCHEMA, rows)
+    assert [v.kind for v in result.violations] == ["fk"]
+    assert result.violations[0].values == ["Nowhere"]
+    assert result.by_tid()[result.violations[0].tids[0]].values["name"] == "Dyne"
+
+
+def test_duplicate_key_is_caught() -> None:
+    rows = clean_rows() + [row("company", name="Acme", product="games")]
+    result = check(SCHEMA, rows)
+    assert [v.kind for v in result.violations] == ["unique"]
+    assert len(result.violations[0].tids) == 2
+
+
+def test_values_never_enter_sql_text() -> None:
+    hostile = "x'); DROP TABLE company; --"
+    rows = clean_rows() + [row("city", name=hostile, country="'; SELECT 1; --")]
+    assert kinds(rows) == []
+
+
+def test_tids_map_back_to_the_rows_checked() -> None:
+    rows = clean_rows()[::-1]
+    result = check(SCHEMA, rows)
+    for tid, i in result.index_of_tid.items():
+        assert result.by_tid()[tid].values == rows[i].values
+    assert sorted(staged_order(SCHEMA, rows)) == list(range(len(rows)))
+
+
+# -- aliases ------------------------------------------------------------------------------------
+def test_normalize_entity_folds_suffixes_case_and_university_of() -> None:
+    assert normalize_entity("ACME, Inc.") == normalize_entity("Acme Inc") == "acme"
+    assert normalize_entity("The University of Xandria") == "xandria university"
+    assert normalize_entity("Xandria University") == "xandria university"
+    assert normalize_entity("Société Générale S.A.") == "societe generale"
+    assert normalize_entity("None") == ""
+    assert normalize_entity("XU", {"xu": "xandria university"}) == "xandria university"
+
+
+def test_acronym_joins_its_only_expansion() -> None:
+    amap = alias_map(["Xandria University", "XU", "Pax Institute"])
+    assert amap["xu"] == "xandria university"
+    assert alias_map(["Xandria University", "Xeno Union", "XU"])["xu"] == "xu"   # ambiguous
+    assert alias_map(["XU", "Xandria University"], acronyms=False)["xu"] == "xu"
+
+
+def test_alias_merge_removes_false_fd_and_fk_violations() -> None:
+    schema = Schema.model_validate({"tables": [
+        {"name": "company", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "founded", "type": "INT"}]},
+        {"name": "person", "columns": [{"name": "name"}, {"name": "employer"}],
+         "foreign_keys": [{"cols": ["employer"], "ref_table": "company", "ref_cols": ["name"]}]}],
+        "constraints": [{"kind": "fd", "table": "person", "lhs": ["name"], "rhs": "employer"}]})
+    rows = [row("company", "a#0", name="Acme Inc.", founded=1874),
+            row("company", "b#0", name="ACME", founded=None),
+            row("person", "b#0", name="Ann Lee", employer="Acme Inc."),
+            row("person", "c#0", name="Ann Lee", employer="ACME Inc")]
+    before = check(schema, rows).counts()
+    assert before == {"fd": 1, "fk": 1}
+    assert domains(schema)["company.name"] == [("company", "name"), ("person", "employer")]
+    canon, groups = canonicalize(schema, rows)
+    assert [g.canonical for g in groups] == ["Acme Inc."]
+    assert {r.values.get("employer") for r in canon if r.table == "person"} == {"Acme Inc."}
+    fixed = canon[3].provenance.corrections[0]
+    assert (fixed.old, fixed.new, fixed.by) == ("ACME Inc", "Acme Inc.", "alias-merge")
+    merged = merge_entities(schema, canon)
+    assert check(schema, merged).counts() == {}
+    assert len([r for r in merged if r.table == "company"]) == 1
+
+
+def test_merge_fills_cells_from_other_chunks_and_keeps_contradictions_apart() -> None:
+    table_rows = [row("company", "a#0", name="Acme", founded=1874, staff=None),
+                  row("company", "b#0", name="Acme", founded=None, staff=2300),
+                  row("company", "c#0", name="Acme", founded=1876, staff=None)]
+    merged = merge_entities(SCHEMA, table_rows)
+    assert [r.values.get("founded") for r in merged] == [1874, 1876]
+    assert merged[0].values["staff"] == 2300
+    note = merged[0].provenance.corrections[-1]
+    assert (note.column, note.by, note.evidence_chunk) == ("staff", "alias-merge", "b#0")
+
+
+# -- ASK's uncertainty helpers --------------------------------------------------------------------
+def test_alignment_conflicts_fire_on_conflicting_values_and_not_on_clean_rows() -> None:
+    assert alignment_conflicts(SCHEMA, clean_rows()) == []
+    rows = clean_rows() + [row("company", "z#1", name="ACME Inc.", founded=1876,
+                               staff="2,300", product="games")]
+    found = alignment_conflicts(SCHEMA, rows)
+    assert [(c.entity, c.column) for c in found] == [(("acme",), "founded")]
+    assert sorted(found[0].values) == [1874, 1876] and "z#1" in found[0].chunks
+
+
+def test_fk_matches_report_missing_and_ambiguous_parents() -> None:
+    assert fk_matches(SCHEMA, clean_rows()) == []
+    rows = clean_rows() + [row("city", name="Pax Minor", country="Vel"),
+                           row("company", name="Dyne", city="Nowhere"),
+                           row("company", name="Eon", city="Pax"),
+                           row("company", name="Fum", city="Zorn City")]
+    found = {m.value: m for m in fk_matches(SCHEMA, rows)}
+    assert set(found) == {"Nowhere"}                     # "Zorn City" names only Zorn
+    assert found["Nowhere"].kind == "missing"
+    rows.append(row("company", name="Gus", city="Minor"))
+    rows.append(row("city", name="Lux Minor", country="Vel"))
+    amb = {m.value: m for m in fk_matches(SCHEMA, rows)}["Minor"]
+    assert amb.kind == "ambiguous" and amb.parents == ["lux minor", "pax minor"]
+
+
+def test_value_anomalies_fire_on_each_kind_and_not_on_clean_rows() -> None:
+    assert value_anomalies(SCHEMA, clean_rows(), current_year=2026) == []
+    base = [row("company", name=f"C{i}", founded=1900 + i, staff=100 + i) for i in range(8)]
+    rows = base + [row("company", name="Old", founded=180, staff=101),
+                   row("company", name="Neg", founded=1950, staff=-3),
+                   row("company", name="Big", founded=1951, staff=90000)]
+    found = {(a.kind, a.column): a for a in value_anomalies(SCHEMA, rows, current_year=2026)}
+    assert found[("implausible_year", "founded")].values == [180]
+    assert found[("negative_count", "staff")].values == [-3]
+    assert 90000 in found[("outlier", "staff")].values
+    unreadable = base + [row("company", name=f"U{i}", founded="long ago") for i in range(3)]
+    fail = [a for a in value_anomalies(SCHEMA, unreadable, current_year=2026)
+            if a.kind == "parse_failure"]
+    assert len(fail) == 1 and fail[0].column == "founded" and len(fail[0].rows) == 3
+
+
+def test_null_rates_per_column() -> None:
+    rates = null_rates(SCHEMA, clean_rows())
+    assert rates["company.dissolved"] == pytest.approx(0.5)
+    assert rates["company.name"] == 0.0 and "city.name" in rates
