@@ -106,3 +106,28 @@ class StepError(LLMError):
         super().__init__(f"step {step!r}: {message}")
         self.step = step
         self.raw = raw
+
+
+class SQLRefusedError(InputFormatError):
+    """A model-written SQL query did not pass the read-only gate (DocSage, spec §11).
+
+    ``reason`` is a short code (``parse``, ``multiple-statements``, ``not-a-select``,
+    ``write``, ``table-function``, ``forbidden-function``, ``unknown-table``,
+    ``unknown-column``, ...); the message names what was refused and what to change, fit to
+    show back to the model for one repair."""
+
+    def __init__(self, message: str, *, reason: str, sql: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.sql = sql
+
+
+class SQLExecutionError(QuadernoError):
+    """A query that passed the gate failed while it ran in the sandbox: a database error
+    (binder, conversion, ...), the memory limit or the time limit (``kind`` says which);
+    the message can go back to the model for one repair."""
+
+    def __init__(self, message: str, *, kind: str = "database", sql: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.sql = sql

@@ -1,0 +1,198 @@
+"""A sandboxed DuckDB connection for model-written SQL (spec §4 and §11).
+
+:class:`SQLSandbox` holds one question's database DB^q: a fresh in-memory connection whose
+tables (and the ``_prov`` side table) are created and filled *first*, after which the
+connection is locked down: no temporary directory, external access off (no files, network,
+ATTACH, COPY, INSTALL or LOAD), extension auto-install and auto-load off, a memory limit, one
+thread, and the configuration locked so no query can undo any of it.
+
+:meth:`SQLSandbox.run` puts every query through the gate (``sqlgate.check_sql``), runs the SQL
+regenerated from the checked tree with a wall-clock time limit (a timer thread calls
+``conn.interrupt()``), inside a transaction that is always rolled back, and caps the rows.
+DuckDB errors come back as :class:`SQLExecutionError` (or :class:`SQLTimeoutError`) whose
+message can go back to the model for one repair. Calls are serialized by a lock, so the
+sandbox may be used from ``asyncio.to_thread`` workers.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+import duckdb
+from pydantic import BaseModel
+from sqlglot import exp
+
+from quaderno.errors import ConfigError, SQLExecutionError
+from quaderno.methods.docsage.rows import Row, load_rows
+from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.sqlgate import CheckedSQL, check_sql
+
+log = logging.getLogger(__name__)
+_SIZE = re.compile(r"^\d{1,6}(\.\d{1,3})?\s?[KMGT]i?B$")
+
+
+class SQLTimeoutError(SQLExecutionError):
+    """The query ran past its time limit and was interrupted."""
+
+    def __init__(self, message: str, *, sql: str = "") -> None:
+        super().__init__(message, kind="timeout", sql=sql)
+
+
+class QueryResult(BaseModel):
+    """Rows of one query; ``truncated`` when more than ``max_rows`` rows were produced."""
+
+    sql: str
+    columns: list[str]
+    rows: list[list[Any]]
+    truncated: bool = False
+    seconds: float = 0.0
+
+
+def _lockdown(memory_limit: str, max_temp: str) -> list[str]:
+    # temp_directory must be cleared before external access is switched off (DuckDB refuses
+    # to change it afterwards); lock_configuration must come last
+    return ["SET temp_directory=''",
+            "SET enable_external_access=false",
+            "SET autoinstall_known_extensions=false",
+            "SET autoload_known_extensions=false",
+            f"SET memory_limit='{memory_limit}'",
+            "SET threads=1",
+            f"SET max_temp_directory_size='{max_temp}'",
+            "SET lock_configuration=true"]
+
+
+def _capped(expression: exp.Expression, max_rows: int) -> exp.Expression:
+    """The query with a LIMIT of ``max_rows + 1`` unless it already has a smaller literal
+    one, so a huge result is never materialized."""
+    limit = expression.args.get("limit")
+    if limit is not None:
+        value = limit.expression if isinstance(limit, exp.Limit) else None
+        if isinstance(value, exp.Literal) and value.is_int and int(value.this) <= max_rows + 1:
+            return expression
+        return exp.select("*").from_(expression.subquery("_capped")).limit(max_rows + 1)
+    if isinstance(expression, (exp.Select, exp.SetOperation)):
+        return expression.copy().limit(max_rows + 1)
+    return expression
+
+
+class SQLSandbox:
+    """One question's database, locked down, for gate-checked read-only queries."""
+
+    def __init__(self, schema: Schema, rows: Sequence[Row], *, memory_limit: str = "512MB",
+                 max_temp_directory_size: str = "0MB") -> None:
+        for name, value in (("memory_limit", memory_limit),
+                            ("max_temp_directory_size", max_temp_directory_size)):
+            if not _SIZE.match(value):
+                raise ConfigError(f"{name} {value!r} is not a size: write it like '512MB'")
+        self.schema = schema
+        self._lock = threading.Lock()
+        self._conn = duckdb.connect(":memory:")
+        try:
+            self.rows: list[Row] = load_rows(self._conn, schema, rows)
+            for statement in _lockdown(memory_limit, max_temp_directory_size):
+                self._conn.execute(statement)
+        except duckdb.Error:
+            self._conn.close()
+            raise
+        self._closed = False
+
+    # -- public API ---------------------------------------------------------------------
+    def check(self, sql: str) -> CheckedSQL:
+        """The gate alone: raises SQLRefusedError, runs nothing."""
+        return check_sql(sql, self.schema)
+
+    def run(self, sql: str, *, timeout_s: float = 5.0, max_rows: int = 10_000) -> QueryResult:
+        """Gate-check ``sql`` (model-written) and run it. Raises SQLRefusedError,
+        SQLTimeoutError or SQLExecutionError."""
+        checked = self.check(sql)
+        return self.run_checked(checked, timeout_s=timeout_s, max_rows=max_rows)
+
+    def run_checked(self, checked: CheckedSQL, *, timeout_s: float = 5.0,
+                    max_rows: int = 10_000) -> QueryResult:
+        """Run a query that has passed the gate (as :meth:`run` does after checking)."""
+        self._limits(timeout_s, max_rows)
+        runnable = _capped(checked.expression, max_rows).sql(dialect="duckdb", comments=False)
+        result = self._execute(runnable, None, timeout_s, max_rows)
+        return result.model_copy(update={"sql": checked.sql})
+
+    def run_trusted(self, sql: str, params: Sequence[Any] | None = None, *,
+                    timeout_s: float = 30.0, max_rows: int = 100_000) -> QueryResult:
+        """Run SQL *built by code* (CLEAR's constraint checks, lineage look-ups), with bound
+        parameters, without the gate but in the same locked-down connection, time limit
+        and rolled-back transaction. Never pass text a model wrote: use :meth:`run`."""
+        self._limits(timeout_s, max_rows)
+        return self._execute(sql, params, timeout_s, max_rows)
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._conn.close()
+                self._closed = True
+
+    def __enter__(self) -> SQLSandbox:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    # -- internals ----------------------------------------------------------------------
+    @staticmethod
+    def _limits(timeout_s: float, max_rows: int) -> None:
+        if not timeout_s > 0:
+            raise ConfigError(f"timeout_s must be > 0 seconds, got {timeout_s!r}")
+        if max_rows < 1:
+            raise ConfigError(f"max_rows must be >= 1, got {max_rows!r}")
+
+    def _execute(self, sql: str, params: Sequence[Any] | None, timeout_s: float,
+                 max_rows: int) -> QueryResult:
+        with self._lock:
+            if self._closed:
+                raise SQLExecutionError("the sandbox is closed; build a new one", kind="closed",
+                                        sql=sql)
+            conn = self._conn
+            timer = threading.Timer(timeout_s, conn.interrupt)
+            timer.daemon = True
+            start = time.monotonic()
+            conn.begin()
+            try:
+                timer.start()
+                cursor = conn.execute(sql, params) if params is not None else conn.execute(sql)
+                columns = [d[0] for d in cursor.description or []]
+                fetched = cursor.fetchmany(max_rows + 1)
+            except duckdb.InterruptException as e:
+                raise SQLTimeoutError(
+                    f"the query ran longer than {timeout_s:g} s and was stopped; make it "
+                    "cheaper (filter before joining, avoid cross joins and unbounded "
+                    "recursion)", sql=sql) from e
+            except duckdb.OutOfMemoryException as e:
+                raise SQLExecutionError(
+                    f"the query needs more memory than the sandbox allows ({str(e)[:200]}); "
+                    "make it cheaper", kind="memory", sql=sql) from e
+            except duckdb.Error as e:
+                raise SQLExecutionError(
+                    f"DuckDB {type(e).__name__}: {str(e)[:500]}", kind="database", sql=sql
+                ) from e
+            finally:
+                timer.cancel()
+                timer.join()
+                self._rollback()
+            seconds = time.monotonic() - start
+        truncated = len(fetched) > max_rows
+        if truncated:
+            log.info("result capped at %d rows", max_rows)
+        return QueryResult(sql=sql, columns=columns,
+                           rows=[list(r) for r in fetched[:max_rows]],
+                           truncated=truncated, seconds=round(seconds, 4))
+
+    def _rollback(self) -> None:
+        try:
+            self._conn.rollback()
+        except duckdb.TransactionException:
+            log.debug("no transaction to roll back")
