@@ -1,0 +1,314 @@
+"""Provenance of SQL result rows: from each result row back to tuples and chunks (spec §4).
+
+The checked query is rewritten with sqlglot so that it also returns, as one extra last column
+``__lineage``, the list of ``_tid`` s that produced each result row:
+
+* a non-aggregate SELECT adds ``[a._tid, b._tid, ...]`` over its FROM/JOIN tables;
+* an aggregate or GROUP BY query adds ``flatten(list([...]))``, so every group (or the one
+  global row) carries the tids it aggregated; HAVING, ORDER BY and LIMIT are untouched, so the
+  lists align with the result rows exactly; SELECT DISTINCT becomes the equivalent GROUP BY;
+* CTEs and derived tables that are themselves plain or aggregate SELECTs (or UNION ALLs of
+  them) expose their own ``__lineage`` and the outer query concatenates it;
+* uncorrelated subqueries in WHERE, HAVING or the SELECT list (IN, scalar, EXISTS) are run on
+  their own, rewritten the same way, and their tids are kept as ``support_tids`` of every row.
+
+What cannot be traced exactly (UNION/INTERSECT/EXCEPT without ALL, recursive CTEs, correlated
+subqueries, table-less sources) is recorded as ``partial`` with a note, never guessed. The
+rewritten query runs *once* in place of the original, so the visible result is the query's own
+result with the lineage column stripped; if the rewrite fails to run, the original runs and
+the lineage is marked partial. Tids are then mapped through ``_prov`` to document, chunk and
+character span, with the row's values.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+from sqlglot import exp
+
+from quaderno.errors import SQLExecutionError, SQLRefusedError
+from quaderno.methods.docsage.rows import PROV_TABLE
+from quaderno.methods.docsage.sandbox import QueryResult, SQLSandbox, SQLTimeoutError
+from quaderno.methods.docsage.schema import TID
+from quaderno.methods.docsage.sqlgate import CheckedSQL
+
+log = logging.getLogger(__name__)
+
+LINEAGE = "__lineage"
+
+
+class SourceRow(BaseModel):
+    """One tuple behind a result row, and where in the documents it came from."""
+
+    tid: int
+    table: str
+    doc_id: str = ""
+    chunk_id: str = ""
+    char_start: int = 0
+    char_end: int = 0
+    extractor: str = ""
+    values: dict[str, Any] = Field(default_factory=dict)
+
+
+class ResultLineage(BaseModel):
+    """The provenance of result row ``row``: the tids that produced it (``tids``), those its
+    subqueries read (``support_tids``), and their sources (at most ``max_sources``)."""
+
+    row: int
+    mode: Literal["row", "group", "none"]
+    tids: list[int] = Field(default_factory=list)
+    support_tids: list[int] = Field(default_factory=list)
+    sources: list[SourceRow] = Field(default_factory=list)
+    sources_truncated: bool = False
+    partial: bool = False
+
+
+class TracedResult(BaseModel):
+    """A query's result (lineage column removed) with one :class:`ResultLineage` per row."""
+
+    result: QueryResult
+    lineage: list[ResultLineage]
+    partial: bool = False
+    notes: list[str] = Field(default_factory=list)
+
+
+# -- the rewrite ------------------------------------------------------------------------------
+def _is_aggregate(select: exp.Select) -> bool:
+    if select.args.get("group") is not None:
+        return True
+    scopes = list(select.expressions)
+    if select.args.get("having") is not None:
+        scopes.append(select.args["having"])
+    for scope in scopes:
+        for node in scope.walk(prune=lambda n: isinstance(n, (exp.Subquery, exp.Window))):
+            if isinstance(node, exp.AggFunc):
+                return True
+    return False
+
+
+class _Rewriter:
+    def __init__(self, tables: set[str]) -> None:
+        self.tables = tables
+        self.notes: list[str] = []
+
+    def query(self, q: exp.Expression, ctes: dict[str, bool]) -> exp.Expression | None:
+        """A copy of ``q`` that also returns ``__lineage`` as its last column, or None."""
+        if isinstance(q, exp.Union) and not q.args.get("distinct"):
+            left = self.query(q.this, ctes)
+            right = self.query(q.expression, ctes)
+            if left is None or right is None:
+                return None
+            out = q.copy()
+            out.set("this", left)
+            out.set("expression", right)
+            return out
+        if isinstance(q, exp.Subquery):
+            inner = self.query(q.this, ctes)
+            if inner is None:
+                return None
+            out = q.copy()
+            out.set("this", inner)
+            return out
+        if isinstance(q, exp.Select):
+            return self.select(q, ctes)
+        self.notes.append(f"{type(q).__name__.upper()} (without ALL) is not traced row by row")
+        return None
+
+    def select(self, q: exp.Select, ctes: dict[str, bool]) -> exp.Select | None:
+        q = q.copy()
+        local = dict(ctes)
+        with_ = q.args.get("with_")
+        if with_ is not None:
+            for cte in with_.expressions:
+                name = cte.alias_or_name.lower()
+                columns = cte.args["alias"].columns if cte.args.get("alias") else []
+                if with_.args.get("recursive") or columns:
+                    self.notes.append(f"CTE {name!r} (recursive or with a column list) is "
+                                      "not traced")
+                    local[name] = False
+                    continue
+                body = self.query(cte.this, local)
+                local[name] = body is not None
+                if body is not None:
+                    cte.set("this", body)
+        parts: list[exp.Expression] = []
+        sources = []
+        if q.args.get("from_") is not None:
+            sources.append(q.args["from_"].this)
+        joins = q.args.get("joins") or []
+        if any(str(j.args.get("method") or "").upper() == "NATURAL" for j in joins):
+            self.notes.append("NATURAL JOIN is not traced")
+            return None
+        sources += [j.this for j in joins]
+        for src in sources:
+            alias = src.alias_or_name
+            if isinstance(src, exp.Table) and src.name.lower() in local:
+                if local[src.name.lower()]:
+                    parts.append(exp.column(LINEAGE, table=alias, quoted=True))
+            elif isinstance(src, exp.Table) and src.name.lower() in self.tables:
+                parts.append(exp.Array(expressions=[exp.column(TID, table=alias, quoted=True)]))
+            elif isinstance(src, exp.Subquery):
+                inner = self.query(src.this, local)
+                if inner is not None:
+                    src.set("this", inner)
+                    parts.append(exp.column(LINEAGE, table=alias, quoted=True))
+                else:
+                    self.notes.append(f"derived table {alias!r} is not traced")
+            else:
+                self.notes.append(f"source {alias or type(src).__name__!r} has no tuples")
+        if not parts:
+            return None
+        lineage: exp.Expression = parts[0]
+        for part in parts[1:]:
+            lineage = exp.Anonymous(this="list_concat", expressions=[lineage, part])
+        if q.args.get("distinct") is not None and not _is_aggregate(q):
+            if q.args["distinct"].args.get("on") is not None:
+                self.notes.append("SELECT DISTINCT ON is not traced")
+                return None
+            q.set("distinct", None)
+            q.set("group", exp.Group(expressions=[p.unalias().copy() for p in q.expressions]))
+        if _is_aggregate(q):
+            lineage = exp.Anonymous(this="flatten", expressions=[
+                exp.Anonymous(this="list", expressions=[lineage])])
+        q.append("expressions", exp.alias_(lineage, LINEAGE, quoted=True))
+        return q
+
+
+def _outer_ctes(root: exp.Expression) -> exp.With | None:
+    with_ = root.args.get("with_")
+    return with_.copy() if isinstance(with_, exp.With) else None
+
+
+def _support_queries(root: exp.Expression) -> list[exp.Expression]:
+    """Subqueries that are not FROM/JOIN sources (IN, scalar, EXISTS), as standalone
+    queries carrying the outer WITH so CTE names resolve."""
+    out = []
+    outer = _outer_ctes(root)
+    for sub in root.find_all(exp.Subquery):
+        if isinstance(sub.parent, (exp.From, exp.Join)):
+            continue
+        query = sub.this.copy()
+        if outer is not None and query.args.get("with_") is None:
+            query.set("with_", outer.copy())
+        out.append(query)
+    return out
+
+
+# -- running and mapping ------------------------------------------------------------------------
+def _tids(value: Any) -> list[int]:
+    if not isinstance(value, (list, tuple)):
+        return []
+    seen: dict[int, None] = {}
+    for v in value:
+        if v is not None:
+            seen.setdefault(int(v), None)
+    return list(seen)
+
+
+def _checked(sandbox: SQLSandbox, expression: exp.Expression) -> CheckedSQL:
+    """The rewritten query through the gate again: everything model-derived that runs has
+    passed it."""
+    return sandbox.check(expression.sql(dialect="duckdb", comments=False))
+
+
+def _support_tids(sandbox: SQLSandbox, root: exp.Expression, rewriter: _Rewriter,
+                  timeout_s: float, max_rows: int) -> tuple[list[int], bool]:
+    tids: dict[int, None] = {}
+    partial = False
+    for query in _support_queries(root):
+        if query.find(exp.Table) is None:
+            continue
+        rewritten = rewriter.query(query, {})
+        if rewritten is None:
+            partial = True
+            continue
+        try:
+            res = sandbox.run_checked(_checked(sandbox, rewritten), timeout_s=timeout_s,
+                                      max_rows=max_rows)
+        except SQLTimeoutError:
+            raise
+        except (SQLExecutionError, SQLRefusedError) as e:
+            rewriter.notes.append(f"subquery not traced (correlated?): {str(e)[:120]}")
+            partial = True
+            continue
+        for row in res.rows:
+            for t in _tids(row[-1]):
+                tids.setdefault(t, None)
+        partial = partial or res.truncated
+    return list(tids), partial
+
+
+def _sources(sandbox: SQLSandbox, tids: list[int]) -> dict[int, SourceRow]:
+    if not tids:
+        return {}
+    prov = sandbox.run_trusted(
+        f"SELECT {TID}, tbl, doc_id, chunk_id, char_start, char_end, extractor "
+        f"FROM {PROV_TABLE} WHERE {TID} IN (SELECT UNNEST(?::BIGINT[]))", [tids],
+        max_rows=len(tids) + 1)
+    out: dict[int, SourceRow] = {}
+    by_table: dict[str, list[int]] = {}
+    for tid, tbl, doc, chunk, start, end, extractor in prov.rows:
+        out[tid] = SourceRow(tid=tid, table=tbl, doc_id=doc or "", chunk_id=chunk or "",
+                             char_start=start or 0, char_end=end or 0, extractor=extractor or "")
+        by_table.setdefault(tbl, []).append(tid)
+    for tbl, ids in by_table.items():
+        if sandbox.schema.table(tbl) is None:  # names come from the schema, never the model
+            continue
+        res = sandbox.run_trusted(f"SELECT * FROM {tbl} WHERE {TID} IN "
+                                  "(SELECT UNNEST(?::BIGINT[]))", [ids], max_rows=len(ids) + 1)
+        for row in res.rows:
+            values = dict(zip(res.columns, row, strict=True))
+            tid = values.pop(TID)
+            out[tid].values = values
+    return out
+
+
+def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
+                     max_rows: int = 10_000, max_sources: int = 50) -> TracedResult:
+    """Gate-check and run model-written ``sql`` in ``sandbox``; return its result with the
+    provenance of every row. Raises SQLRefusedError, SQLTimeoutError, SQLExecutionError."""
+    checked = sandbox.check(sql)
+    rewriter = _Rewriter({t.name for t in sandbox.schema.tables})
+    rewritten = rewriter.query(checked.expression, {})
+    result: QueryResult | None = None
+    mode: Literal["row", "group", "none"] = "none"
+    partial = False
+    if rewritten is not None:
+        try:
+            traced = sandbox.run_checked(_checked(sandbox, rewritten), timeout_s=timeout_s,
+                                         max_rows=max_rows)
+        except SQLTimeoutError:
+            raise
+        except (SQLExecutionError, SQLRefusedError) as e:
+            log.warning("lineage rewrite failed, running the query untraced: %s", e)
+            rewriter.notes.append(f"lineage rewrite did not run: {str(e)[:160]}")
+        else:
+            if traced.columns and traced.columns[-1] == LINEAGE:
+                result = traced.model_copy(update={
+                    "sql": checked.sql, "columns": traced.columns[:-1],
+                    "rows": [r[:-1] for r in traced.rows]})
+                row_tids = [_tids(r[-1]) for r in traced.rows]
+                top = rewritten
+                while isinstance(top, (exp.SetOperation, exp.Subquery)):
+                    top = top.this
+                mode = "group" if isinstance(top, exp.Select) and _is_aggregate(top) else "row"
+    if result is None:
+        result = sandbox.run_checked(checked, timeout_s=timeout_s, max_rows=max_rows)
+        row_tids = [[] for _ in result.rows]
+        partial = True
+    support, support_partial = _support_tids(sandbox, checked.expression, rewriter,
+                                             timeout_s, max_rows)
+    partial = partial or support_partial or bool(rewriter.notes)
+    wanted = sorted({t for ts in row_tids for t in ts[:max_sources]} | set(support[:max_sources]))
+    sources = _sources(sandbox, wanted)
+    lineage = []
+    for i, tids in enumerate(row_tids):
+        picked = [sources[t] for t in (tids + [s for s in support if s not in tids])[:max_sources]
+                  if t in sources]
+        lineage.append(ResultLineage(
+            row=i, mode=mode, tids=tids, support_tids=support, sources=picked,
+            sources_truncated=len(tids) + len(support) > max_sources, partial=partial))
+    return TracedResult(result=result, lineage=lineage, partial=partial,
+                        notes=list(dict.fromkeys(rewriter.notes)))
