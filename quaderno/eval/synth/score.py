@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from quaderno.errors import ConfigError
 from quaderno.eval.metrics import normalize_answer
@@ -154,7 +154,9 @@ _SCORERS = {"number": _score_number, "name": _score_name, "category": _score_nam
 def score(gold: Gold | dict[str, Any], predicted_text: str) -> float:
     """The score in [0, 1] of ``predicted_text`` against ``gold`` (a :class:`Gold` or the
     ``gold`` object of a ``questions.jsonl`` line)."""
-    g = gold if isinstance(gold, Gold) else Gold.model_validate(gold)
-    if g.kind not in _SCORERS:
-        raise ConfigError(f"unknown answer kind {g.kind!r}")
+    try:
+        g = gold if isinstance(gold, Gold) else Gold.model_validate(gold)
+    except ValidationError as exc:
+        raise ConfigError(f"not a synthetic gold answer: {gold!r} "
+                          f"({exc.errors()[0]['msg']})") from exc
     return _SCORERS[g.kind](g, predicted_text or "")
