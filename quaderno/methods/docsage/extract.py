@@ -133,7 +133,7 @@ def clean_values(table: Table, values: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _surface_forms(value: Any, col_type: str) -> list[str]:
+def surface_forms(value: Any, col_type: str) -> list[str]:
     """Ways a value may be written in text, most specific first."""
     if value is None or isinstance(value, bool):
         return []
@@ -170,7 +170,7 @@ def locate_span(text: str, table: Table, values: dict[str, Any]) -> tuple[int, i
     anchor: tuple[int, int] | None = None
     found: list[tuple[int, int]] = []
     for name in key_columns(table):
-        occ = _occurrences(text, _surface_forms(values.get(name), table.column(name).type))
+        occ = _occurrences(text, surface_forms(values.get(name), table.column(name).type))
         if occ:
             anchor = anchor or occ[0]
             found.append(occ[0])
@@ -178,7 +178,7 @@ def locate_span(text: str, table: Table, values: dict[str, Any]) -> tuple[int, i
     for col in table.columns:
         if col.name in keys:
             continue
-        occ = _occurrences(text, _surface_forms(values.get(col.name), col.type))
+        occ = _occurrences(text, surface_forms(values.get(col.name), col.type))
         if not occ:
             continue
         if anchor is None:
@@ -348,4 +348,4 @@ def all_rows(results: Sequence[ChunkResult]) -> list[Row]:
 
 __all__ = ["ChunkResult", "ExtractionSettings", "all_rows", "clean_values", "doc_id_of",
            "extract", "extract_chunk", "extraction_model", "extraction_step",
-           "locate_span", "row_model"]
+           "locate_span", "row_model", "surface_forms"]

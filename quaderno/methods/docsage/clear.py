@@ -1,0 +1,317 @@
+"""CLEAR end to end: extract → Level A → aliases → Level B → correct (spec §3, paper §3.2).
+
+:func:`run_clear` is what the method calls once the schema is fixed:
+
+1. extraction of every chunk through the tuple store (paid once per table definition);
+2. **Level A** (``level_a``): values whose confidence is at or below the conformal threshold
+   τ_low are flagged, and (``correction``) re-extracted by a committee that votes per cell;
+3. entity aliases canonicalized and non-contradicting rows of one entity merged;
+4. **Level B** (``level_b``): the schema's constraints as SQL over the staged rows; with
+   ``correction``, conflicts (functional dependencies, duplicate keys) are settled by
+   backtracking retrieval, range and order violations re-extracted and then NULLed, dangling
+   foreign keys matched to the one parent they name; at most ``max_rounds`` rounds, Level B
+   re-run after each.
+
+Ablation "w/o CLEAR" = ``level_a=False, level_b=False`` (extraction and alias merging only).
+Without a calibration, τ_low = ``default_tau`` (an uncalibrated [R] choice, recorded in the
+report); calibrate with :func:`confidence.calibrate` on labelled cells (see
+docs/docsage-clear.md).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.llm.lm import LM
+from quaderno.llm.trace import Trace
+from quaderno.methods.docsage.aliases import AliasGroup, canonicalize, merge_entities
+from quaderno.methods.docsage.confidence import Calibration
+from quaderno.methods.docsage.constraints import CheckResult, Violation, check
+from quaderno.methods.docsage.correct import (Retrieve, apply_cell, committee_ballots,
+                                              resolve_conflict, tally)
+from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
+from quaderno.methods.docsage.normalize import entity_key, normalize_entity, normalize_value
+from quaderno.methods.docsage.rows import Row
+from quaderno.methods.docsage.schema import Schema
+
+log = logging.getLogger(__name__)
+
+
+class ClearConfig(BaseModel):
+    """CLEAR's switches and budgets (spec §5 defaults)."""
+
+    level_a: bool = True
+    level_b: bool = True
+    correction: bool = True
+    default_tau: float = Field(default=0.5, ge=0, le=1)   # without a calibration ([R])
+    max_rounds: int = Field(default=2, ge=0, le=5)
+    committee_size: int = Field(default=3, ge=1, le=9)
+    retrieve_k: int = Field(default=5, ge=1, le=50)
+    concurrency: int = Field(default=2, ge=1, le=32)
+    acronyms: bool = True
+
+
+class ClearReport(BaseModel):
+    """What CLEAR did, for the run record and the benchmark."""
+
+    chunks: int = 0
+    failed_chunks: int = 0
+    tuples_extracted: int = 0
+    tuples_final: int = 0
+    cells_flagged: int = 0
+    tuples_flagged: int = 0
+    tau_low: float | None = None
+    calibration: str = ""          # its source, or "uncalibrated default"
+    alias_groups: int = 0
+    violations_initial: dict[str, int] = Field(default_factory=dict)
+    violations_final: dict[str, int] = Field(default_factory=dict)
+    corrections: dict[str, int] = Field(default_factory=dict)   # by what: committee, ...
+    unresolved: int = 0            # cells NULLed or left without a decision
+    rounds: int = 0
+    llm_calls_extract: int = 0
+    llm_calls_correct: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+
+
+class ClearResult(BaseModel):
+    rows: list[Row]
+    report: ClearReport
+    violations: list[Violation] = Field(default_factory=list)   # left after correction
+    alias_groups: list[AliasGroup] = Field(default_factory=list)
+
+
+def episode_retriever(episode: Any) -> Retrieve:
+    """Backtracking retrieval through an :class:`Episode` (traced, not cited as evidence)."""
+    async def retrieve(query: str, k: int) -> Sequence[Any]:
+        return await episode.retrieve(query, k, cite=False)
+    return retrieve
+
+
+def source_chunk(row: Row, column: str) -> str:
+    """The chunk a cell's value came from: an alias-merge fill names it, else the row's."""
+    for c in reversed(row.provenance.corrections):
+        if c.column == column and c.evidence_chunk:
+            return c.evidence_chunk
+    return row.provenance.chunk_id
+
+
+class _Run:
+    """The mutable state of one CLEAR run (rows, counters); not shared between runs."""
+
+    def __init__(self, lm: LM, schema: Schema, chunks: Sequence[Chunk], config: ClearConfig,
+                 settings: ExtractionSettings, trace: Trace, committee: Any,
+                 retrieve: Retrieve | None, aliases: Mapping[str, str] | None) -> None:
+        self.lm, self.schema, self.config, self.settings = lm, schema, config, settings
+        self.chunks = {c.id: c for c in chunks}
+        self.trace, self.committee_lm, self.retrieve, self.aliases = (trace, committee, retrieve,
+                                                                  aliases)
+        self.report = ClearReport(chunks=len(chunks))
+        self.tried: set[tuple[str, str, tuple[str, ...], str]] = set()
+        self._ballots: dict[tuple[str, str], list[list[dict[str, Any]]]] = {}
+
+    def _cell_id(self, row: Row, column: str) -> tuple[str, str, tuple[str, ...], str]:
+        table = self.schema.table(row.table)
+        key = entity_key(table, row.values, self.aliases) if table is not None else ()
+        return (source_chunk(row, column), row.table, key, column)
+
+    def _count(self, by: str, n: int = 1) -> None:
+        self.report.corrections[by] = self.report.corrections.get(by, 0) + n
+
+    async def committee(self, rows: list[Row], cells: Mapping[int, Sequence[str]],
+                        reason: str) -> list[Row]:
+        """Re-extract and vote on ``cells`` ({row index: columns}); returns the new rows."""
+        rows = list(rows)
+        for i, cols in cells.items():
+            row = rows[i]
+            table = self.schema.table(row.table)
+            if table is None:
+                continue
+            for chunk_id in dict.fromkeys(source_chunk(row, c) for c in cols):
+                chunk = self.chunks.get(chunk_id)
+                mine = [c for c in cols if source_chunk(row, c) == chunk_id]
+                if chunk is None:
+                    self.trace.fallback(f"docsage.clear: chunk {chunk_id} not given; cells "
+                                        f"{mine} of {row.table} kept unverified")
+                    continue
+                if (chunk_id, table.name) not in self._ballots:
+                    ballots, calls = await committee_ballots(
+                        self.lm, chunk, table, self.settings, committee=self.committee_lm,
+                        n=self.config.committee_size, trace=self.trace)
+                    self._ballots[(chunk_id, table.name)] = ballots
+                    self.report.llm_calls_correct += calls
+                votes = tally(self._ballots[(chunk_id, table.name)], table, row.values, mine,
+                              self.aliases)
+                for col, vote in votes.items():
+                    self.tried.add(self._cell_id(row, col))
+                    if not vote.majority:
+                        self.report.unresolved += 1
+                    before = len(row.provenance.corrections)
+                    row = apply_cell(row, col, vote.value, reason=reason, by="committee",
+                                     evidence_chunk=chunk_id, confidence=vote.share)
+                    self._count("committee", len(row.provenance.corrections) - before)
+            rows[i] = row
+        return rows
+
+    async def fix(self, rows: list[Row], result: CheckResult) -> list[Row]:
+        """One correction round over Level B's violations."""
+        idx = result.index_of_tid
+        conflicts: dict[tuple[str, tuple[str, ...], str], tuple[list[int], str]] = {}
+        redo: dict[int, list[str]] = {}
+        order = {"fd": 0, "unique": 1, "range": 2, "temporal": 3, "fk": 4}
+        for v in sorted(result.violations, key=lambda x: order[x.kind]):
+            members = [idx[t] for t in v.tids if t in idx]
+            table = self.schema.table(v.table)
+            if v.kind in ("fd", "unique") and table is not None:
+                lhs = v.columns[:-1] if v.kind == "fd" else v.columns
+                targets = [v.columns[-1]] if v.kind == "fd" else [
+                    c.name for c in table.columns if c.name not in lhs and len(
+                        {normalize_value(rows[i].values.get(c.name), c.type)
+                         for i in members} - {None}) > 1]
+                key = tuple(str(rows[members[0]].values.get(c)) for c in lhs)
+                for col in targets:
+                    conflicts.setdefault((v.table, key, col), (members, v.kind))
+            elif v.kind in ("range", "temporal"):
+                for i in members:
+                    redo.setdefault(i, []).extend(v.columns)
+            elif v.kind == "fk":
+                rows = self._match_parent(rows, members, v)
+        for (tname, key, col), (members, kind) in conflicts.items():
+            rows = await self._resolve(rows, tname, key, col, members, kind)
+        fresh = {i: [c for c in cols if self._cell_id(rows[i], c) not in self.tried]
+                 for i, cols in redo.items()}
+        rows = await self.committee(rows, {i: c for i, c in fresh.items() if c},
+                                    "constraint")
+        for i, cols in redo.items():  # tried before and still violating: NULL
+            for col in cols:
+                if col not in fresh.get(i, []) and rows[i].values.get(col) is not None:
+                    rows[i] = apply_cell(rows[i], col, None, reason="constraint",
+                                         by="unresolved")
+                    self.report.unresolved += 1
+                    self._count("unresolved")
+        return rows
+
+    async def _resolve(self, rows: list[Row], tname: str, key: tuple[str, ...], col: str,
+                       members: list[int], kind: str) -> list[Row]:
+        table = self.schema.table(tname)
+        assert table is not None
+        candidates = [(rows[i].values.get(col), source_chunk(rows[i], col)) for i in members
+                      if rows[i].values.get(col) is not None]
+        with self.trace.span("docsage.clear.backtrack", table=tname, entity=list(key),
+                             column=col, candidates=[str(v) for v, _ in candidates]) as span:
+            res, calls = await resolve_conflict(
+                self.lm, entity=list(key), table=table, column=col, candidates=candidates,
+                chunks=self.chunks, retrieve=self.retrieve, trace=self.trace,
+                k=self.config.retrieve_k)
+            span.outputs = res.model_dump()
+        self.report.llm_calls_correct += calls
+        if res.by == "unresolved":
+            self.report.unresolved += 1
+        for i in members:
+            before = len(rows[i].provenance.corrections)
+            rows[i] = apply_cell(rows[i], col, res.value, reason=f"constraint:{kind}",
+                                 by=res.by, evidence_chunk=res.evidence_chunk,
+                                 quote=res.evidence_quote)
+            self._count(res.by, len(rows[i].provenance.corrections) - before)
+        return rows
+
+    def _match_parent(self, rows: list[Row], members: list[int], v: Violation) -> list[Row]:
+        """A dangling single-column foreign key naming exactly one parent by its words ("Xandria"
+        for "Xandria University") is rewritten to that parent's name; otherwise it is left
+        and counted unresolved."""
+        ref_table = self.schema.table(str(v.constraint.get("ref_table")))
+        if len(v.columns) != 1 or ref_table is None:
+            return rows
+        col, ref = v.columns[0], v.constraint["ref_cols"][0]
+        parents: dict[str, Row] = {}
+        for r in rows:
+            if r.table == ref_table.name:
+                name = normalize_entity(r.values.get(ref), self.aliases)
+                if name:
+                    parents.setdefault(name, r)
+        for i in members:
+            words = set(normalize_entity(rows[i].values.get(col), self.aliases).split())
+            near = [p for p in parents
+                    if words and (words <= set(p.split()) or set(p.split()) <= words)]
+            if len(near) == 1:
+                parent = parents[near[0]]
+                rows[i] = apply_cell(rows[i], col, parent.values.get(ref),
+                                     reason="constraint:fk", by="fk-match",
+                                     evidence_chunk=parent.provenance.chunk_id)
+                self._count("fk-match")
+            else:
+                self.report.unresolved += 1
+        return rows
+
+
+async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
+                    config: ClearConfig | None = None,
+                    settings: ExtractionSettings | None = None, store: Any = None,
+                    calibration: Calibration | None = None, retrieve: Retrieve | None = None,
+                    committee: LM | Sequence[LM] | None = None,
+                    aliases: Mapping[str, str] | None = None,
+                    trace: Trace | None = None) -> ClearResult:
+    """Extract ``schema``'s tables from ``chunks`` and enforce CLEAR; see the module doc.
+    ``store``: a :class:`TupleStore`; ``retrieve``: backtracking retrieval (e.g.
+    :func:`episode_retriever`); ``committee``: a stronger LM, or several, for re-extraction;
+    ``aliases``: normalized alias -> normalized canonical entity name."""
+    config = config or ClearConfig()
+    settings = settings or ExtractionSettings()
+    trace = trace if trace is not None else Trace(label="clear")
+    run = _Run(lm, schema, chunks, config, settings, trace, committee, retrieve, aliases)
+    report = run.report
+    with trace.span("docsage.clear", chunks=len(chunks), level_a=config.level_a,
+                    level_b=config.level_b, correction=config.correction) as top:
+        results = await extract(lm, chunks, schema, settings, store=store, trace=trace,
+                                concurrency=config.concurrency)
+        rows = all_rows(results)
+        report.failed_chunks = sum(r.failed for r in results)
+        report.tuples_extracted = len(rows)
+        report.llm_calls_extract = sum(r.calls for r in results)
+        report.cache_hits = sum(r.hits for r in results)
+        report.cache_misses = sum(r.misses for r in results)
+        if config.level_a and settings.confidence == "none":
+            trace.fallback("docsage.clear: Level A needs confidences; extraction settings "
+                           "have confidence='none', so Level A is skipped")
+        elif config.level_a:
+            cal = calibration or Calibration(tau_low=config.default_tau,
+                                             source="uncalibrated default")
+            report.tau_low, report.calibration = cal.tau_low, cal.source
+            with trace.span("docsage.clear.level_a", tau_low=cal.tau_low) as span:
+                cells = {i: [c for c in (schema.table(r.table) or schema.tables[0]).column_names
+                             if cal.flags(r.provenance.confidence.get(c))]
+                         for i, r in enumerate(rows) if schema.table(r.table) is not None}
+                cells = {i: c for i, c in cells.items() if c}
+                report.cells_flagged = sum(len(c) for c in cells.values())
+                report.tuples_flagged = len(cells)
+                if config.correction and cells:
+                    rows = await run.committee(rows, cells, "low-confidence")
+                span.outputs = {"cells_flagged": report.cells_flagged}
+        rows, groups = canonicalize(schema, rows, aliases, acronyms=config.acronyms)
+        rows = merge_entities(schema, rows, aliases)
+        report.alias_groups = len(groups)
+        remaining: list[Violation] = []
+        if config.level_b:
+            with trace.span("docsage.clear.level_b") as span:
+                result = check(schema, rows)
+                report.violations_initial = result.counts()
+                while (config.correction and result.violations
+                       and report.rounds < config.max_rounds):
+                    report.rounds += 1
+                    rows = merge_entities(schema, await run.fix(rows, result), aliases)
+                    result = check(schema, rows)
+                report.violations_final = result.counts()
+                remaining = result.violations
+                span.outputs = {"initial": report.violations_initial,
+                                "final": report.violations_final, "rounds": report.rounds}
+        report.tuples_final = len(rows)
+        top.outputs = report.model_dump(exclude={"violations_initial", "violations_final"})
+    log.info("CLEAR: %d tuples from %d chunks, %d flagged cells, violations %s -> %s",
+             report.tuples_final, report.chunks, report.cells_flagged,
+             report.violations_initial, report.violations_final)
+    return ClearResult(rows=rows, report=report, violations=remaining, alias_groups=groups)

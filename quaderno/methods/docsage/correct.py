@@ -1,0 +1,264 @@
+"""CLEAR correction: committee re-extraction and backtracking retrieval (spec §3.4).
+
+"For simple omissions or low confidence, a committee of more powerful LLMs is used for
+re-extraction. For complex logic conflicts ... the conflicting group along with relevant
+source text is submitted to a Verification & Disambiguation Sub-module [that may] initiate
+a targeted backtracking retrieval to find decisive evidence from the original documents."
+
+* :func:`committee_ballots` re-extracts one table from one chunk with a committee: n samples at
+  temperature 0.7 of the extraction LM, n samples of a given stronger LM, or one greedy call
+  of each of several given LMs; :func:`tally`: per cell the strict majority wins, else NULL.
+* :func:`resolve_conflict` settles one entity's conflicting values of one column: retrieval
+  with "<entity spellings> <attribute> <candidate values>" (top 5 over all documents) plus
+  the conflicting rows' own chunks, and a judge that must choose a value and *quote* the
+  decisive words; the quote must really be in the numbered passage (whitespace and case
+  aside), or the judgment is refused. Unresolved: the value with the latest dated evidence
+  (chunk ``meta['date']``, else the latest year in the value's sentence), else NULL.
+
+Every changed cell gets a :class:`Correction` with its evidence.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.errors import LLMError, StepError
+from quaderno.llm.lm import LM
+from quaderno.llm.steps import Step
+from quaderno.llm.trace import Trace
+from quaderno.methods.docsage.extract import ExtractionSettings, extract_chunk, surface_forms
+from quaderno.methods.docsage.normalize import cell_form, entity_key, normalize_value
+from quaderno.methods.docsage.rows import Correction, Row
+from quaderno.methods.docsage.schema import Table
+
+log = logging.getLogger(__name__)
+
+# (query, k) -> chunks or hits (anything with a ``.chunk``); e.g. Episode.retrieve(cite=False)
+Retrieve = Callable[[str, int], Awaitable[Sequence[Any]]]
+
+
+class Judgment(BaseModel):
+    value: str | None = Field(default=None, description="the correct value as the passage "
+                              "writes it, or null when no passage decides")
+    passage: int = Field(default=0, description="number of the passage that decides (0: none)")
+    quote: str = Field(default="", description="the words of that passage that decide, "
+                       "copied exactly")
+
+
+JUDGE = Step(
+    name="docsage.clear.judge",
+    instruction=(
+        "Documents disagree about the {attribute} of {entity}.\n"
+        "Candidate values: {candidates}\n\n"
+        "Passages:\n{passages}\n\n"
+        "Which value is correct? Prefer the most recent statement and explicit corrections. "
+        "Quote the decisive words of one passage exactly as written. If no passage "
+        "decides, answer null."),
+    inputs=("entity", "attribute", "candidates", "passages"),
+    output=Judgment, max_tokens=300)
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.replace("\u2019", "'").split()).casefold()
+
+
+def quote_in(quote: str, text: str) -> bool:
+    """Whether ``quote`` (surrounding quotes and ellipses dropped) occurs in ``text``,
+    whitespace and case aside; an empty or very short quote never does."""
+    q = _fold(quote).strip("\"'“”.… ")
+    return len(q) >= 8 and q in _fold(text)
+
+
+# -- committee ---------------------------------------------------------------------------------
+class CellVote(BaseModel):
+    value: Any = None
+    share: float = 0.0
+    majority: bool = False
+
+
+async def committee_ballots(lm: LM, chunk: Chunk, table: Table, settings: ExtractionSettings,
+                            *, committee: LM | Sequence[LM] | None = None, n: int = 3,
+                            trace: Trace | None = None) -> tuple[list[list[dict[str, Any]]], int]:
+    """Re-extract ``table`` from ``chunk`` once per committee member: (each member's rows,
+    calls). Members: one greedy call of each LM when several are given, else ``n`` samples
+    at the settings' temperature of the given LM (a stronger one) or of ``lm``. A member
+    that fails gives no rows (so it votes NULL)."""
+    voters: list[tuple[LM, float, int | None]]
+    if isinstance(committee, Sequence) and len(committee) >= 2:
+        voters = [(m, 0.0, None) for m in committee]
+    else:
+        one = committee if isinstance(committee, LM) else (
+            committee[0] if isinstance(committee, Sequence) and committee else lm)
+        voters = [(one, settings.sample_temperature, 1000 + s) for s in range(n)]
+    ballots: list[list[dict[str, Any]]] = []
+    calls = 0
+    for voter, temperature, seed in voters:
+        try:
+            rows, used = await extract_chunk(voter, chunk, [table], settings, trace=trace,
+                                             temperature=temperature, seed=seed,
+                                             with_confidence=False)
+            calls += used
+        except StepError as exc:
+            calls += 2
+            if trace is not None:
+                trace.fallback(f"docsage.clear.committee: a vote on chunk {chunk.id} failed "
+                               f"({exc}); it votes NULL")
+            rows = {}
+        ballots.append([r.values for r in rows.get(table.name, [])])
+    return ballots, calls
+
+
+def tally(ballots: Sequence[Sequence[Mapping[str, Any]]], table: Table,
+          target: Mapping[str, Any], columns: Sequence[str],
+          aliases: Mapping[str, str] | None = None) -> dict[str, CellVote]:
+    """Per-cell vote on ``columns`` of the row whose entity key matches ``target``'s: the
+    strict majority's value, else NULL with ``majority`` False; a ballot without the row
+    votes NULL."""
+    key = entity_key(table, target, aliases)
+    picks = [next((dict(r) for r in b if entity_key(table, r, aliases) == key), {})
+             for b in ballots]
+    out = {}
+    for col in columns:
+        votes = [cell_form(table, col, p.get(col)) for p in picks]
+        best, count = Counter(votes).most_common(1)[0]
+        if count * 2 > len(picks):
+            value = next(p.get(col) for p, v in zip(picks, votes) if v == best)
+            out[col] = CellVote(value=value if best is not None else None,
+                                share=count / len(picks), majority=True)
+        else:
+            out[col] = CellVote(value=None, share=count / len(picks), majority=False)
+    return out
+
+
+# -- backtracking retrieval ----------------------------------------------------------------------
+class Resolution(BaseModel):
+    """How one conflict was settled; ``value`` None with ``by`` 'unresolved' means NULL."""
+
+    value: Any = None
+    by: str                        # backtracking | latest-evidence | unresolved
+    evidence_chunk: str | None = None
+    evidence_quote: str = ""
+    retrieved: list[str] = Field(default_factory=list)
+
+
+_YEAR = re.compile(r"(?<!\d)(1\d{3}|20\d{2})(?!\d)")
+_SENTENCE = re.compile(r"[^.!?\n]*[.!?\n]?")
+
+
+def _sentence_with(text: str, value: Any, col_type: str = "TEXT") -> str:
+    """The first sentence of ``text`` that writes ``value`` (in any of its surface forms)."""
+    forms = [f.casefold() for f in surface_forms(value, col_type)]
+    for m in _SENTENCE.finditer(text):
+        low = m.group(0).casefold()
+        if any(f and f in low for f in forms):
+            return m.group(0).strip()
+    return ""
+
+
+def evidence_date(chunk: Chunk | None, value: Any,
+                  col_type: str = "TEXT") -> tuple[int, int, int] | None:
+    """When a value's evidence is dated: the chunk's ``meta['date']`` (ISO date or year),
+    else the latest plausible year in the sentence stating the value (the value itself
+    excepted, so "founded in 1874" is not dated 1874)."""
+    if chunk is None:
+        return None
+    meta = chunk.meta.get("date") or chunk.meta.get("published")
+    if meta:
+        text = str(meta)
+        try:
+            d = dt.date.fromisoformat(text[:10])
+            return d.year, d.month, d.day
+        except ValueError:
+            if text[:4].isdigit():
+                return int(text[:4]), 1, 1
+    sentence = _sentence_with(chunk.text, value, col_type)
+    years = [int(y) for y in _YEAR.findall(sentence)
+             if y != str(value).strip() and int(y) <= dt.date.today().year + 1]
+    return (max(years), 1, 1) if years else None
+
+
+def _passages(chunks: Sequence[Chunk]) -> str:
+    return "\n\n".join(f"[{i}] {c.title + ': ' if c.title else ''}{c.text}"
+                       for i, c in enumerate(chunks, start=1))
+
+
+async def resolve_conflict(lm: LM, *, entity: Sequence[str], table: Table, column: str,
+                           candidates: Sequence[tuple[Any, str]],
+                           chunks: Mapping[str, Chunk], retrieve: Retrieve | None,
+                           trace: Trace | None = None, k: int = 5) -> tuple[Resolution, int]:
+    """Settle conflicting values of one entity's column: (resolution, LLM calls).
+    ``candidates``: (value, chunk id of its evidence) pairs; ``entity``: its spellings."""
+    typ = table.column(column).type
+    values = list(dict.fromkeys(str(v) for v, _ in candidates))
+    allowed = {normalize_value(v, typ): v for v, _ in candidates}
+    query = " ".join([*dict.fromkeys(entity), column.replace("_", " "), *values])
+    retrieved: list[Chunk] = []
+    if retrieve is not None:
+        for item in await retrieve(query, k):
+            retrieved.append(getattr(item, "chunk", item))
+    own = [chunks[c] for _, c in candidates if c in chunks]
+    passages = list({c.id: c for c in [*own, *retrieved]}.values())
+    ids = [c.id for c in retrieved]
+    calls = 0
+    if passages:
+        try:
+            result = await JUDGE.run(lm, trace=trace, entity=" / ".join(dict.fromkeys(entity)),
+                                     attribute=f"{column} ({table.name})",
+                                     candidates=", ".join(values),
+                                     passages=_passages(passages))
+            calls += result.attempts
+            j = result.value
+            chosen = normalize_value(j.value, typ)
+            if chosen is not None and 1 <= j.passage <= len(passages):
+                source = passages[j.passage - 1]
+                if not quote_in(j.quote, source.text):
+                    if trace is not None:
+                        trace.fallback(f"docsage.clear.judge: quote {j.quote[:60]!r} is not in "
+                                       f"passage {j.passage} ({source.id}); refused")
+                elif chosen not in allowed and _fold(str(j.value)) not in _fold(j.quote):
+                    if trace is not None:
+                        trace.fallback(f"docsage.clear.judge: value {j.value!r} is neither a "
+                                       "candidate nor in the quote; refused")
+                else:
+                    value = allowed.get(chosen, j.value)
+                    return Resolution(value=value, by="backtracking", evidence_chunk=source.id,
+                                      evidence_quote=j.quote.strip(), retrieved=ids), calls
+        except (StepError, LLMError) as exc:
+            calls += 2 if isinstance(exc, StepError) else 1
+            if trace is not None:
+                trace.fallback(f"docsage.clear.judge failed ({exc}); latest evidence instead")
+    dated = [(evidence_date(chunks.get(c), v, typ), v, c) for v, c in candidates]
+    dated = [d for d in dated if d[0] is not None]
+    if dated:
+        latest = max(d[0] for d in dated)
+        winners = {normalize_value(v, typ) for d, v, _ in dated if d == latest}
+        if len(winners) == 1:
+            _, v, c = next(d for d in dated if d[0] == latest)
+            quote = _sentence_with(chunks[c].text, v, typ) if c in chunks else ""
+            return Resolution(value=v, by="latest-evidence", evidence_chunk=c,
+                              evidence_quote=quote, retrieved=ids), calls
+    return Resolution(value=None, by="unresolved", retrieved=ids), calls
+
+
+def apply_cell(row: Row, column: str, value: Any, *, reason: str, by: str,
+               evidence_chunk: str | None = None, quote: str = "",
+               confidence: float | None = None) -> Row:
+    """``row`` with ``column`` set to ``value`` and a correction recorded (when it changed)."""
+    old = row.values.get(column)
+    conf = dict(row.provenance.confidence)
+    if confidence is not None:
+        conf[column] = confidence
+    corrections = list(row.provenance.corrections)
+    if normalize_value(old) != normalize_value(value):
+        corrections.append(Correction(column=column, old=old, new=value, reason=reason, by=by,
+                                      evidence_chunk=evidence_chunk, evidence_quote=quote))
+    prov = row.provenance.model_copy(update={"confidence": conf, "corrections": corrections})
+    return row.model_copy(update={"values": {**row.values, column: value}, "provenance": prov})

@@ -1,0 +1,167 @@
+"""The tuple store: extraction is paid once per collection (issue 11, item 5).
+
+A user asks many questions of one collection, and every question builds its own schema.
+Extracted tuples are kept per
+
+    (chunk id, chunk text hash, table signature, extraction model, extraction settings)
+
+in ``<dir>/tuples.sqlite`` beside the knowledge base (e.g. ``<kb dir>/docsage/``), so a later
+question whose schema shares a table (same :meth:`Table.signature`) re-uses them and extracts
+only what is new; a chunk whose text changed is extracted again.
+
+Crash safety: one SQLite file in WAL mode (the helper the response cache and the call log
+use); every (chunk, table) result is one autocommitted statement, so a ``kill -9`` at any
+moment loses at most the results in flight and never damages committed ones. Entries are
+immutable: the same key always holds the same extraction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.errors import IndexFormatError
+from quaderno.llm.sqlite_conn import ThreadConnections
+from quaderno.methods.docsage.extract import ExtractionSettings
+from quaderno.methods.docsage.rows import Row
+from quaderno.methods.docsage.schema import Table
+
+log = logging.getLogger(__name__)
+
+STORE_FORMAT_VERSION = 1
+STORE_FILE = "tuples.sqlite"
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS tuples (key TEXT PRIMARY KEY, chunk_id TEXT NOT NULL, "
+    "text_hash TEXT NOT NULL, table_name TEXT NOT NULL, table_sig TEXT NOT NULL, "
+    "model TEXT NOT NULL, settings TEXT NOT NULL, rows TEXT NOT NULL, created REAL NOT NULL, "
+    "table_json TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS tuples_chunk ON tuples (chunk_id)",
+)
+
+
+class StoreStats(BaseModel):
+    """Look-ups since the store was opened, and what it holds."""
+
+    hits: int = 0
+    misses: int = 0
+    writes: int = 0
+    entries: int = 0
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+
+class TupleStore:
+    """Extracted rows per (chunk, table definition, model, settings), crash-safe."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.path = self.root / STORE_FILE
+        self._conns = ThreadConnections(self.path)
+        self._lock = threading.Lock()
+        self._stats = StoreStats()
+        conn = self._conns.get()
+        for ddl in _SCHEMA:
+            conn.execute(ddl)
+        conn.execute("INSERT OR IGNORE INTO meta VALUES ('format_version', ?)",
+                     (str(STORE_FORMAT_VERSION),))
+        found = conn.execute("SELECT value FROM meta WHERE name = 'format_version'").fetchone()
+        if found is None or found[0] != str(STORE_FORMAT_VERSION):
+            raise IndexFormatError(
+                f"{self.path}: tuple store format version {found[0] if found else None}, "
+                f"this quaderno reads version {STORE_FORMAT_VERSION}; delete the file to "
+                "extract again")
+
+    @staticmethod
+    def key(chunk: Chunk, table: Table, model_id: str, settings: ExtractionSettings) -> str:
+        body = json.dumps([chunk.id, text_hash(chunk.render()), table.signature(), model_id,
+                           settings.key()])
+        return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+    def get(self, chunk: Chunk, table: Table, model_id: str,
+            settings: ExtractionSettings) -> list[Row] | None:
+        """The rows stored for this chunk and table definition, or None (a miss). An entry
+        that cannot be read is a miss, logged, and overwritten by the next :meth:`put`."""
+        found = self._conns.get().execute(
+            "SELECT rows FROM tuples WHERE key = ?",
+            (self.key(chunk, table, model_id, settings),)).fetchone()
+        rows = None
+        if found is not None:
+            try:
+                rows = [Row.model_validate(r) for r in json.loads(found[0])]
+            except (ValueError, ValidationError) as exc:
+                log.warning("tuple store %s: unreadable entry for chunk %s, table %s (%s); "
+                            "extracting again", self.path, chunk.id, table.name, exc)
+        with self._lock:
+            if rows is None:
+                self._stats.misses += 1
+            else:
+                self._stats.hits += 1
+        return rows
+
+    def put(self, chunk: Chunk, table: Table, model_id: str, settings: ExtractionSettings,
+            rows: Sequence[Row]) -> None:
+        """Store the rows (possibly none: "this chunk states nothing for this table" is
+        worth keeping too) in one atomic statement."""
+        body = json.dumps([r.model_dump(mode="json") for r in rows], ensure_ascii=False)
+        self._write(self.key(chunk, table, model_id, settings), chunk.id,
+                    text_hash(chunk.render()), table, model_id, settings.key(), body)
+
+    def _write(self, key: str, chunk_id: str, thash: str, table: Table, model_id: str,
+               settings_key: str, body: str) -> None:
+        for attempt in range(3):
+            try:
+                self._conns.get().execute(
+                    "INSERT OR REPLACE INTO tuples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (key, chunk_id, thash, table.name, table.signature(), model_id,
+                     settings_key, body, time.time(), table.model_dump_json()))
+                break
+            except sqlite3.OperationalError as exc:  # locked by another writer past timeout
+                if attempt == 2:
+                    raise
+                log.info("tuple store busy (%s); retrying", exc)
+                time.sleep(0.2 * (attempt + 1))
+        with self._lock:
+            self._stats.writes += 1
+
+    def stats(self) -> StoreStats:
+        entries = self._conns.get().execute("SELECT COUNT(*) FROM tuples").fetchone()[0]
+        with self._lock:
+            return self._stats.model_copy(update={"entries": entries})
+
+    def __len__(self) -> int:
+        return int(self._conns.get().execute("SELECT COUNT(*) FROM tuples").fetchone()[0])
+
+    def known_tables(self) -> list[tuple[Table, int]]:
+        """Every table definition extracted so far, with how many chunks it covers, most
+        covered first (one definition per signature; keys may differ between questions):
+        ASK can offer these to the schema so that a new question re-uses the tuples
+        (re-use needs the same :meth:`Table.signature`)."""
+        found = self._conns.get().execute(
+            "SELECT MAX(table_json), COUNT(*) FROM tuples GROUP BY table_sig "
+            "ORDER BY 2 DESC, 1").fetchall()
+        out = []
+        for body, n in found:
+            try:
+                out.append((Table.model_validate_json(body), int(n)))
+            except ValidationError as exc:
+                log.warning("tuple store %s: unreadable table definition (%s)", self.path, exc)
+        return out
+
+
+def store_dir(kb_dir: Path) -> Path:
+    """Where a knowledge base's tuple store lives: ``<kb dir>/docsage``."""
+    return Path(kb_dir) / "docsage"

@@ -1,0 +1,216 @@
+"""DocSage CLEAR correction (committee votes, backtracking with quoted evidence) and the
+orchestrator with its ablation switches."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.llm.trace import Trace
+from quaderno.llm.types import ChatRequest
+from quaderno.methods.docsage.clear import ClearConfig, run_clear
+from quaderno.methods.docsage.confidence import Calibration
+from quaderno.methods.docsage.correct import (committee_ballots, evidence_date, quote_in,
+                                              resolve_conflict, tally)
+from quaderno.methods.docsage.extract import ExtractionSettings
+from quaderno.methods.docsage.schema import Schema
+
+SCHEMA = Schema.model_validate({"tables": [
+    {"name": "company", "primary_key": ["name"],
+     "columns": [{"name": "name"}, {"name": "founded", "type": "INT"},
+                 {"name": "staff", "type": "INT", "description": "number of employees"}]}],
+    "constraints": [{"kind": "range", "table": "company", "column": "staff", "low": 0}]})
+TABLE = SCHEMA.tables[0]
+SETTINGS = ExtractionSettings()
+
+
+def company(name: str, founded=None, staff=None) -> dict:
+    return {"name": name, "founded": founded, "staff": staff}
+
+
+def reply(*rows: dict) -> str:
+    return json.dumps({"company": list(rows)})
+
+
+def is_judge(request: ChatRequest) -> bool:
+    return "Documents disagree" in request.messages[-1].content
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+# -- committee ----------------------------------------------------------------------------------
+def test_committee_votes_per_cell_and_nulls_cells_without_majority() -> None:
+    votes = {1000: company("Acme", 1874, 2300), 1001: company("ACME Inc.", 1874, 2400),
+             1002: company("Acme", 1876, None)}
+    fake = FakeLLM(respond=lambda r: reply(votes[r.seed]))
+    chunk = Chunk(id="a#0", text="Acme ...")
+    ballots, calls = run(committee_ballots(LM(fake), chunk, TABLE, SETTINGS, n=3))
+    assert calls == 3 and [r.temperature for r in fake.requests] == [0.7] * 3
+    result = tally(ballots, TABLE, company("Acme Inc"), ["name", "founded", "staff"])
+    assert (result["founded"].value, result["founded"].majority) == (1874, True)
+    assert abs(result["founded"].share - 2 / 3) < 1e-9
+    assert result["name"].majority and result["name"].share == 1.0   # spellings of one entity
+    assert (result["staff"].value, result["staff"].majority) == (None, False)  # 2300/2400/None
+
+
+def test_a_voter_without_the_row_votes_null() -> None:
+    ballots = [[company("Acme", 1874)], [company("Bolt", 1900)], [company("Cog", 1)]]
+    result = tally(ballots, TABLE, company("Acme"), ["founded"])
+    # two of three voters do not find Acme: a majority for NULL
+    assert result["founded"].value is None and abs(result["founded"].share - 2 / 3) < 1e-9
+
+
+def test_a_stronger_committee_lm_is_asked_instead_of_the_extractor() -> None:
+    weak = FakeLLM()                                 # would raise if called
+    strong = FakeLLM(respond=lambda r: reply(company("Acme", 1874)))
+    ballots, _ = run(committee_ballots(LM(weak), Chunk(id="a#0", text="x"), TABLE, SETTINGS,
+                                       committee=LM(strong, defaults={}), n=3))
+    assert len(strong.requests) == 3 and not weak.requests
+    many = [LM(FakeLLM(respond=lambda r: reply(company("Acme", 1874)))) for _ in range(2)]
+    ballots, calls = run(committee_ballots(LM(weak), Chunk(id="a#0", text="x"), TABLE,
+                                           SETTINGS, committee=many))
+    assert calls == 2 and all(m.backend.requests[0].temperature == 0.0 for m in many)
+
+
+# -- backtracking -------------------------------------------------------------------------------
+OLD = Chunk(id="old#0", text="In 2015 Acme had 1,900 staff on its books.")
+NEW = Chunk(id="new#0", text="As of 2023, Acme employs 2,300 people across the region.")
+REPORT = Chunk(id="rep#4", text="Annual report: the company Acme now has a staff of 2,300.")
+CANDIDATES = [(1900, "old#0"), (2300, "new#0")]
+CHUNKS = {c.id: c for c in (OLD, NEW)}
+
+
+def retriever(log: list[str]):
+    async def retrieve(query: str, k: int):
+        log.append(query)
+        return [REPORT]
+    return retrieve
+
+
+def test_backtracking_keeps_the_quoted_evidence_of_a_verified_judgment() -> None:
+    judge = json.dumps({"value": "2300", "passage": 3,
+                        "quote": "the company Acme now has a staff of 2,300"})
+    fake = FakeLLM([judge])
+    queries: list[str] = []
+    res, calls = run(resolve_conflict(LM(fake), entity=["Acme", "ACME Inc."], table=TABLE,
+                                      column="staff", candidates=CANDIDATES, chunks=CHUNKS,
+                                      retrieve=retriever(queries)))
+    assert queries == ["Acme ACME Inc. staff 1900 2300"]
+    assert (res.value, res.by, res.evidence_chunk) == (2300, "backtracking", "rep#4")
+    assert res.evidence_quote == "the company Acme now has a staff of 2,300" and calls == 1
+    assert "[3] Annual report" in fake.requests[0].messages[-1].content
+
+
+def test_a_quote_not_in_the_passage_is_refused_and_the_latest_evidence_wins() -> None:
+    judge = json.dumps({"value": "1900", "passage": 3, "quote": "Acme has a staff of 1,900"})
+    trace = Trace()
+    res, _ = run(resolve_conflict(LM(FakeLLM([judge])), entity=["Acme"], table=TABLE,
+                                  column="staff", candidates=CANDIDATES, chunks=CHUNKS,
+                                  retrieve=retriever([]), trace=trace))
+    assert any("not in passage 3" in f for f in trace.fallbacks)
+    assert (res.value, res.by, res.evidence_chunk) == (2300, "latest-evidence", "new#0")
+    assert res.evidence_quote.startswith("As of 2023")
+
+
+def test_undecided_conflict_without_dates_becomes_null() -> None:
+    chunks = {"x#0": Chunk(id="x#0", text="Acme has 1,900 staff."),
+              "y#0": Chunk(id="y#0", text="Acme has 2,300 staff.")}
+    fake = FakeLLM([json.dumps({"value": None, "passage": 0, "quote": ""})])
+    res, _ = run(resolve_conflict(LM(fake), entity=["Acme"], table=TABLE, column="staff",
+                                  candidates=[(1900, "x#0"), (2300, "y#0")], chunks=chunks,
+                                  retrieve=None))
+    assert (res.value, res.by) == (None, "unresolved")
+
+
+def test_evidence_dates_and_quote_checks() -> None:
+    assert evidence_date(NEW, 2300, "INT") == (2023, 1, 1)
+    assert evidence_date(Chunk(id="f#0", text="Founded in 1874.", meta={}), 1874) is None
+    assert evidence_date(Chunk(id="m#0", text="x", meta={"date": "2020-05-01"}), 1) == (
+        2020, 5, 1)
+    assert quote_in("  As of 2023,  ACME employs ", NEW.text)
+    assert not quote_in("2,300", NEW.text)       # too short to be a decisive quote
+    assert not quote_in("As of 2024, Acme employs", NEW.text)
+
+
+# -- orchestrator -------------------------------------------------------------------------------
+CORPUS = [Chunk(id="a#0", text="Acme Inc. was founded in 1874 and employs 2,300 people."),
+          Chunk(id="b#0", text="ACME (founded 1876) makes toys."),
+          Chunk(id="c#0", text="Bolt Ltd reports -5 employees after the merger.")]
+ERRATUM = Chunk(id="e#0", text="Erratum: Acme was founded in 1874, not 1876 as printed.")
+EXTRACTED = {"a#0": company("Acme Inc.", 1874, 2300), "b#0": company("ACME", 1876),
+             "c#0": company("Bolt Ltd", None, -5)}
+
+
+def corpus_llm() -> FakeLLM:
+    def respond(request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        if is_judge(request):
+            return json.dumps({"value": "1874", "passage": 3,
+                               "quote": "Acme was founded in 1874, not 1876"})
+        for chunk in CORPUS:
+            if chunk.text in prompt:
+                return reply(EXTRACTED[chunk.id])
+        raise AssertionError(prompt)
+    return FakeLLM(respond=respond)
+
+
+async def _erratum(query: str, k: int):
+    return [ERRATUM]
+
+
+def test_clear_resolves_conflicts_with_evidence_and_nulls_what_stays_impossible() -> None:
+    fake, trace = corpus_llm(), Trace()
+    result = run(run_clear(LM(fake), SCHEMA, CORPUS, retrieve=_erratum, trace=trace))
+    report = result.report
+    assert report.tuples_extracted == 3 and report.llm_calls_extract == 3
+    assert report.violations_initial == {"fd": 1, "unique": 1, "range": 1}
+    assert report.violations_final == {} and result.violations == []
+    acme, bolt = sorted(result.rows, key=lambda r: r.values["name"])
+    assert acme.values == {"name": "Acme Inc.", "founded": 1874, "staff": 2300}
+    fix = next(c for c in acme.provenance.corrections if c.by == "backtracking")
+    assert (fix.old, fix.new, fix.evidence_chunk) == (1876, 1874, "e#0")
+    assert fix.evidence_quote == "Acme was founded in 1874, not 1876"
+    # the committee re-read -5 three times, so the second round NULLs it
+    assert bolt.values["staff"] is None
+    assert bolt.provenance.corrections[-1].by == "unresolved" and report.rounds == 2
+    assert report.corrections["backtracking"] == 1
+    # the judge ran inside its named span
+    span = next(s for s in trace.spans if s.name == "docsage.clear.backtrack")
+    assert [c.span_id for c in trace.calls if c.step == "docsage.clear.judge"] == [span.id]
+    assert {"docsage.clear", "docsage.extract", "docsage.clear.level_b"} <= {
+        s.name for s in trace.spans}
+
+
+def test_without_clear_nothing_is_checked_or_corrected() -> None:
+    fake = corpus_llm()
+    config = ClearConfig(level_a=False, level_b=False)
+    result = run(run_clear(LM(fake), SCHEMA, CORPUS, config=config, retrieve=_erratum))
+    assert len(fake.requests) == 3                      # extraction only
+    assert result.report.violations_initial == {} and result.report.corrections == {}
+    assert sorted(r.values["founded"] or 0 for r in result.rows) == [0, 1874, 1876]
+
+
+def test_level_b_without_correction_reports_violations_and_changes_nothing() -> None:
+    fake = corpus_llm()
+    config = ClearConfig(level_a=False, correction=False)
+    result = run(run_clear(LM(fake), SCHEMA, CORPUS, config=config))
+    assert result.report.violations_final == {"fd": 1, "unique": 1, "range": 1}
+    assert len(fake.requests) == 3 and len(result.violations) == 3
+
+
+def test_level_a_flags_low_confidence_cells_for_committee_re_extraction() -> None:
+    fake = corpus_llm()               # FakeLLM's token log-probs are -0.1: p = 0.905
+    config = ClearConfig(level_b=False)
+    high = Calibration(tau_low=0.95, source="test")
+    result = run(run_clear(LM(fake), SCHEMA, CORPUS, config=config, calibration=high))
+    assert result.report.cells_flagged == 9 and result.report.tuples_flagged == 3
+    assert result.report.llm_calls_correct == 9          # 3 votes for each of 3 chunks
+    assert result.report.tau_low == 0.95 and result.report.calibration == "test"
+    low = run(run_clear(LM(corpus_llm()), SCHEMA, CORPUS, config=config,
+                        calibration=Calibration(tau_low=0.5)))
+    assert low.report.cells_flagged == 0 and low.report.llm_calls_correct == 0

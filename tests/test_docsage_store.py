@@ -1,0 +1,201 @@
+"""DocSage's tuple store: extraction is paid once (issue 11, item 5), and a kill -9 never
+damages what was stored."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.errors import IndexFormatError
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.llm.types import ChatRequest
+from quaderno.methods.docsage.clear import ClearConfig, run_clear
+from quaderno.methods.docsage.extract import ExtractionSettings, extract
+from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.docsage.schema import Schema, Table
+from quaderno.methods.docsage.store import TupleStore, store_dir
+
+COMPANY = {"name": "company", "primary_key": ["name"],
+           "columns": [{"name": "name"}, {"name": "founded", "type": "INT"}]}
+CITY = {"name": "city", "primary_key": ["name"], "columns": [{"name": "name"},
+                                                             {"name": "country"}]}
+Q1 = Schema.model_validate({"tables": [COMPANY, CITY]})
+# another question: the same company table (other keys and constraints do not matter)
+Q2 = Schema.model_validate({"tables": [{**COMPANY, "primary_key": []}],
+                            "constraints": [{"kind": "range", "table": "company",
+                                             "column": "founded", "low": 1000}]})
+NONE = ExtractionSettings(confidence="none")
+CHUNKS = [Chunk(id=f"d{i}#0", text=f"Company C{i} was founded in {1900 + i} in city T{i}.")
+          for i in range(10)]
+
+
+def oracle() -> FakeLLM:
+    """Extracts whatever tables the prompt's schema names, from the chunk's sentence."""
+    def respond(request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        i = int(prompt.split("Company C")[1].split(" ")[0])
+        out = {}
+        if "TABLE company" in prompt:
+            out["company"] = [{"name": f"C{i}", "founded": 1900 + i}]
+        if "TABLE city" in prompt:
+            out["city"] = [{"name": f"T{i}", "country": None}]
+        return json.dumps(out)
+    return FakeLLM(respond=respond)
+
+
+def test_second_question_sharing_a_table_costs_at_most_30_percent_of_the_first(
+        tmp_path: Path) -> None:
+    store = TupleStore(store_dir(tmp_path / "kb"))
+    first = oracle()
+    r1 = asyncio.run(run_clear(LM(first), Q1, CHUNKS, store=store, settings=NONE,
+                               config=ClearConfig(level_a=False)))
+    assert r1.report.llm_calls_extract == len(first.requests) == 10
+    assert r1.report.cache_misses == 20 and r1.report.cache_hits == 0
+    # the second question reads the same entities plus two new documents
+    more = CHUNKS + [Chunk(id="d10#0", text="Company C10 was founded in 1910 in city T10."),
+                     Chunk(id="d11#0", text="Company C11 was founded in 1911 in city T11.")]
+    second = oracle()
+    r2 = asyncio.run(run_clear(LM(second), Q2, more, store=store, settings=NONE,
+                               config=ClearConfig(level_a=False)))
+    assert r2.report.llm_calls_extract == len(second.requests) == 2
+    assert r2.report.llm_calls_extract <= 0.3 * r1.report.llm_calls_extract
+    assert r2.report.cache_hits == 10 and r2.report.cache_misses == 2
+    assert all("TABLE city" not in r.messages[-1].content for r in second.requests)
+    assert sorted(r.values["name"] for r in r2.rows) == sorted(f"C{i}" for i in range(12))
+    stats = store.stats()
+    assert (stats.hits, stats.misses, stats.entries) == (10, 22, 22)
+    assert [t.name for t, _ in store.known_tables()] == ["company", "city"]
+
+
+def test_a_question_with_a_new_table_extracts_only_that_table(tmp_path: Path) -> None:
+    store = TupleStore(tmp_path)
+    asyncio.run(extract(LM(oracle()), CHUNKS[:3], Schema.model_validate({"tables": [COMPANY]}),
+                        NONE, store=store))
+    fake = oracle()
+    results = asyncio.run(extract(LM(fake), CHUNKS[:3], Q1, NONE, store=store))
+    assert len(fake.requests) == 3
+    assert all("TABLE company" not in r.messages[-1].content for r in fake.requests)
+    assert all(set(r.rows) == {"company", "city"} for r in results)
+
+
+def _row(i: int) -> Row:
+    return Row(table="company", values={"name": f"C{i}", "founded": 1900 + i},
+               provenance=Provenance(chunk_id=f"d{i}#0", confidence={"name": 0.9}))
+
+
+def test_key_covers_chunk_text_table_definition_model_and_settings(tmp_path: Path) -> None:
+    store = TupleStore(tmp_path)
+    table = Table.model_validate(COMPANY)
+    chunk = CHUNKS[0]
+    store.put(chunk, table, "m1", NONE, [_row(0)])
+    assert store.get(chunk, table, "m1", NONE) == [_row(0)]
+    changed = Chunk(id=chunk.id, text=chunk.text + " It closed in 1950.")
+    other_table = Table.model_validate({**COMPANY, "description": "a listed company"})
+    assert store.get(changed, table, "m1", NONE) is None
+    assert store.get(chunk, other_table, "m1", NONE) is None
+    assert store.get(chunk, table, "m2", NONE) is None
+    assert store.get(chunk, table, "m1", ExtractionSettings()) is None
+    # keys, constraints and descriptions of *other* tables do not change the signature
+    assert store.get(chunk, Table.model_validate({**COMPANY, "primary_key": []}), "m1",
+                     NONE) == [_row(0)]
+    store.put(chunk, table, "m1", ExtractionSettings(), [])    # "nothing here" is kept too
+    assert store.get(chunk, table, "m1", ExtractionSettings()) == []
+
+
+def test_unreadable_entry_is_a_miss_and_is_replaced(tmp_path: Path) -> None:
+    store = TupleStore(tmp_path)
+    table = Table.model_validate(COMPANY)
+    store.put(CHUNKS[0], table, "m", NONE, [_row(0)])
+    with sqlite3.connect(store.path) as conn:
+        conn.execute("UPDATE tuples SET rows = '[{\"table\": 1'")
+    assert store.get(CHUNKS[0], table, "m", NONE) is None
+    store.put(CHUNKS[0], table, "m", NONE, [_row(0)])
+    assert store.get(CHUNKS[0], table, "m", NONE) == [_row(0)]
+
+
+def test_another_format_version_is_refused(tmp_path: Path) -> None:
+    store = TupleStore(tmp_path)
+    with sqlite3.connect(store.path) as conn:
+        conn.execute("UPDATE meta SET value = '99' WHERE name = 'format_version'")
+    with pytest.raises(IndexFormatError, match="format version 99"):
+        TupleStore(tmp_path)
+
+
+_WRITER = textwrap.dedent("""
+    import os, signal, sys
+    from quaderno.corpus.chunk import Chunk
+    from quaderno.methods.docsage.extract import ExtractionSettings
+    from quaderno.methods.docsage.rows import Provenance, Row
+    from quaderno.methods.docsage.schema import Table
+    from quaderno.methods.docsage.store import TupleStore
+    store = TupleStore(sys.argv[1])
+    table = Table.model_validate({COMPANY!r})
+    settings = ExtractionSettings(confidence="none")
+    def put(i):
+        row = Row(table="company", values={{"name": f"C{{i}}", "founded": 1900 + i}},
+                  provenance=Provenance(chunk_id=f"d{{i}}#0"))
+        store.put(Chunk(id=f"d{{i}}#0", text=f"chunk {{i}}"), table, "m", settings, [row])
+    for i in range(5):
+        put(i)
+    if sys.argv[2] == "mid-write":
+        conn = store._conns.get()
+        conn.execute("BEGIN")
+        conn.execute("INSERT INTO tuples VALUES ('x', 'd9#0', 'h', 'company', 's', 'm', "
+                     "'k', '[', 0, '{{}}')")
+        os.kill(os.getpid(), signal.SIGKILL)          # dies inside the write
+    print("ready", flush=True)
+    i = 5
+    while True:                                       # writes until killed from outside
+        put(i)
+        i += 1
+""").format(COMPANY=COMPANY)
+
+
+def _reopen(root: Path) -> tuple[TupleStore, Table]:
+    store = TupleStore(root)
+    with sqlite3.connect(store.path) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    return store, Table.model_validate(COMPANY)
+
+
+def test_kill_9_inside_a_write_loses_only_that_write(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-c", _WRITER, str(tmp_path), "mid-write"],
+                          capture_output=True, timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    store, table = _reopen(tmp_path)
+    assert len(store) == 5
+    for i in range(5):
+        rows = store.get(Chunk(id=f"d{i}#0", text=f"chunk {i}"), table, "m", NONE)
+        assert rows is not None and rows[0].values["founded"] == 1900 + i
+
+
+def test_kill_9_during_a_stream_of_writes_never_corrupts_stored_entries(
+        tmp_path: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path), "stream"],
+                            stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
+    time.sleep(0.3)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    store, table = _reopen(tmp_path)
+    n = len(store)
+    assert n >= 5
+    with sqlite3.connect(store.path) as conn:
+        ids = [r[0] for r in conn.execute("SELECT chunk_id FROM tuples")]
+    for cid in ids:                      # every committed entry reads back whole
+        i = int(cid[1:].split("#")[0])
+        rows = store.get(Chunk(id=cid, text=f"chunk {i}"), table, "m", NONE)
+        assert rows is not None and rows[0].values["name"] == f"C{i}"
+    assert store.stats().hits == n
