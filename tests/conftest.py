@@ -42,3 +42,9 @@ def wiki_ws(tmp_path_factory) -> Workspace:
     ws.add_kb("wiki", load_flashrag(sample_corpus()))
     ws.build_index("wiki", embedder="hash:256")
     return ws
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory, monkeypatch):
+    """No test writes under the user's ~/.quaderno (DocSage's tuple store, the LLM cache)."""
+    monkeypatch.setenv("QUADERNO_HOME", str(tmp_path_factory.mktemp("home")))

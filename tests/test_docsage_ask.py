@@ -9,7 +9,6 @@ import json
 import pytest
 
 from quaderno.corpus.chunk import Chunk
-from quaderno.errors import StepError
 from quaderno.index.hits import Hit
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
@@ -165,12 +164,14 @@ def test_passive_discovery_refines_once_and_asks_nothing():
     assert not any(s.name == "retrieve" for s in ep.trace.spans)
 
 
-def test_an_unusable_initial_schema_is_a_step_error():
+def test_an_unusable_initial_schema_falls_back_to_the_generic_schema():
     lm = LM(FakeLLM(respond=lambda r: json.dumps({"tables": []})))
     ep = Episode("q", method="docsage", lm=lm, retriever=Retriever())
-    with pytest.raises(StepError, match="unusable"):
-        asyncio.run(SchemaDiscovery().run(ep, hits("d1"), hits("d1"), extract=trial,
-                                          detect=missing_relationships))
+    schema, log = asyncio.run(SchemaDiscovery().run(ep, hits("d1"), hits("d1"), extract=trial,
+                                                    detect=missing_relationships))
+    assert [t.name for t in schema.tables] == ["facts"]
+    assert log.mode == "generic" and log.stop_reason == "initial schema unreadable"
+    assert any("generic schema" in f for f in ep.trace.fallbacks)
 
 
 @pytest.mark.parametrize("kw", [{"mode": "eager"}, {"max_iters": 0}, {"call_budget": 0}])

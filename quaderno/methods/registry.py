@@ -12,6 +12,7 @@ from quaderno.index.retrievers import Retriever
 from quaderno.llm.lm import LM
 from quaderno.methods.base import Method
 from quaderno.methods.baselines import IRCoT, IterRetGen, VanillaLLM, VanillaRAG
+from quaderno.methods.docsage.spec import SPECS as DOCSAGE_SPECS
 from quaderno.methods.misknow import MisknowRAG, StdRAG
 from quaderno.methods.pager import Pager
 from quaderno.methods.spec import (MethodOptions, MethodRegistry, MethodSpec, RetrievalOptions,
@@ -126,6 +127,7 @@ SPECS = (
     MethodSpec("std-rag", lambda lm, r, o: StdRAG(lm, r, **o.model_dump()), StdRAGOptions, True,
                MISKNOW_PAPER + ", baseline",
                "top-K once (2-way: K/2 from each of two KBs), the first-round reader prompt"),
+    *DOCSAGE_SPECS,
 )
 
 METHODS = MethodRegistry(SPECS)

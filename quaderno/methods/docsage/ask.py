@@ -29,7 +29,7 @@ from quaderno.methods.docsage.draft import from_schema, to_schema
 from quaderno.methods.docsage.patch import apply_patches
 from quaderno.methods.docsage.records import AskLog, AskRound, Clarification
 from quaderno.methods.docsage.rows import Row
-from quaderno.methods.docsage.schema import Schema, Table
+from quaderno.methods.docsage.schema import Schema, Table, generic_schema
 from quaderno.methods.docsage.steps import (ANSWER_CLARIFICATION, CLARIFY, INIT_SCHEMA,
                                             REFINE_SCHEMA, UPDATE_SCHEMA)
 from quaderno.methods.episode import Episode, format_docs
@@ -91,7 +91,14 @@ class SchemaDiscovery:
         log = AskLog(mode=self.mode)
         with ep.trace.span("docsage.ask", mode=self.mode, sample=len(sample),
                            probe=len(probe)) as span:
-            schema, log.initial_notes = await self.initial(ep, sample, known)
+            try:
+                schema, log.initial_notes = await self.initial(ep, sample, known)
+            except StepError as exc:
+                ep.trace.fallback(f"the initial schema could not be read ({exc}); continuing "
+                                  "with the generic schema", span)
+                log.mode, log.stop_reason = "generic", "initial schema unreadable"
+                log.llm_calls = len(ep.trace.calls) - start_calls
+                return generic_schema(), log
             for note in log.initial_notes:
                 ep.trace.fallback(f"schema draft repaired: {note}")
             if self.mode == "passive":

@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from quaderno.methods.docsage.anomalies import alignment_conflicts, fk_matches, value_anomalies
+from quaderno.methods.docsage.constraints import check
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema
 
@@ -110,3 +112,31 @@ def rank(signals: Sequence[Signal], limit: int) -> list[Signal]:
     """Distinct signals, by priority, at most ``limit``."""
     unique = list({s.key(): s for s in signals}.values())
     return sorted(unique, key=lambda s: PRIORITY[s.kind])[:limit]
+
+
+def detect_all(schema: Schema, rows: Sequence[Row]) -> list[Signal]:
+    """The three signals on trial rows: missing relationships (here), entity-alignment
+    conflicts and foreign-key matches, and value anomalies and violated constraints
+    (:mod:`.anomalies`, :mod:`.constraints`)."""
+    signals = missing_relationships(schema, rows)
+    for c in alignment_conflicts(schema, rows):
+        signals.append(Signal(kind="alignment_conflict", table=c.table, column=c.column,
+                              detail=f"{' '.join(c.entity)} has {len(c.values)} different "
+                                     f"values of {c.column}", values=c.values,
+                              chunk_ids=c.chunks[:5]))
+    for m in fk_matches(schema, rows):
+        signals.append(Signal(kind="alignment_conflict", table=m.table, column=m.column,
+                              detail=f"{m.column} {m.value!r} matches "
+                                     + ("no" if m.kind == "missing" else "several")
+                                     + f" {m.ref_table} rows", values=[m.value, *m.parents],
+                              chunk_ids=m.chunks[:5]))
+    for a in value_anomalies(schema, rows):
+        signals.append(Signal(kind="value_anomaly", table=a.table, column=a.column,
+                              detail=a.detail or a.kind.replace("_", " "), values=a.values[:6],
+                              chunk_ids=a.chunks[:5]))
+    for v in check(schema, rows).violations:
+        signals.append(Signal(kind="value_anomaly", table=v.table,
+                              column=",".join(v.columns),
+                              detail=v.message or f"violates the {v.kind} constraint",
+                              values=list(v.values)[:6]))
+    return signals

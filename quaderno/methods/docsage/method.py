@@ -1,0 +1,178 @@
+"""DocSage (seed 002) as a quaderno method, and its ablations (paper Tables 3–4).
+
+One question:
+
+1. **gather**: the question's top chunks (``pool_k``) give ASK its sample (top 8 plus four
+   chunks of other documents) and probe set (24 chunks from at least 8 documents);
+2. **schema** (``ask``): ``active`` is ASK (:mod:`.ask`), ``passive`` the initial schema
+   plus one refine pass, ``off`` the generic entity-attribute-value schema;
+3. **extract** (``clear``): the extraction scope is the question's chunks plus each table's
+   and entity type's, up to ``max_chunks``; CLEAR extracts through the tuple store (paid
+   once per chunk and table definition), flags low-confidence values (Level A), checks the
+   constraints (Level B) and corrects; ``clear=false`` keeps extraction and alias merging
+   only ("w/o CLEAR");
+4. **reason** (``reasoning``): ``sql`` compiles one DuckDB SELECT, checks and runs it in the
+   sandbox, traces the result rows to their chunks and answers from the result; ``tables``
+   puts the tables in the context instead ("w/o SQL reasoning").
+
+"w/o extraction" is vanilla RAG over the same retriever (registered as
+``docsage-no-extraction``). The answer cites the chunks behind the rows it used.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.index.hits import Hit
+from quaderno.index.retrievers import Retriever, kb_names
+from quaderno.llm.lm import LM
+from quaderno.methods.answer import Answer
+from quaderno.methods.base import BaseMethod
+from quaderno.methods.details import DocSageDetails
+from quaderno.methods.docsage.ask import SchemaDiscovery
+from quaderno.methods.docsage.clear import ClearConfig, episode_retriever, run_clear
+from quaderno.methods.docsage.confidence import Calibration
+from quaderno.methods.docsage.detect import detect_all
+from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
+from quaderno.methods.docsage.gather import extraction_scope, probe_set, sample_set
+from quaderno.methods.docsage.reason import (NOT_FOUND, SQLReasoner, numbered,
+                                             answer_from_tables, render_tables)
+from quaderno.methods.docsage.records import AskLog
+from quaderno.methods.docsage.rows import Row
+from quaderno.methods.docsage.schema import Schema, generic_schema
+from quaderno.methods.docsage.store import TupleStore
+from quaderno.methods.episode import Episode
+from quaderno.storage import check_name
+
+log = logging.getLogger(__name__)
+
+
+def default_store_dir(retriever: Retriever | None) -> Path:
+    """``$QUADERNO_HOME/docsage/<knowledge bases>``: one tuple store per collection."""
+    from quaderno.workspace import default_home
+    names = sorted(n for n in kb_names(retriever) if n) if retriever is not None else []
+    return default_home() / "docsage" / check_name("+".join(names) or "default", "store name")
+
+
+class DocSage(BaseMethod):
+    name = "docsage"
+
+    def __init__(self, lm: LM, retriever: Retriever | None, *, k: int = 5,
+                 ask: Literal["active", "passive", "off"] = "active", clear: bool = True,
+                 correction: bool = True, reasoning: Literal["sql", "tables"] = "sql",
+                 pool_k: int = 60, max_chunks: int = 48, sample_k: int = 8,
+                 probe_size: int = 24, probe_docs: int = 8, max_iters: int = 3,
+                 max_questions: int = 5, call_budget: int = 25, sql_repairs: int = 1,
+                 sql_timeout_s: float = 5.0, confidence: str = "auto",
+                 samples: int = 3, store: bool = True, store_dir: str | None = None,
+                 calibration: str | None = None, committee: LM | None = None,
+                 extractor: LM | None = None, concurrency: int = 2) -> None:
+        super().__init__(lm, retriever)
+        if ask not in ("active", "passive", "off"):
+            raise ValueError(f"ask must be active, passive or off, got {ask!r}")
+        if reasoning not in ("sql", "tables"):
+            raise ValueError(f"reasoning must be sql or tables, got {reasoning!r}")
+        self.k, self.ask_mode, self.reasoning = k, ask, reasoning
+        self.pool_k, self.max_chunks, self.sample_k = pool_k, max_chunks, sample_k
+        self.probe_size, self.probe_docs = probe_size, probe_docs
+        self.discovery = (SchemaDiscovery(mode=ask, max_iters=max_iters,
+                                          max_questions=max_questions, call_budget=call_budget,
+                                          k=k) if ask != "off" else None)
+        self.clear_config = ClearConfig(level_a=clear, level_b=clear, correction=correction,
+                                        concurrency=concurrency)
+        self.settings = ExtractionSettings(confidence=confidence if clear else "none",
+                                           samples=samples)
+        self.reasoner = SQLReasoner(repairs=sql_repairs, timeout_s=sql_timeout_s)
+        self.committee, self.extractor = committee, extractor or lm
+        self.store = (TupleStore(Path(store_dir) if store_dir else default_store_dir(retriever))
+                      if store else None)
+        self.calibration = Calibration.load(Path(calibration)) if calibration else None
+        # the registered name of this combination of switches (docsage-passive, ...)
+        parts = [{"off": "-generic-schema", "passive": "-passive", "active": ""}[ask],
+                 "" if clear else "-no-clear", "-no-sql" if reasoning == "tables" else ""]
+        self.name = "docsage" + "".join(parts)
+
+    # -- stages ---------------------------------------------------------------------------
+    async def _trial(self, ep: Episode, schema: Schema, probe: Sequence[Hit]) -> list[Row]:
+        """ASK's trial extraction on the probe set (through the store, so the final
+        extraction re-uses it for every table that did not change)."""
+        results = await extract(self.extractor, [h.chunk for h in probe], schema,
+                                self.settings, store=self.store, trace=ep.trace,
+                                concurrency=self.clear_config.concurrency)
+        return all_rows(results)
+
+    async def _schema(self, ep: Episode, ranked: Sequence[Hit]) -> tuple[Schema, AskLog]:
+        if self.discovery is None:
+            return generic_schema(), AskLog(mode="generic", stop_reason="generic schema")
+        sample = sample_set(ranked, top=self.sample_k)
+        probe = probe_set(ranked, size=self.probe_size, min_docs=self.probe_docs)
+        known = [t for t, _ in self.store.known_tables()][:8] if self.store else []
+
+        async def trial(schema: Schema, hits: Sequence[Hit]) -> list[Row]:
+            return await self._trial(ep, schema, hits)
+        return await self.discovery.run(ep, sample, probe, extract=trial, detect=detect_all,
+                                        known=known)
+
+    def _cite(self, ep: Episode, by_chunk: dict[str, Hit], chunk_ids: Sequence[str]) -> None:
+        hits = [by_chunk[c] for c in dict.fromkeys(chunk_ids) if c in by_chunk]
+        ep.cite(hits, ep.question)
+
+    async def run(self, ep: Episode) -> Answer:
+        with ep.trace.span("docsage.gather", k=self.pool_k) as span:
+            ranked = await ep.retrieve(ep.question, self.pool_k, cite=False)
+            span.outputs = {"chunks": len(ranked)}
+        schema, ask_log = await self._schema(ep, ranked)
+        scope, cut = await extraction_scope(ep, schema, ranked, max_chunks=self.max_chunks,
+                                            per_query=self.k * 4)
+        if cut:
+            ep.trace.fallback(f"more chunks matched than max_chunks={self.max_chunks}; "
+                              "extracted from the best-ranked ones")
+        by_chunk = {h.chunk.id: h for h in scope} | {h.chunk.id: h for h in ranked}
+        chunks: list[Chunk] = [h.chunk for h in scope]
+        clear = await run_clear(self.extractor, schema, chunks, config=self.clear_config,
+                                settings=self.settings, store=self.store,
+                                calibration=self.calibration, retrieve=episode_retriever(ep),
+                                committee=self.committee, trace=ep.trace)
+        rows = clear.rows
+        details = DocSageDetails(variant=self.variant, db_schema=schema, ask=ask_log,
+                                 chunks_read=len(chunks), scope_cut=cut,
+                                 clear=clear.report.model_dump(mode="json"),
+                                 tables={t.name: [r.values for r in rows if r.table == t.name][:20]
+                                         for t in schema.tables})
+        if self.reasoning == "tables":
+            answer, explanation = await answer_from_tables(ep, schema, rows)
+            # the chunks behind the tables shown; with empty tables, the chunks read
+            self._cite(ep, by_chunk, [r.provenance.chunk_id for r in rows]
+                       or [c.id for c in chunks])
+            return ep.finish(answer, explanation=explanation,
+                             context=render_tables(schema, rows), details=details)
+        table, attempts = await self.reasoner.run(ep, schema, rows)
+        details.sql, details.result = attempts, table
+        ran = next((a.sql for a in reversed(attempts) if a.stage == "ok"), "")
+        if table is None or not table.rows:
+            ep.trace.fallback("no query returned rows; answered 'not found' (citing the "
+                              "chunks extraction read)")
+            self._cite(ep, by_chunk, [c.id for c in chunks])
+            return ep.finish(NOT_FOUND, context=numbered(table, 0) if table else "",
+                             details=details)
+        answer, explanation, cited = await self.reasoner.synthesize(ep, ran, table)
+        details.cited_rows = cited
+        self._cite(ep, by_chunk, [s.chunk_id for i in cited for s in table.sources[i - 1]])
+        return ep.finish(answer, explanation=explanation,
+                         context=numbered(table, self.reasoner.shown_rows), details=details)
+
+    @property
+    def variant(self) -> str:
+        if self.ask_mode == "off":
+            return "w/o schema discovery"
+        if self.ask_mode == "passive":
+            return "passive schema discovery"
+        if not self.clear_config.level_b:
+            return "w/o CLEAR"
+        if self.reasoning == "tables":
+            return "w/o SQL reasoning"
+        return "full"

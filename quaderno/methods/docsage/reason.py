@@ -1,0 +1,192 @@
+"""Schema-guided relational reasoning (paper §3.3, Eq. 5–6).
+
+:func:`answer_with_sql`: the question is compiled to one DuckDB SELECT over S^q (the DDL with
+column descriptions and three sample rows per table, values shown as quoted data); the
+query passes the read-only gate and runs in the sandbox; a refusal or database error goes
+back to the model for one repair, and an empty result earns one re-compile with a hint
+(spec §4). The result rows are traced to their tuples and chunks, and the answer is
+synthesized from the result alone, citing rows. When no query yields rows, the answer is
+"not found" (recorded), never a guess from outside the database.
+
+:func:`answer_from_tables`: the "w/o SQL reasoning" ablation; the tables are put in the
+context and the LLM computes the answer itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from quaderno.errors import SQLExecutionError, SQLRefusedError, StepError
+from quaderno.methods.docsage.lineage import TracedResult, run_with_lineage
+from quaderno.methods.docsage.records import ResultTable, RowSource, SQLAttempt
+from quaderno.methods.docsage.rows import Row
+from quaderno.methods.docsage.sandbox import SQLSandbox
+from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.steps import ANSWER_FROM_TABLES, COMPILE_SQL, SYNTHESIZE
+from quaderno.methods.episode import Episode
+
+NOT_FOUND = "not found"
+
+
+def _cell(value: Any) -> str:
+    return json.dumps(value, default=str, ensure_ascii=False)
+
+
+def sample_rows(schema: Schema, rows: Sequence[Row], per_table: int = 3) -> str:
+    """A few rows per table as JSON objects: data shown to the model, quoted."""
+    lines = []
+    for t in schema.tables:
+        mine = [r for r in rows if r.table == t.name][:per_table]
+        lines.append(f"{t.name}:" if mine else f"{t.name}: (no rows)")
+        lines += [f"  {_cell({c: r.values.get(c) for c in t.column_names})}" for r in mine]
+    return "\n".join(lines)
+
+
+def render_tables(schema: Schema, rows: Sequence[Row], limit: int = 200) -> str:
+    """Every table as a header and pipe-separated rows (at most ``limit`` per table)."""
+    out = []
+    for t in schema.tables:
+        mine = [r for r in rows if r.table == t.name]
+        out.append(f"TABLE {t.name} ({len(mine)} rows)\n" + " | ".join(t.column_names))
+        out += [" | ".join(_cell(r.values.get(c)) for c in t.column_names)
+                for r in mine[:limit]]
+        if len(mine) > limit:
+            out.append(f"... {len(mine) - limit} more rows")
+    return "\n".join(out)
+
+
+def result_table(traced: TracedResult) -> ResultTable:
+    res = traced.result
+    sources = [[RowSource(tid=s.tid, table=s.table, chunk_id=s.chunk_id, doc_id=s.doc_id,
+                          char_start=s.char_start, char_end=s.char_end, values=s.values)
+                for s in lin.sources] for lin in traced.lineage]
+    return ResultTable(columns=res.columns, rows=[list(r) for r in res.rows], sources=sources,
+                       lineage="partial" if traced.partial else "full",
+                       truncated=res.truncated)
+
+
+def numbered(table: ResultTable, limit: int) -> str:
+    if not table.rows:
+        return "(no rows)"
+    lines = [" | ".join(table.columns)]
+    lines += [f"[{i}] " + " | ".join(_cell(v) for v in row)
+              for i, row in enumerate(table.rows[:limit], start=1)]
+    if len(table.rows) > limit:
+        lines.append(f"... {len(table.rows) - limit} more rows")
+    return "\n".join(lines)
+
+
+class SQLReasoner:
+    """Compile, check, run, repair and synthesize. ``repairs``: re-asks after a refused or
+    failed query (the issue: one); ``timeout_s`` and ``max_rows`` bound each query."""
+
+    def __init__(self, *, repairs: int = 1, timeout_s: float = 5.0, max_rows: int = 10_000,
+                 shown_rows: int = 50) -> None:
+        for name, value in (("repairs", repairs), ("shown_rows", shown_rows)):
+            if value < 0:
+                raise ValueError(f"{name} must not be negative, got {value}")
+        if timeout_s <= 0 or max_rows < 1:
+            raise ValueError(f"timeout_s must be positive and max_rows at least 1, got "
+                             f"{timeout_s} and {max_rows}")
+        self.repairs, self.timeout_s, self.max_rows = repairs, timeout_s, max_rows
+        self.shown_rows = shown_rows
+
+    async def _compile(self, ep: Episode, schema: Schema, samples: str, hint: str,
+                       attempts: list[SQLAttempt]) -> str | None:
+        try:
+            result = await COMPILE_SQL.run(ep.lm, trace=ep.trace, question=ep.question,
+                                           schema=schema.describe(), samples=samples, hint=hint)
+            return result.value.sql.strip().rstrip(";")
+        except StepError as exc:
+            attempts.append(SQLAttempt(sql=exc.raw or "", error=str(exc), stage="compile"))
+            return None
+
+    async def run(self, ep: Episode, schema: Schema,
+                  rows: Sequence[Row]) -> tuple[ResultTable | None, list[SQLAttempt]]:
+        """The traced result of the first query that ran (or None), and every attempt."""
+        attempts: list[SQLAttempt] = []
+        samples = sample_rows(schema, rows)
+        hint = ""
+        best: ResultTable | None = None
+        empty_retry_left = True
+        repairs_left = self.repairs
+        with SQLSandbox(schema, rows) as sandbox:
+            while True:
+                with ep.trace.span("docsage.sql", attempt=len(attempts) + 1) as span:
+                    sql = await self._compile(ep, schema, samples, hint, attempts)
+                    if sql is None:
+                        break
+                    try:
+                        traced = await asyncio.to_thread(run_with_lineage, sandbox, sql,
+                                                         timeout_s=self.timeout_s,
+                                                         max_rows=self.max_rows)
+                    except SQLRefusedError as exc:
+                        attempts.append(SQLAttempt(sql=sql, error=str(exc), stage="gate"))
+                        span.outputs = {"refused": exc.reason}
+                    except SQLExecutionError as exc:
+                        attempts.append(SQLAttempt(sql=sql, error=str(exc), stage="execute"))
+                        span.outputs = {"error": exc.kind}
+                    else:
+                        table = result_table(traced)
+                        attempts.append(SQLAttempt(sql=sql, rows=len(table.rows)))
+                        span.outputs = {"rows": len(table.rows), "lineage": table.lineage}
+                        best = table
+                        if table.rows or not empty_retry_left:
+                            break
+                        empty_retry_left = False
+                        hint = (f"\n\nThe query {sql!r} returned no rows. The values in the "
+                                "tables may be written differently (see the sample rows): "
+                                "write a query that finds them.")
+                        ep.trace.fallback("the query returned no rows; re-compiled once with "
+                                          "a hint", span)
+                        continue
+                    if repairs_left == 0:
+                        ep.trace.fallback("the repaired query failed too; no result", span)
+                        break
+                    repairs_left -= 1
+                    hint = (f"\n\nYour previous query was:\n{sql}\nIt failed: "
+                            f"{attempts[-1].error}\nWrite a corrected query.")
+                    ep.trace.fallback(f"query {attempts[-1].stage} error shown to the model "
+                                      "for one repair", span)
+        return best, attempts
+
+    async def synthesize(self, ep: Episode, sql: str,
+                         table: ResultTable) -> tuple[str, str, list[int]]:
+        """(answer, explanation, cited row numbers) from the result alone."""
+        with ep.trace.span("docsage.synthesize", rows=len(table.rows)) as span:
+            try:
+                result = await SYNTHESIZE.run(ep.lm, trace=ep.trace, question=ep.question,
+                                              sql=sql, rows=numbered(table, self.shown_rows))
+                value = result.value
+                cited = [i for i in value.cited_rows if 1 <= i <= len(table.rows)]
+                answer = value.answer.strip() or NOT_FOUND
+                explanation = value.explanation
+            except StepError:
+                ep.trace.fallback("synthesis failed; answered with the first result row", span)
+                first = table.rows[0] if table.rows else []
+                answer = ", ".join(str(v) for v in first) or NOT_FOUND
+                explanation, cited = "", [1] if first else []
+            if table.rows and not cited:
+                cited = list(range(1, min(len(table.rows), self.shown_rows) + 1))
+            span.outputs = {"answer": answer, "cited_rows": cited}
+        return answer, explanation, cited
+
+
+async def answer_from_tables(ep: Episode, schema: Schema, rows: Sequence[Row],
+                             limit: int = 200) -> tuple[str, str]:
+    """The "w/o SQL reasoning" ablation: the LLM reads the tables and answers."""
+    with ep.trace.span("docsage.answer_from_tables", rows=len(rows)) as span:
+        try:
+            result = await ANSWER_FROM_TABLES.run(ep.lm, trace=ep.trace, question=ep.question,
+                                                  tables=render_tables(schema, rows, limit))
+            answer, explanation = result.value.answer.strip() or NOT_FOUND, \
+                result.value.explanation
+        except StepError:
+            ep.trace.fallback("the answer from tables could not be read; answered "
+                              f"{NOT_FOUND!r}", span)
+            answer, explanation = NOT_FOUND, ""
+        span.outputs = {"answer": answer}
+    return answer, explanation

@@ -1,0 +1,189 @@
+"""DocSage end to end with a scripted model that reads the documents it is shown: schema,
+extraction, SQL in the sandbox, an answer citing the chunk behind the result row; the
+ablations change only their own stage; extraction is paid once across questions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+import pytest
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.index.hits import Hit
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.methods.answer import Answer
+from quaderno.methods.details import DocSageDetails
+from quaderno.methods.registry import make_method
+
+DOCS = [
+    ("varn", "Varnholt University was founded in 1874. It employs 2,300 staff."),
+    ("ostr", "Ostrel College was established in 1921 and has 640 employees."),
+    ("quel", "Quellmar Institute, founded 1902, counts 1,150 staff members."),
+    ("news", "A storm closed the harbour of Dunmere for two days last winter."),
+]
+CHUNKS = [Chunk(id=f"{d}#0", text=t, kb="unis", title=d) for d, t in DOCS]
+SCHEMA = {"tables": [{"name": "institution", "columns": [
+    {"name": "name"}, {"name": "founded", "type": "INT", "description": "founding year"},
+    {"name": "staff", "type": "INT", "unit": "people"}], "primary_key": ["name"]}],
+    "constraints": [{"kind": "range", "table": "institution", "columns": ["founded"],
+                     "low": 1000, "high": 2027}],
+    "entity_types": ["institution"],
+    "required_attributes": ["institution.name", "institution.founded"]}
+FACT = re.compile(r"([A-Z]\w+ (?:University|College|Institute))\D*?(\d{4})\D*?([\d,]+) "
+                  r"(?:staff|employees)")
+
+
+class Retriever:
+    def __init__(self):
+        self.queries: list[str] = []
+
+    def fingerprint(self) -> str:
+        return "list"
+
+    def retrieve(self, query: str, k: int = 5) -> list[Hit]:
+        self.queries.append(query)
+        return [Hit(chunk=c, score=1.0 / i, rank=i, retriever="list")
+                for i, c in enumerate(CHUNKS[:k], start=1)]
+
+    def retrieve_batch(self, queries, k=5):
+        return [self.retrieve(q, k) for q in queries]
+
+
+class Model:
+    """Routes by prompt; extraction really reads the text it is given."""
+
+    def __init__(self, sql="SELECT name, founded FROM institution ORDER BY founded LIMIT 1"):
+        self.sql = sql
+        self.calls: dict[str, int] = {}
+
+    def __call__(self, request):
+        user = request.messages[-1].content
+        kind = " ".join(user.split()[:3])
+        self.calls[kind] = self.calls.get(kind, 0) + 1
+        if user.startswith("Design the smallest"):
+            return json.dumps(SCHEMA)
+        if user.startswith("Revise this relational schema"):
+            return json.dumps(SCHEMA)
+        if user.startswith("Extract into the tables below"):
+            text = user.split('"""')[1]
+            rows = [{"name": m[1], "founded": int(m[2]), "staff": int(m[3].replace(",", ""))}
+                    for m in FACT.finditer(text)]
+            return json.dumps({"institution": rows})
+        if user.startswith("Write one DuckDB SELECT"):
+            return json.dumps({"sql": self.sql})
+        if user.startswith("Answer the question from the query result"):
+            first = re.search(r"\[1\] \"([^\"]+)\"", user)
+            return json.dumps({"answer": first[1] if first else "not found",
+                               "cited_rows": [1] if first else []})
+        if user.startswith("Answer the question from these tables"):
+            return json.dumps({"answer": "Varnholt University"})
+        raise AssertionError(f"unexpected prompt {user[:80]!r}")
+
+    def extractions(self):
+        return self.calls.get("Extract into the", 0)
+
+
+def answer(name, model, tmp_path, question="Which member institution is the oldest?",
+           **opts) -> Answer:
+    method = make_method(name, LM(FakeLLM(respond=model)), Retriever(),
+                         {"store_dir": str(tmp_path / "store"), **opts})
+    return asyncio.run(method.answer(question))
+
+
+def test_full_docsage_answers_from_sql_with_the_source_chunk(tmp_path):
+    a = answer("docsage", Model(), tmp_path)
+    assert a.answer == "Varnholt University"
+    d = a.details
+    assert isinstance(d, DocSageDetails) and d.variant == "full"
+    assert [t.name for t in d.db_schema.tables] == ["institution"]
+    assert d.ask.mode == "active" and d.ask.stop_reason == "no uncertainty signal"
+    assert d.sql[-1].stage == "ok" and d.result.rows == [["Varnholt University", 1874]]
+    src = d.result.sources[0]
+    assert [s.chunk_id for s in src] == ["varn#0"]
+    # the span points at the evidence in the chunk
+    text = CHUNKS[0].text
+    assert "Varnholt University" in text[src[0].char_start:src[0].char_end] or \
+        "1874" in text[src[0].char_start:src[0].char_end]
+    assert [e.chunk_id for e in a.evidence] == ["varn#0"]
+    assert d.clear["tuples_final"] == 3 and d.chunks_read == 4
+    assert {r["name"] for r in d.tables["institution"]} == {
+        "Varnholt University", "Ostrel College", "Quellmar Institute"}
+    assert "Varnholt University" in a.context
+    spans = {s.name for s in a.trace.spans}
+    assert {"docsage.gather", "docsage.ask", "docsage.clear", "docsage.sql",
+            "docsage.synthesize"} <= spans
+    # round-trips as a result record would
+    back = Answer.model_validate_json(a.model_dump_json())
+    assert back.details == a.details
+
+
+@pytest.mark.parametrize("sql,expected", [
+    ("SELECT avg(staff) AS mean_staff FROM institution", 1363.3333333333333),
+    ("SELECT median(founded) FROM institution", 1902.0),
+    ("SELECT corr(founded, staff) FROM institution", None),
+    ("SELECT count(*) FROM institution WHERE founded BETWEEN 1900 AND 1950", 2),
+    ("SELECT var_samp(staff) FROM institution", None),
+])
+def test_aggregates_trace_every_tuple(tmp_path, sql, expected):
+    a = answer("docsage", Model(sql=sql), tmp_path)
+    d = a.details
+    assert d.sql[-1].stage == "ok", d.sql
+    value = d.result.rows[0][0]
+    if expected is not None:
+        assert value == pytest.approx(expected)
+    # a global aggregate rests on the tuples it read
+    n = 2 if "BETWEEN" in sql else 3
+    assert len(d.result.sources[0]) == n
+    assert {e.chunk_id for e in a.evidence} <= {"varn#0", "ostr#0", "quel#0"}
+
+
+def test_a_hostile_query_is_refused_repaired_once_then_not_found(tmp_path):
+    a = answer("docsage", Model(sql="DROP TABLE institution"), tmp_path)
+    d = a.details
+    assert [x.stage for x in d.sql] == ["gate", "gate"]
+    assert a.answer == "not found"
+    assert any("repair" in f for f in a.trace.fallbacks)
+
+
+def test_a_query_with_no_rows_is_recompiled_once_with_a_hint(tmp_path):
+    model = Model(sql="SELECT name FROM institution WHERE founded > 3000")
+    a = answer("docsage", model, tmp_path)
+    assert [x.rows for x in a.details.sql] == [0, 0]
+    assert model.calls["Write one DuckDB"] == 2
+    assert a.answer == "not found"
+
+
+def test_ablations_change_only_their_stage(tmp_path):
+    generic = answer("docsage-generic-schema", Model(), tmp_path / "g")
+    assert generic.details.variant == "w/o schema discovery"
+    assert [t.name for t in generic.details.db_schema.tables] == ["facts"]
+    assert generic.details.ask.mode == "generic"
+
+    passive = answer("docsage-passive", Model(), tmp_path / "p")
+    assert passive.details.ask.mode == "passive" and passive.answer == "Varnholt University"
+
+    no_clear = answer("docsage-no-clear", Model(), tmp_path / "c")
+    assert no_clear.details.variant == "w/o CLEAR"
+    assert no_clear.details.clear["tau_low"] is None
+    assert not any(s.name == "docsage.clear.level_b" for s in no_clear.trace.spans)
+
+    no_sql = answer("docsage-no-sql", Model(), tmp_path / "s")
+    assert no_sql.details.variant == "w/o SQL reasoning" and no_sql.details.sql == []
+    assert "TABLE institution (3 rows)" in no_sql.context
+
+    no_ext = asyncio.run(make_method("docsage-no-extraction", LM(FakeLLM(respond=lambda r:
+                                     "<answer>Varnholt University</answer>")),
+                                     Retriever()).answer("Which is the oldest?"))
+    assert no_ext.method == "docsage-no-extraction" and no_ext.details is None
+
+
+def test_extraction_is_paid_once_across_questions(tmp_path):
+    first = Model()
+    answer("docsage", first, tmp_path, "Which member institution is the oldest?")
+    second = Model()
+    answer("docsage", second, tmp_path, "How many staff do the members employ in total?")
+    assert first.extractions() >= 4
+    assert second.extractions() <= 0.3 * first.extractions()
