@@ -75,6 +75,25 @@ class TracedResult(BaseModel):
 
 
 # -- the rewrite ------------------------------------------------------------------------------
+# DuckDB aggregates sqlglot parses as anonymous functions (the rest are exp.AggFunc)
+_ANON_AGGREGATES = frozenset({
+    "fsum", "sumkahan", "kahan_sum", "favg", "product", "mad", "kurtosis", "kurtosis_pop",
+    "skewness", "entropy", "histogram", "bool_and", "bool_or", "bit_and", "bit_or", "bit_xor",
+    "count_if", "countif", "arbitrary", "first", "last", "max_by", "min_by", "arg_max_null",
+    "arg_min_null", "mode", "geomean", "geometric_mean", "weighted_avg", "wavg",
+    "reservoir_quantile", "approx_quantile", "quantile", "quantile_cont", "quantile_disc",
+    "list", "array_agg", "string_agg", "group_concat", "listagg", "bitstring_agg",
+    "regr_avgx", "regr_avgy", "regr_count", "regr_intercept", "regr_r2", "regr_slope",
+    "regr_sxx", "regr_sxy", "regr_syy", "covar_pop", "covar_samp", "sem", "var_samp",
+    "var_pop", "stddev_samp", "stddev_pop", "median", "corr", "any_value", "approx_count_distinct"})
+
+
+def _aggregate_call(node: exp.Expression) -> bool:
+    if isinstance(node, exp.AggFunc):
+        return True
+    return isinstance(node, exp.Anonymous) and str(node.name).lower() in _ANON_AGGREGATES
+
+
 def _is_aggregate(select: exp.Select) -> bool:
     if select.args.get("group") is not None:
         return True
@@ -83,7 +102,7 @@ def _is_aggregate(select: exp.Select) -> bool:
         scopes.append(select.args["having"])
     for scope in scopes:
         for node in scope.walk(prune=lambda n: isinstance(n, (exp.Subquery, exp.Window))):
-            if isinstance(node, exp.AggFunc):
+            if _aggregate_call(node):
                 return True
     return False
 
@@ -286,8 +305,10 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
             rewriter.notes.append(f"lineage rewrite did not run: {str(e)[:160]}")
         else:
             if traced.columns and traced.columns[-1] == LINEAGE:
+                names = checked.expression.named_selects  # the re-check may re-case them
+                columns = names if len(names) == len(traced.columns) - 1 else traced.columns[:-1]
                 result = traced.model_copy(update={
-                    "sql": checked.sql, "columns": traced.columns[:-1],
+                    "sql": checked.sql, "columns": columns,
                     "rows": [r[:-1] for r in traced.rows]})
                 row_tids = [_tids(r[-1]) for r in traced.rows]
                 top = rewritten
@@ -297,7 +318,7 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
     if result is None:
         result = sandbox.run_checked(checked, timeout_s=timeout_s, max_rows=max_rows)
         row_tids = [[] for _ in result.rows]
-        partial = True
+        partial = bool(checked.tables)  # a query that reads no table has nothing to trace
     support, support_partial = _support_tids(sandbox, checked.expression, rewriter,
                                              timeout_s, max_rows)
     partial = partial or support_partial or bool(rewriter.notes)

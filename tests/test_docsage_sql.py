@@ -1,0 +1,332 @@
+"""DocSage SQL reasoning substrate: the gate's accepted queries, the sandbox, and lineage from
+result rows back to tuples and chunk spans (spec §4). The fixture has three tables whose every
+row has a known document, chunk and span."""
+
+from __future__ import annotations
+
+import datetime as dt
+import statistics
+
+import pytest
+
+from quaderno.errors import ConfigError, SQLExecutionError, SQLRefusedError
+from quaderno.methods.docsage.lineage import LINEAGE, run_with_lineage
+from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.docsage.sandbox import SQLSandbox, SQLTimeoutError
+from quaderno.methods.docsage.schema import Column, Schema, Table
+from quaderno.methods.docsage.sqlgate import check_sql
+
+SCHEMA = Schema(tables=[
+    Table(name="company", columns=[
+        Column(name="name"), Column(name="country"), Column(name="founded", type="INT"),
+        Column(name="employees", type="INT"), Column(name="revenue", type="DOUBLE")]),
+    Table(name="person", columns=[Column(name="name"), Column(name="company"),
+                                  Column(name="age", type="INT")]),
+    Table(name="product", columns=[Column(name="name"), Column(name="company"),
+                                   Column(name="launched", type="DATE"),
+                                   Column(name="price", type="DOUBLE")]),
+])
+COMPANIES = [("Acme", "US", 1990, 100, 12.5), ("Bolt", "DE", 1985, 50, 3.0),
+             ("Cog", "US", 2001, 300, 40.0), ("Dyn", "DE", 1999, 20, 1.5),
+             ("Eon", "FR", 2010, 80, 9.0)]
+PEOPLE = [("Ann", "Acme", 40), ("Bob", "Cog", 52), ("Cid", "Acme", 31), ("Dee", "Eon", 45)]
+PRODUCTS = [("Anvil", "Acme", "2001-05-01", 9.5), ("Cogwheel", "Cog", "2015-01-01", 3.25),
+            ("Rocket", "Acme", "1999-12-31", 99.0)]
+
+
+def _rows() -> list[Row]:
+    rows = []
+    for i, (n, c, f, e, r) in enumerate(COMPANIES):
+        rows.append(Row(table="company", values={"name": n, "country": c, "founded": f,
+                                                 "employees": e, "revenue": r},
+                        provenance=Provenance(doc_id=f"doc-{n}", chunk_id=f"{n}#{i}",
+                                              char_start=10 * i, char_end=10 * i + 7,
+                                              extractor="fake")))
+    for n, c, a in PEOPLE:
+        rows.append(Row(table="person", values={"name": n, "company": c, "age": a},
+                        provenance=Provenance(doc_id=f"doc-{n}", chunk_id=f"{n}#p")))
+    for n, c, d, p in PRODUCTS:
+        rows.append(Row(table="product", values={"name": n, "company": c, "launched": d,
+                                                 "price": p},
+                        provenance=Provenance(doc_id=f"doc-{n}", chunk_id=f"{n}#x")))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def sb():
+    with SQLSandbox(SCHEMA, _rows()) as sandbox:
+        yield sandbox
+
+
+def tid(sb: SQLSandbox, table: str, name: str) -> int:
+    return next(r.tid for r in sb.rows if r.table == table and r.values["name"] == name)
+
+
+def tids(sb: SQLSandbox, table: str, *names: str) -> set[int]:
+    return {tid(sb, table, n) for n in names}
+
+
+# -- the gate on good queries -------------------------------------------------------------
+def test_gate_qualifies_and_regenerates_the_query() -> None:
+    checked = check_sql("select name, count(*) from company c group by name -- note", SCHEMA)
+    assert checked.tables == ["company"]
+    assert '"c"."name"' in checked.sql and "note" not in checked.sql
+    assert checked.sql.startswith("SELECT ")
+
+
+def test_gate_names_the_unknown_column_and_the_schema_columns() -> None:
+    with pytest.raises(SQLRefusedError) as info:
+        check_sql("SELECT ceo FROM company", SCHEMA)
+    assert info.value.reason == "unknown-column"
+    assert "ceo" in str(info.value) and "company(_tid" not in str(info.value)
+    assert "company(name, country, founded, employees, revenue)" in str(info.value)
+
+
+def test_gate_accepts_every_shape_mebench_uses() -> None:
+    for sql in ["WITH x AS (SELECT * FROM company) SELECT name FROM x",
+                "SELECT name FROM company UNION ALL SELECT name FROM person",
+                "SELECT CASE WHEN employees > 60 THEN 'big' ELSE 'small' END FROM company",
+                "SELECT name FROM company WHERE name LIKE 'A%' AND founded BETWEEN 1980 AND 2000",
+                "SELECT name FROM company WHERE name IN (SELECT company FROM person)",
+                "SELECT country, count(DISTINCT name) FROM company GROUP BY country "
+                "HAVING count(*) > 1 ORDER BY 2 DESC LIMIT 1",
+                "FROM company SELECT name"]:
+        check_sql(sql, SCHEMA)
+
+
+# -- the sandbox -----------------------------------------------------------------------------
+def test_run_returns_columns_and_rows(sb: SQLSandbox) -> None:
+    res = sb.run("SELECT name, employees FROM company WHERE country = 'US' ORDER BY name")
+    assert res.columns == ["name", "employees"]
+    assert res.rows == [["Acme", 100], ["Cog", 300]]
+    assert not res.truncated and res.sql.startswith("SELECT")
+
+
+def test_database_errors_are_typed_and_repairable(sb: SQLSandbox) -> None:
+    with pytest.raises(SQLExecutionError) as info:
+        sb.run("SELECT CAST(name AS INT) FROM company")
+    assert info.value.kind == "database" and "ConversionException" in str(info.value)
+    assert not isinstance(info.value, SQLTimeoutError)
+
+
+def test_timeout_is_typed(sb: SQLSandbox) -> None:
+    with pytest.raises(SQLTimeoutError):
+        sb.run("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "
+               "SELECT max(n) FROM r", timeout_s=0.2)
+    assert sb.run("SELECT count(*) FROM person").rows == [[4]]
+
+
+def test_bad_limits_are_config_errors(sb: SQLSandbox) -> None:
+    with pytest.raises(ConfigError, match="timeout_s"):
+        sb.run("SELECT 1", timeout_s=0)
+    with pytest.raises(ConfigError, match="max_rows"):
+        sb.run("SELECT 1", max_rows=0)
+    with pytest.raises(ConfigError, match="memory_limit"):
+        SQLSandbox(SCHEMA, [], memory_limit="1GB'; SET threads=8; --")
+
+
+def test_trusted_queries_take_bound_parameters(sb: SQLSandbox) -> None:
+    res = sb.run_trusted("SELECT count(*) FROM company WHERE founded < ?", [1995])
+    assert res.rows == [[2]]
+
+
+# -- every aggregate runs, and a global aggregate traces to the rows it read ----------------
+US_DE = [c for c in COMPANIES if c[1] in ("US", "DE")]
+EMP = [c[3] for c in US_DE]
+st = statistics
+AGGREGATES = [
+    ("count(*)", len(EMP)), ("count(DISTINCT country)", 2), ("avg(employees)", st.mean(EMP)),
+    ("sum(employees)", sum(EMP)), ("min(employees)", min(EMP)), ("max(employees)", max(EMP)),
+    ("median(employees)", st.median(EMP)), ("variance(employees)", st.variance(EMP)),
+    ("var_samp(employees)", st.variance(EMP)), ("var_pop(employees)", st.pvariance(EMP)),
+    ("stddev(employees)", st.stdev(EMP)), ("stddev_pop(employees)", st.pstdev(EMP)),
+    ("corr(founded, employees)", st.correlation([c[2] for c in US_DE], EMP)),
+]
+
+
+@pytest.mark.parametrize(("agg", "expected"), AGGREGATES, ids=[a for a, _ in AGGREGATES])
+def test_every_aggregate_runs_and_traces(sb: SQLSandbox, agg: str, expected: float) -> None:
+    traced = run_with_lineage(sb, f"SELECT {agg} AS v FROM company "
+                                  "WHERE country IN ('US', 'DE')")
+    assert traced.result.columns == ["v"]
+    assert traced.result.rows[0][0] == pytest.approx(expected)
+    (lin,) = traced.lineage
+    assert lin.mode == "group" and not lin.partial
+    assert set(lin.tids) == tids(sb, "company", "Acme", "Bolt", "Cog", "Dyn")
+    assert {s.chunk_id for s in lin.sources} == {"Acme#0", "Bolt#1", "Cog#2", "Dyn#3"}
+
+
+# -- lineage -----------------------------------------------------------------------------------
+def test_plain_select_traces_each_row_to_its_chunk_span(sb: SQLSandbox) -> None:
+    traced = run_with_lineage(sb, "SELECT name FROM company WHERE founded > 1995 ORDER BY name")
+    assert traced.result.rows == [["Cog"], ["Dyn"], ["Eon"]]
+    assert LINEAGE not in traced.result.columns and traced.result.columns == ["name"]
+    assert not traced.partial
+    first = traced.lineage[0]
+    assert first.mode == "row" and first.tids == [tid(sb, "company", "Cog")]
+    (src,) = first.sources
+    assert (src.table, src.doc_id, src.chunk_id, src.char_start, src.char_end, src.extractor) \
+        == ("company", "doc-Cog", "Cog#2", 20, 27, "fake")
+    assert src.values == {"name": "Cog", "country": "US", "founded": 2001, "employees": 300,
+                          "revenue": 40.0}
+
+
+def test_order_by_limit_traces_the_top_rows(sb: SQLSandbox) -> None:
+    traced = run_with_lineage(sb, "SELECT name, employees FROM company "
+                                  "ORDER BY employees DESC LIMIT 2")
+    assert traced.result.rows == [["Cog", 300], ["Acme", 100]]
+    assert [lin.tids for lin in traced.lineage] == [[tid(sb, "company", "Cog")],
+                                                    [tid(sb, "company", "Acme")]]
+
+
+def test_join_traces_both_tables(sb: SQLSandbox) -> None:
+    traced = run_with_lineage(sb, "SELECT p.name, c.country FROM person p JOIN company c "
+                                  "ON p.company = c.name WHERE p.age > 35 ORDER BY p.name")
+    assert traced.result.rows == [["Ann", "US"], ["Bob", "US"], ["Dee", "FR"]]
+    assert [set(lin.tids) for lin in traced.lineage] == [
+        {tid(sb, "person", "Ann"), tid(sb, "company", "Acme")},
+        {tid(sb, "person", "Bob"), tid(sb, "company", "Cog")},
+        {tid(sb, "person", "Dee"), tid(sb, "company", "Eon")}]
+    assert {s.table for s in traced.lineage[0].sources} == {"person", "company"}
+
+
+def test_group_by_having_traces_each_group(sb: SQLSandbox) -> None:
+    traced = run_with_lineage(sb, "SELECT country, count(*) AS n, avg(revenue) FROM company "
+                                  "GROUP BY country HAVING count(*) > 1 ORDER BY country")
+    assert traced.result.columns[:2] == ["country", "n"]
+    assert [r[:2] for r in traced.result.rows] == [["DE", 2], ["US", 2]]
+    assert [set(lin.tids) for lin in traced.lineage] == [tids(sb, "company", "Bolt", "Dyn"),
+                                                         tids(sb, "company", "Acme", "Cog")]
+    assert all(lin.mode == "group" for lin in traced.lineage)
+
+
+def test_join_group_by_traces_both_sides_per_group(sb: SQLSandbox) -> None:
+    traced = run_with_lineage(sb, "SELECT c.name, count(p.name) FROM company c JOIN person p "
+                                  "ON p.company = c.name GROUP BY c.name "
+                                  "ORDER BY 2 DESC, 1 LIMIT 1")
+    assert traced.result.rows == [["Acme", 2]]
+    assert set(traced.lineage[0].tids) == ({tid(sb, "company", "Acme")}
+                                           | tids(sb, "person", "Ann", "Cid"))
+
+
+def test_case_like_between_trace_rows(sb: SQLSandbox) -> None:
+    traced = run_with_lineage(sb, "SELECT name, CASE WHEN employees > 60 THEN 'big' ELSE "
+                                  "'small' END AS size FROM company WHERE name LIKE '%o%' AND "
+                                  "founded BETWEEN 1980 AND 2005 ORDER BY name")
+    assert traced.result.rows == [["Bolt", "small"], ["Cog", "big"]]
+    assert [lin.tids for lin in traced.lineage] == [[tid(sb, "company", "Bolt")],
+                                                    [tid(sb, "company", "Cog")]]
+
+
+def test_distinct_becomes_groups(sb: SQLSandbox) -> None:
+    traced = run_with_lineage(sb, "SELECT DISTINCT company FROM person ORDER BY company")
+    assert traced.result.rows == [["Acme"], ["Cog"], ["Eon"]]
+    assert set(traced.lineage[0].tids) == tids(sb, "person", "Ann", "Cid")
+
+
+def test_in_and_scalar_subqueries_add_support(sb: SQLSandbox) -> None:
+    traced = run_with_lineage(sb, "SELECT name FROM company WHERE name IN "
+                                  "(SELECT company FROM product WHERE price > 5) ORDER BY name")
+    assert traced.result.rows == [["Acme"]]
+    assert traced.lineage[0].tids == [tid(sb, "company", "Acme")]
+    assert set(traced.lineage[0].support_tids) == tids(sb, "product", "Anvil", "Rocket")
+    assert not traced.partial
+    scalar = run_with_lineage(sb, "SELECT name FROM company WHERE employees > "
+                                  "(SELECT avg(employees) FROM company)")
+    assert scalar.result.rows == [["Cog"]]  # avg is 110
+    assert set(scalar.lineage[0].support_tids) == {r.tid for r in sb.rows if r.table == "company"}
+
+
+def test_cte_lineage_flows_through(sb: SQLSandbox) -> None:
+    traced = run_with_lineage(sb, "WITH big AS (SELECT name, country FROM company WHERE "
+                                  "employees >= 80) SELECT country, count(*) FROM big "
+                                  "GROUP BY country ORDER BY country")
+    assert traced.result.rows == [["FR", 1], ["US", 2]]
+    assert [set(lin.tids) for lin in traced.lineage] == [tids(sb, "company", "Eon"),
+                                                         tids(sb, "company", "Acme", "Cog")]
+    assert not traced.partial
+
+
+def test_derived_table_lineage(sb: SQLSandbox) -> None:
+    traced = run_with_lineage(sb, "SELECT s.company, s.total FROM (SELECT company, sum(price) "
+                                  "AS total FROM product GROUP BY company) AS s "
+                                  "ORDER BY s.total DESC LIMIT 1")
+    assert traced.result.rows == [["Acme", 108.5]]
+    assert set(traced.lineage[0].tids) == tids(sb, "product", "Anvil", "Rocket")
+
+
+def test_union_all_traces_each_branch(sb: SQLSandbox) -> None:
+    traced = run_with_lineage(sb, "SELECT name FROM company WHERE country = 'FR' UNION ALL "
+                                  "SELECT name FROM product WHERE launched > DATE '2010-01-01'")
+    assert traced.result.rows == [["Eon"], ["Cogwheel"]]
+    assert [lin.tids for lin in traced.lineage] == [[tid(sb, "company", "Eon")],
+                                                    [tid(sb, "product", "Cogwheel")]]
+
+
+def test_what_cannot_be_traced_is_marked_partial_not_guessed(sb: SQLSandbox) -> None:
+    union = run_with_lineage(sb, "SELECT company FROM person UNION SELECT company FROM product "
+                                 "ORDER BY 1")
+    assert union.result.rows == [["Acme"], ["Cog"], ["Eon"]]
+    assert union.partial and all(lin.partial and not lin.tids for lin in union.lineage)
+    assert union.notes
+    correlated = run_with_lineage(sb, "SELECT c.name, (SELECT count(*) FROM person p WHERE "
+                                      "p.company = c.name) AS staff FROM company c ORDER BY 1")
+    assert correlated.result.rows[0] == ["Acme", 2]
+    assert correlated.partial
+    assert correlated.lineage[0].tids == [tid(sb, "company", "Acme")]
+
+
+def test_dates_and_typed_values_reach_the_sources(sb: SQLSandbox) -> None:
+    traced = run_with_lineage(sb, "SELECT min(launched) FROM product")
+    assert traced.result.rows == [[dt.date(1999, 12, 31)]]
+    values = {s.values["name"]: s.values["launched"] for s in traced.lineage[0].sources}
+    assert values["Rocket"] == dt.date(1999, 12, 31)
+
+
+def test_sources_are_capped_per_row(sb: SQLSandbox) -> None:
+    traced = run_with_lineage(sb, "SELECT count(*) FROM company", max_sources=2)
+    (lin,) = traced.lineage
+    assert len(lin.tids) == 5 and len(lin.sources) == 2 and lin.sources_truncated
+
+
+def test_duckdb_only_aggregates_are_traced_as_groups(sb: SQLSandbox) -> None:
+    traced = run_with_lineage(sb, "SELECT fsum(employees), kurtosis(employees), "
+                                  "count_if(employees > 60) FROM company")
+    assert traced.result.rows[0][0] == 550.0 and traced.result.rows[0][2] == 3
+    assert traced.lineage[0].mode == "group" and len(traced.lineage[0].tids) == 5
+    assert not traced.partial
+
+
+def test_left_join_and_window_functions(sb: SQLSandbox) -> None:
+    traced = run_with_lineage(sb, "SELECT c.name, p.name AS person FROM company c LEFT JOIN "
+                                  "person p ON p.company = c.name WHERE c.country = 'DE' "
+                                  "ORDER BY 1")
+    assert traced.result.rows == [["Bolt", None], ["Dyn", None]]
+    assert [lin.tids for lin in traced.lineage] == [[tid(sb, "company", "Bolt")],
+                                                    [tid(sb, "company", "Dyn")]]
+    window = run_with_lineage(sb, "SELECT name, rank() OVER (ORDER BY employees DESC) AS r "
+                                  "FROM company QUALIFY r = 1")
+    assert window.result.rows == [["Cog", 1]]
+    assert window.lineage[0].tids == [tid(sb, "company", "Cog")]
+
+
+def test_a_query_without_tables_has_nothing_to_trace(sb: SQLSandbox) -> None:
+    traced = run_with_lineage(sb, "SELECT 1 + 1 AS two")
+    assert traced.result.rows == [[2]] and not traced.partial
+    assert traced.lineage[0].mode == "none" and traced.lineage[0].tids == []
+
+
+def test_a_rewrite_that_does_not_run_falls_back_to_the_query(
+        sb: SQLSandbox, monkeypatch: pytest.MonkeyPatch) -> None:
+    from quaderno.methods.docsage import lineage
+    monkeypatch.setattr(lineage, "_is_aggregate", lambda select: False)  # break the rewrite
+    traced = run_with_lineage(sb, "SELECT max(employees) FROM company")
+    assert traced.result.rows == [[300]] and traced.result.columns == ["MAX(employees)"]
+    assert traced.partial and traced.lineage[0].tids == []
+    assert any("did not run" in note for note in traced.notes)
+
+
+def test_traced_and_plain_runs_name_columns_alike(sb: SQLSandbox) -> None:
+    sql = "SELECT country, count(*), avg(employees) FROM company GROUP BY country"
+    assert run_with_lineage(sb, sql).result.columns == sb.run(sql).columns \
+        == ["country", "COUNT(*)", "AVG(employees)"]
