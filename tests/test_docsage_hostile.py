@@ -259,3 +259,13 @@ def test_concurrent_use_from_threads(sandbox: SQLSandbox) -> None:
             for n in range(12)])
         return [r.rows[0][0] for r in results]
     assert asyncio.run(many()) == list(range(12))
+
+
+def test_memory_hog_hits_the_memory_limit_not_the_disk(workdir: Path) -> None:
+    with SQLSandbox(SCHEMA, _rows(), memory_limit="16MB") as sb:
+        with pytest.raises(SQLExecutionError) as info:
+            sb.run("SELECT a.year, string_agg(b.company || c.company, ',') FROM filing a, "
+                   "filing b, filing c WHERE c.year < 1960 GROUP BY a.year", timeout_s=20)
+        assert info.value.kind == "memory"
+        assert sb.run("SELECT count(*) FROM company").rows == [[4]]
+    assert _files(workdir) == ["canary.csv"]  # nothing spilled to a temp directory
