@@ -106,6 +106,8 @@ def train(
                                             "memory is similar)"),
     min_child_samples: int = typer.Option(20, help="LightGBM min_data_in_leaf"),
     pos_weight: float = typer.Option(None, help="BCE weight of positive rows in the fusion"),
+    rqm_rounds: int = typer.Option(2000, help="Most LightGBM rounds (early stopping decides)"),
+    epochs: int = typer.Option(30, help="Most fusion epochs (early stopping decides)"),
 ) -> None:
     """Train CCSK (paper-literal and recommended) and the baselines; thresholds on val."""
     from quaderno.gate.labels import SKR_LLM, read_labels, read_skr
@@ -116,7 +118,8 @@ def train(
     bundle = train_bundle(label_file, make_embedder(embedder),
                           extra_memory=read_skr(skr) if skr else (), extra_llm=SKR_LLM,
                           seed=seed, folds=folds, k=k, novelty=novelty,
-                          min_child_samples=min_child_samples, pos_weight=pos_weight)
+                          min_child_samples=min_child_samples, pos_weight=pos_weight,
+                          rqm_rounds=rqm_rounds, epochs=epochs)
     bundle.save(out)
     t = bundle.manifest.training
     console.print(f"trained gates {', '.join(bundle.names)} into {out} ({t['train']} train, "

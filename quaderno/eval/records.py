@@ -16,7 +16,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler,
+                      ValidationError, model_serializer)
 
 from quaderno.errors import InputFormatError
 from quaderno.gate.decision import GateDecision
@@ -69,6 +70,14 @@ class ResultRecord(_Keyed):
     eval_calls: EvalCost | None = None  # None: nothing was measured with an LLM
     details: MethodDetails | None = None
     gate: GateDecision | None = None  # the retrieve-or-not gate's decision (runs with --gate)
+
+    @model_serializer(mode="wrap")
+    def _without_absent_gate(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # a run without a gate writes the lines it always wrote
+        data = handler(self)
+        if isinstance(data, dict) and data.get("gate", 0) is None:
+            del data["gate"]
+        return data
 
 
 def read_results(path: Path) -> list[ResultRecord]:

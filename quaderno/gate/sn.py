@@ -116,7 +116,7 @@ class SimilarQueries:
             top = np.argsort(-row, kind="stable")[:k]
             max_sim = float(row[top[0]])
             fired = bool(self.novelty and self.theta_new is not None and max_sim < self.theta_new)
-            f_sn = 1.0 if fired else float(y[top].sum() / self.k)
+            f_sn = 1.0 if fired else float(y[top].sum()) / self.k
             judged = [self.judgements[i] for i in top]
             out.append(SNScore(f_sn=f_sn, max_sim=max_sim, novelty_fired=fired,
                                neighbours=[int(i) for i in top],
