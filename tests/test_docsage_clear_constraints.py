@@ -144,6 +144,14 @@ def test_acronym_joins_its_only_expansion() -> None:
     assert alias_map(["XU", "Xandria University"], acronyms=False)["xu"] == "xu"
 
 
+def test_a_short_form_joins_its_only_longer_name() -> None:
+    amap = alias_map(["University of Drusnuven", "Drusnuven Co.", "Pax College"])
+    assert amap["drusnuven"] == "drusnuven university"
+    two = alias_map(["Gyrvhae College", "Gyrvhae Institute", "Gyrvhae"])
+    assert two["gyrvhae"] == "gyrvhae"                  # two candidates: no merge
+    assert alias_map(["University", "Pax University"])["university"] == "university"
+
+
 def test_alias_merge_removes_false_fd_and_fk_violations() -> None:
     schema = Schema.model_validate({"tables": [
         {"name": "company", "primary_key": ["name"],

@@ -7,8 +7,9 @@ foreign keys dangle. So, per *entity domain* (a table's TEXT key column together
 foreign-key columns that reference it):
 
 1. every name is normalized (:func:`normalize_entity`: case, accents, punctuation, legal
-   suffixes, "University of X" = "X University", an alias table), and a one-word acronym
-   that matches the initials of exactly one other name in the domain joins that name;
+   suffixes, "University of X" = "X University", an alias table); a one-word acronym that
+   matches the initials of exactly one other name in the domain, or a short form whose
+   words all occur in exactly one longer name, joins that name (:func:`alias_map`);
 2. every spelling of one entity is rewritten to its most frequent spelling (an
    ``alias-merge`` :class:`Correction` on the row);
 3. rows of one table that name the same entity and do not contradict each other are merged
@@ -31,6 +32,10 @@ from quaderno.methods.docsage.rows import Correction, Row
 from quaderno.methods.docsage.schema import Schema
 
 _STOP = frozenset({"of", "the", "and", "for", "de", "at"})
+# words that name a kind of entity, not one: a short form made only of these merges nowhere
+_GENERIC = frozenset({"university", "college", "institute", "academy", "school", "company",
+                      "club", "group", "bank", "museum", "society", "association", "council",
+                      "city", "town", "team", "foundation", "hospital", "centre", "center"})
 
 
 class AliasGroup(BaseModel):
@@ -64,16 +69,24 @@ def _initials(norm: str) -> str:
 
 def alias_map(names: Sequence[str], aliases: Mapping[str, str] | None = None,
               acronyms: bool = True) -> dict[str, str]:
-    """Normalized name -> normalized entity for one domain's ``names`` (surface forms)."""
+    """Normalized name -> normalized entity for one domain's ``names`` (surface forms).
+    Besides the alias table: a one-word acronym joins the one name whose initials it is
+    ("xu" -> "xandria university"), and a short form joins the one longer name holding
+    all its words ("drusnuven" from "Drusnuven Co." -> "drusnuven university"); with two
+    candidates neither rule merges (no guessing between entities)."""
     norms = {normalize_entity(n, aliases) for n in names} - {""}
     out = {n: n for n in norms}
-    if acronyms:
-        for n in norms:
-            if " " in n or not 2 <= len(n) <= 6 or not n.isalpha():
-                continue
+    if not acronyms:
+        return out
+    for n in norms:
+        words = set(n.split())
+        hits: list[str] = []
+        if " " not in n and 2 <= len(n) <= 6 and n.isalpha():
             hits = [m for m in norms if m != n and " " in m and _initials(m) == n]
-            if len(hits) == 1:
-                out[n] = hits[0]
+        if not hits and words - _GENERIC:
+            hits = [m for m in norms if words < set(m.split())]
+        if len(hits) == 1:
+            out[n] = hits[0]
     return out
 
 

@@ -34,7 +34,8 @@ from quaderno.errors import LLMError, StepError
 from quaderno.llm.lm import LM
 from quaderno.llm.steps import Step
 from quaderno.llm.trace import Trace
-from quaderno.methods.docsage.extract import ExtractionSettings, extract_chunk, surface_forms
+from quaderno.methods.docsage.extract import (ExtractionSettings, extract_chunk,
+                                              extraction_model, surface_forms)
 from quaderno.methods.docsage.normalize import cell_form, entity_key, normalize_value
 from quaderno.methods.docsage.rows import Correction, Row
 from quaderno.methods.docsage.schema import Table
@@ -100,11 +101,12 @@ async def committee_ballots(lm: LM, chunk: Chunk, table: Table, settings: Extrac
         voters = [(one, settings.sample_temperature, 1000 + s) for s in range(n)]
     ballots: list[list[dict[str, Any]]] = []
     calls = 0
+    output = extraction_model([table])
     for voter, temperature, seed in voters:
         try:
             rows, used = await extract_chunk(voter, chunk, [table], settings, trace=trace,
                                              temperature=temperature, seed=seed,
-                                             with_confidence=False)
+                                             with_confidence=False, output=output)
             calls += used
         except StepError as exc:
             calls += 2

@@ -105,14 +105,15 @@ def extraction_model(tables: Sequence[Table]) -> type[BaseModel]:
 
 def extraction_step(tables: Sequence[Table], settings: ExtractionSettings, *,
                     temperature: float = 0.0, seed: int | None = None,
-                    logprobs: bool = False) -> Step:
-    """The extraction step for ``tables`` with the given sampling parameters."""
+                    logprobs: bool = False, output: type[BaseModel] | None = None) -> Step:
+    """The extraction step for ``tables`` with the given sampling parameters (``output``:
+    the :func:`extraction_model` of ``tables``, when the caller built it already)."""
     params: dict[str, Any] = {"temperature": temperature}
     if seed is not None:
         params["seed"] = seed
     if logprobs:
         params["logprobs"] = True
-    return dataclasses.replace(EXTRACT, output=extraction_model(tables), params=params,
+    return dataclasses.replace(EXTRACT, output=output or extraction_model(tables), params=params,
                                max_tokens=settings.max_tokens)
 
 
@@ -225,15 +226,18 @@ async def _sample(step: Step, lm: LM, chunk: Chunk, schema_text: str,
 async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
                         settings: ExtractionSettings, *, trace: Trace | None = None,
                         temperature: float = 0.0, seed: int | None = None,
-                        with_confidence: bool = True) -> tuple[dict[str, list[Row]], int]:
+                        with_confidence: bool = True, output: type[BaseModel] | None = None,
+                        ) -> tuple[dict[str, list[Row]], int]:
     """Extract ``tables`` from one chunk: (rows per table name, LLM calls made). Raises
-    :class:`StepError` when the model gives no usable reply."""
+    :class:`StepError` when the model gives no usable reply. ``output``: the tables'
+    :func:`extraction_model`, to build it once for many chunks."""
     if not tables:
         return {}, 0
+    output = output or extraction_model(tables)
     schema_text = Schema(tables=list(tables)).describe()
     mode = settings.confidence if with_confidence else "none"
     first = await _sample(extraction_step(tables, settings, temperature=temperature, seed=seed,
-                                          logprobs=mode in ("auto", "logprobs")),
+                                          logprobs=mode in ("auto", "logprobs"), output=output),
                           lm, chunk, schema_text, trace)
     calls = first.attempts
     raw_rows = _rows_from(first.value, tables)
@@ -258,7 +262,8 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
         samples = [raw_rows]
         for s in range(1, settings.samples):
             step = extraction_step(tables, settings, temperature=settings.sample_temperature,
-                                   seed=s if seed is None else seed * 100 + s)
+                                   seed=s if seed is None else seed * 100 + s,
+                                   output=output)
             try:
                 res = await _sample(step, lm, chunk, schema_text, trace)
             except StepError as exc:
@@ -299,6 +304,7 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
     gate = asyncio.Semaphore(concurrency)
+    models: dict[tuple[str, ...], type[BaseModel]] = {}   # one output model per table set
 
     async def one(chunk: Chunk) -> ChunkResult:
         result = ChunkResult(chunk_id=chunk.id)
@@ -315,8 +321,11 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
             return result
         async with gate:
             try:
+                names = tuple(t.name for t in missing)
+                if names not in models:
+                    models[names] = extraction_model(missing)
                 rows, result.calls = await extract_chunk(lm, chunk, missing, settings,
-                                                         trace=trace)
+                                                         trace=trace, output=models[names])
             except StepError as exc:
                 result.calls += 2
                 result.failed = True
