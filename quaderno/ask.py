@@ -53,6 +53,9 @@ async def aask(question: str, *, method: str = "pager", kbs: Sequence[str] | Non
         retriever = ws.retriever(names, mode=mode) if names else None
         if k is not None:
             chosen.setdefault("k", k)
+        if "store_dir" in spec.options.model_fields and not chosen.get("store_dir"):
+            # DocSage's tuple store lives in this workspace, one per set of knowledge bases
+            chosen["store_dir"] = str(ws.root / "docsage" / "+".join(sorted(names or ["none"])))
     runner = make_method(method, lm, retriever, chosen, roles=roles)
     if gate is not None:
         from quaderno.gate.store import load_gate

@@ -187,3 +187,48 @@ def test_extraction_is_paid_once_across_questions(tmp_path):
     answer("docsage", second, tmp_path, "How many staff do the members employ in total?")
     assert first.extractions() >= 4
     assert second.extractions() <= 0.3 * first.extractions()
+
+
+# -- the command line ------------------------------------------------------------------------
+@pytest.fixture
+def cli_home(tmp_path):
+    from quaderno.workspace import Workspace
+    ws = Workspace(tmp_path / "home")
+    ws.add_kb("unis", CHUNKS)
+    ws.build_index("unis", embedder=None)
+    return ws.root
+
+
+def test_ask_docsage_json_and_trace_over_http(cli_home):
+    from typer.testing import CliRunner
+
+    from quaderno.cli.main import app
+    from quaderno.llm.testing import FakeOpenAIServer
+    from quaderno.llm.types import ChatRequest
+
+    model = Model()
+    with FakeOpenAIServer(reply=lambda body: model(ChatRequest.of(body["messages"]))) as srv:
+        # BM25 gathers only chunks sharing a word with the question or a table's columns
+        base = ["ask", "Which member university, college or institute is the oldest?",
+                "--method", "docsage", "--opt", "samples=2",
+                "--llm", "openai", "--model", "fake-model", "--base-url", srv.url,
+                "--home", str(cli_home), "--no-cache"]
+        res = CliRunner().invoke(app, [*base, "--json"])
+        assert res.exit_code == 0, res.output
+        data = json.loads(res.output)
+        d = data["details"]
+        assert data["answer"] == "Varnholt University" and d["kind"] == "docsage"
+        assert d["db_schema"]["tables"][0]["name"] == "institution"
+        assert len(d["tables"]["institution"]) == 3
+        assert d["sql"][-1]["sql"].startswith("SELECT name, founded FROM institution")
+        assert d["result"]["rows"] == [["Varnholt University", 1874]]
+        assert d["result"]["sources"][0][0]["chunk_id"] == "varn#0"
+        assert [e["chunk_id"] for e in data["evidence"]] == ["varn#0"]
+        # the tuple store lives in the workspace
+        assert (cli_home / "docsage" / "unis").is_dir()
+
+        res = CliRunner().invoke(app, [*base, "--trace"])
+        assert res.exit_code == 0, res.output
+        out = res.output
+        assert "docsage.ask" in out and "docsage.ask.round" in out
+        assert "SQL: SELECT name, founded FROM institution" in out and "varn#0" in out

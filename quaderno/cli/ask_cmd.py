@@ -19,6 +19,7 @@ from quaderno.cli.llm_cmd import (BaseUrlOpt, ConfigOpt, KeyEnvOpt, LLMOpt, Mode
                                   ReasonerModelOpt, build_lm, llm_config, role_lms)
 from quaderno.errors import ConfigError
 from quaderno.methods.answer import Answer
+from quaderno.methods.details import DocSageDetails
 from quaderno.methods.registry import METHODS, get_spec, parse_opts
 
 
@@ -62,7 +63,9 @@ def ask(
         raise ConfigError(f"{named[0]}: method {method!r} has no reasoner")
     roles = role_lms(home, config, cfg, cache=cache,
                      reasoner={"backend": reasoner_llm, "model": reasoner_model,
-                               "base_url": reasoner_base_url})
+                               "base_url": reasoner_base_url},
+                     # other roles (DocSage's extractor, committee): config table or env only
+                     **{r: {} for r in get_spec(method).roles if r != "reasoner"})
     roles = {r: lm for r, lm in roles.items() if r in get_spec(method).roles}
     answer = asyncio.run(aask(question, method=method, kbs=kb, mode=mode, k=k,
                               lm=build_lm(cfg, home, cache=cache), roles=roles,
@@ -78,6 +81,8 @@ def ask(
         g = answer.gate
         console.print(f"[dim]gate {g.gate}: {'retrieved' if g.retrieve else 'no retrieval'} "
                       f"(branch {g.branch}, {g.seconds * 1000:.1f} ms)[/]")
+    if isinstance(answer.details, DocSageDetails):
+        print_docsage(answer.details)
     if answer.supporting_sections:
         console.print(f"[dim]supported by: {'; '.join(answer.supporting_sections)}[/]")
     s = answer.trace.summary()
@@ -122,3 +127,21 @@ def print_trace(answer: Answer) -> None:
     for step, (n, p, c, sec) in per.items():
         table.add_row(step, str(n), str(p), str(c), f"{sec:.2f}")
     console.print(table)
+
+
+def print_docsage(d: DocSageDetails) -> None:
+    """DocSage's schema, the SQL that ran, and the result rows with the chunks behind them."""
+    if d.db_schema is not None:
+        for t in d.db_schema.tables:
+            n = len(d.tables.get(t.name, []))
+            console.print(f"[dim]table {escape(t.name)}({escape(', '.join(t.column_names))})"
+                          f" — {n}{'+' if n >= 20 else ''} rows[/]", soft_wrap=True)
+    ran = [a for a in d.sql if a.stage == "ok"]
+    if ran:
+        console.print(Text(f"SQL: {ran[-1].sql}", style="cyan"), soft_wrap=True)
+    if d.result is not None and d.result.rows:
+        table = Table(*d.result.columns, "sources", title=f"result ({d.result.lineage} lineage)")
+        for row, sources in list(zip(d.result.rows, d.result.sources))[:10]:
+            where = ", ".join(dict.fromkeys(s.chunk_id for s in sources))
+            table.add_row(*(Text(str(v)) for v in row), Text(where[:80]))
+        console.print(table)
