@@ -164,8 +164,14 @@ async def _erratum(query: str, k: int):
 
 
 def test_clear_resolves_conflicts_with_evidence_and_nulls_what_stays_impossible() -> None:
-    fake, trace = corpus_llm(), Trace()
-    result = run(run_clear(LM(fake), SCHEMA, CORPUS, retrieve=_erratum, trace=trace))
+    fake, trace, queries = corpus_llm(), Trace(), []
+
+    async def erratum(query: str, k: int):
+        queries.append((query, k))
+        return [ERRATUM]
+    result = run(run_clear(LM(fake), SCHEMA, CORPUS, retrieve=erratum, trace=trace))
+    # backtracking asks about every spelling of the entity, the attribute and the candidates
+    assert queries == [("Acme Inc. ACME founded 1874 1876", 5)]
     report = result.report
     assert report.tuples_extracted == 3 and report.llm_calls_extract == 3
     assert report.violations_initial == {"fd": 1, "unique": 1, "range": 1}
@@ -214,3 +220,28 @@ def test_level_a_flags_low_confidence_cells_for_committee_re_extraction() -> Non
     low = run(run_clear(LM(corpus_llm()), SCHEMA, CORPUS, config=config,
                         calibration=Calibration(tau_low=0.5)))
     assert low.report.cells_flagged == 0 and low.report.llm_calls_correct == 0
+
+
+def test_committee_drops_a_row_no_voter_finds() -> None:
+    def respond(request: ChatRequest) -> str:
+        rows = [company("Acme", 1874)]
+        if request.temperature == 0:          # the greedy read invents a second company
+            rows.append(company("Ghost Ltd", 1999))
+        return reply(*rows)
+    config = ClearConfig(level_b=False)
+    result = run(run_clear(LM(FakeLLM(respond=respond)), SCHEMA,
+                           [Chunk(id="a#0", text="Acme was founded in 1874.")], config=config,
+                           calibration=Calibration(tau_low=0.95)))
+    assert [r.values["name"] for r in result.rows] == ["Acme"]
+    assert result.report.tuples_removed == 1 and result.report.tuples_extracted == 2
+
+
+def test_every_llm_call_is_made_inside_a_named_clear_span() -> None:
+    trace = Trace()
+    run(run_clear(LM(corpus_llm()), SCHEMA, CORPUS, retrieve=_erratum, trace=trace,
+                  calibration=Calibration(tau_low=0.95)))
+    names = {s.id: s.name for s in trace.spans}
+    used = {(c.step, names[c.span_id]) for c in trace.calls}
+    assert used == {("docsage.extract", "docsage.extract"),
+                    ("docsage.extract", "docsage.clear.committee"),
+                    ("docsage.clear.judge", "docsage.clear.backtrack")}

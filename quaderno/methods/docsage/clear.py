@@ -35,7 +35,8 @@ from quaderno.methods.docsage.constraints import CheckResult, Violation, check
 from quaderno.methods.docsage.correct import (Retrieve, apply_cell, committee_ballots,
                                               resolve_conflict, tally)
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
-from quaderno.methods.docsage.normalize import entity_key, normalize_entity, normalize_value
+from quaderno.methods.docsage.normalize import (entity_key, key_columns, normalize_entity,
+                                                normalize_value)
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema
 
@@ -63,6 +64,7 @@ class ClearReport(BaseModel):
     failed_chunks: int = 0
     tuples_extracted: int = 0
     tuples_final: int = 0
+    tuples_removed: int = 0        # rows whose entity the committee did not find
     cells_flagged: int = 0
     tuples_flagged: int = 0
     tau_low: float | None = None
@@ -114,6 +116,7 @@ class _Run:
         self.report = ClearReport(chunks=len(chunks))
         self.tried: set[tuple[str, str, tuple[str, ...], str]] = set()
         self._ballots: dict[tuple[str, str], list[list[dict[str, Any]]]] = {}
+        self.spellings: dict[str, list[str]] = {}   # canonical name -> its other spellings
 
     def _cell_id(self, row: Row, column: str) -> tuple[str, str, tuple[str, ...], str]:
         table = self.schema.table(row.table)
@@ -140,9 +143,13 @@ class _Run:
                                         f"{mine} of {row.table} kept unverified")
                     continue
                 if (chunk_id, table.name) not in self._ballots:
-                    ballots, calls = await committee_ballots(
-                        self.lm, chunk, table, self.settings, committee=self.committee_lm,
-                        n=self.config.committee_size, trace=self.trace)
+                    with self.trace.span("docsage.clear.committee", chunk=chunk_id,
+                                         table=table.name, reason=reason) as span:
+                        ballots, calls = await committee_ballots(
+                            self.lm, chunk, table, self.settings, committee=self.committee_lm,
+                            n=self.config.committee_size, trace=self.trace)
+                        span.outputs = {"calls": calls,
+                                        "rows_per_vote": [len(b) for b in ballots]}
                     self._ballots[(chunk_id, table.name)] = ballots
                     self.report.llm_calls_correct += calls
                 votes = tally(self._ballots[(chunk_id, table.name)], table, row.values, mine,
@@ -156,7 +163,11 @@ class _Run:
                                      evidence_chunk=chunk_id, confidence=vote.share)
                     self._count("committee", len(row.provenance.corrections) - before)
             rows[i] = row
-        return rows
+        # a row whose entity the committee did not find (its key voted NULL) is dropped
+        keep = [r for r in rows if (t := self.schema.table(r.table)) is None
+                or any(r.values.get(k) is not None for k in key_columns(t))]
+        self.report.tuples_removed += len(rows) - len(keep)
+        return keep
 
     async def fix(self, rows: list[Row], result: CheckResult) -> list[Row]:
         """One correction round over Level B's violations."""
@@ -169,10 +180,12 @@ class _Run:
             table = self.schema.table(v.table)
             if v.kind in ("fd", "unique") and table is not None:
                 lhs = v.columns[:-1] if v.kind == "fd" else v.columns
+                # a duplicate key is settled on its single-valued columns; rows that differ
+                # only in multi-valued ones stay, reported (the schema needs another table)
                 targets = [v.columns[-1]] if v.kind == "fd" else [
-                    c.name for c in table.columns if c.name not in lhs and len(
-                        {normalize_value(rows[i].values.get(c.name), c.type)
-                         for i in members} - {None}) > 1]
+                    c.name for c in table.columns if c.name not in lhs and c.single_valued
+                    and len({normalize_value(rows[i].values.get(c.name), c.type)
+                             for i in members} - {None}) > 1]
                 key = tuple(str(rows[members[0]].values.get(c)) for c in lhs)
                 for col in targets:
                     conflicts.setdefault((v.table, key, col), (members, v.kind))
@@ -185,16 +198,14 @@ class _Run:
             rows = await self._resolve(rows, tname, key, col, members, kind)
         fresh = {i: [c for c in cols if self._cell_id(rows[i], c) not in self.tried]
                  for i, cols in redo.items()}
-        rows = await self.committee(rows, {i: c for i, c in fresh.items() if c},
-                                    "constraint")
-        for i, cols in redo.items():  # tried before and still violating: NULL
+        for i, cols in redo.items():  # re-extracted before and still violating: NULL
             for col in cols:
-                if col not in fresh.get(i, []) and rows[i].values.get(col) is not None:
+                if col not in fresh[i] and rows[i].values.get(col) is not None:
                     rows[i] = apply_cell(rows[i], col, None, reason="constraint",
                                          by="unresolved")
                     self.report.unresolved += 1
                     self._count("unresolved")
-        return rows
+        return await self.committee(rows, {i: c for i, c in fresh.items() if c}, "constraint")
 
     async def _resolve(self, rows: list[Row], tname: str, key: tuple[str, ...], col: str,
                        members: list[int], kind: str) -> list[Row]:
@@ -204,8 +215,9 @@ class _Run:
                       if rows[i].values.get(col) is not None]
         with self.trace.span("docsage.clear.backtrack", table=tname, entity=list(key),
                              column=col, candidates=[str(v) for v, _ in candidates]) as span:
+            entity = [*key, *(x for k in key for x in self.spellings.get(k, []))]
             res, calls = await resolve_conflict(
-                self.lm, entity=list(key), table=table, column=col, candidates=candidates,
+                self.lm, entity=entity, table=table, column=col, candidates=candidates,
                 chunks=self.chunks, retrieve=self.retrieve, trace=self.trace,
                 k=self.config.retrieve_k)
             span.outputs = res.model_dump()
@@ -283,16 +295,22 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
                                              source="uncalibrated default")
             report.tau_low, report.calibration = cal.tau_low, cal.source
             with trace.span("docsage.clear.level_a", tau_low=cal.tau_low) as span:
-                cells = {i: [c for c in (schema.table(r.table) or schema.tables[0]).column_names
-                             if cal.flags(r.provenance.confidence.get(c))]
-                         for i, r in enumerate(rows) if schema.table(r.table) is not None}
-                cells = {i: c for i, c in cells.items() if c}
+                cells = {}
+                for i, r in enumerate(rows):
+                    table = schema.table(r.table)
+                    flagged = [c for c in (table.column_names if table else [])
+                               if cal.flags(r.provenance.confidence.get(c))]
+                    if flagged:
+                        cells[i] = flagged
                 report.cells_flagged = sum(len(c) for c in cells.values())
                 report.tuples_flagged = len(cells)
                 if config.correction and cells:
                     rows = await run.committee(rows, cells, "low-confidence")
                 span.outputs = {"cells_flagged": report.cells_flagged}
         rows, groups = canonicalize(schema, rows, aliases, acronyms=config.acronyms)
+        for g in groups:
+            run.spellings.setdefault(g.canonical, []).extend(
+                x for x in g.spellings if x != g.canonical)
         rows = merge_entities(schema, rows, aliases)
         report.alias_groups = len(groups)
         remaining: list[Violation] = []
