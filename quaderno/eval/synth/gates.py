@@ -77,8 +77,8 @@ def regex_extractor(train_families: tuple[str, ...],
             "link": _patterns(list(links.values()), template_families)}
 
 
-def _parse(a: Attr | None, raw: str) -> Any:
-    if a is None or a.kind in ("category", "text"):
+def _parse(a: Attr, raw: str) -> Any:
+    if a.kind in ("category", "text"):
         return raw.strip().strip("'")
     nums = numbers(raw)
     if not nums:
@@ -92,27 +92,27 @@ def extract_tables(c: Collection, extractor: dict[str, list[tuple[str, re.Patter
                    ) -> dict[str, list[list[Any]]]:
     """The gold tables with every attribute cell replaced by what the regexes extract."""
     fam: Family = c.world.family
-    canon = {}
+    canon, table_attrs = {}, {}
     for e in c.world.members + c.world.links:
         for n in [e.name] + e.aliases:
             canon[n.lower()] = e.name
+        attrs = fam.link_attrs if e.role == "link" else fam.attrs
+        table_attrs[e.name] = {a.column: a for a in attrs}
     found: dict[tuple[str, str], Any] = {}
     for d in c.documents:
         for sentence, _ in d.sentences:
-            s = sentence.rstrip(".")
-            s = s + "." if not sentence.endswith(".") else sentence
             for kind in ("members", "link"):
                 for column, pat in extractor[kind]:
-                    m = pat.match(s)
+                    m = pat.match(sentence)
                     if not m:
                         continue
                     ref = m.group("ent").strip()
                     name = d.subject if ref.lower().startswith("the ") else \
                         canon.get(ref.lower())
-                    if name:
-                        attrs = fam.attrs if kind == "members" else fam.link_attrs
-                        a = next((x for x in attrs if x.column == column), None)
-                        found[(name, column)] = _parse(a, m.group("v").rstrip("."))
+                    a = table_attrs.get(name or "", {}).get(column)
+                    value = _parse(a, m.group("v").rstrip(".")) if a else None
+                    if name and value is not None:
+                        found[(name, column)] = value
     rows = {t: [list(r) for r in rs] for t, rs in c.rows.items()}
     for table, attrs in ((fam.members, fam.attrs), (fam.link_table, fam.link_attrs)):
         for r in rows[table]:

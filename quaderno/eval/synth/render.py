@@ -22,6 +22,7 @@ from quaderno.eval.synth.templates import (ALL_TEMPLATES, CORRECTION, CURRENT, F
 from quaderno.eval.synth.world import NOW, Entity, World
 
 ROSTER_SIZE = 8
+COMPOUND_FAMILY = 2
 _LOWER_LEADS = {"The", "Some", "With", "A", "According", "Observers", "Records", "Figures",
                 "Tallies", "At", "It", "As", "Since", "In", "Membership", "Contrary"}
 
@@ -54,6 +55,13 @@ class Document:
     @property
     def facts(self) -> list[Fact]:
         return [f for _, fs in self.sentences for f in fs]
+
+
+def _participle(event: str) -> str:
+    """"was founded" → "Founded", "started" → "Started"; "" when it has no such form."""
+    if event.startswith("was "):
+        return event.removeprefix("was ").capitalize()
+    return event.capitalize() if event.endswith("ed") and " " not in event else ""
 
 
 def _fill(template: str, **kw: Any) -> str:
@@ -139,6 +147,7 @@ class Renderer:
                     s = _fill(rng.choice(CURRENT), now=NOW) + s
                 d.sentences.append((s, fs))
         for d in docs:
+            self._compound(d, e)
             if rng.random() < 0.7:
                 d.sentences.insert(rng.randint(1, len(d.sentences)),
                                    self.filler(self._ref(e, False, d.alias_only)))
@@ -150,6 +159,33 @@ class Renderer:
                                  [(f"(Published {year}.) {s}",
                                    [Fact(fam.members, e.name, col, old, False)])]))
         return docs
+
+    def _compound(self, d: Document, e: Entity) -> None:
+        """Fold a year sentence into the next sentence about ``e`` ("Founded in 1874,
+        Vorland College has 2,300 staff members."): two facts in one sentence, template
+        family 2 (held out from the regex gate's train side)."""
+        if COMPOUND_FAMILY not in self.tf:
+            return
+        refs = [e.name, *e.aliases, f"the {self.fam.member}"]
+        years = [i for i, (_, fs) in enumerate(d.sentences) if len(fs) == 1
+                 and fs[0].table == self.fam.members and fs[0].column in self._year_cols]
+        hosts = [i for i, (t, fs) in enumerate(d.sentences) if len(fs) == 1 and i not in years
+                 and any(t.lower().startswith(r.lower() + " ") for r in refs)]
+        if not years or not hosts or self.rng.random() >= 0.6:
+            return
+        y, h = years[0], self.rng.choice(hosts)
+        (_, [yf]), (host, hfacts) = d.sentences[y], d.sentences[h]
+        lead = _participle(self.fam.attr(yf.column).event)
+        if not lead:
+            return
+        host = host[0].lower() + host[1:] if host.startswith("The ") else host
+        fact = Fact(yf.table, yf.entity, yf.column, yf.value, yf.current, COMPOUND_FAMILY)
+        d.sentences[h] = (f"{lead} in {yf.value}, {host}", [fact, *hfacts])
+        del d.sentences[y]
+
+    @property
+    def _year_cols(self) -> set[str]:
+        return {a.column for a in self.fam.attrs if a.kind == "year"}
 
     def _correction(self, e: Entity, a: Attr, ref: str) -> tuple[str, list[Fact]]:
         text = _fill(self.rng.choice(CORRECTION), ent=ref, v=e.values[a.column],
