@@ -25,7 +25,7 @@ from quaderno.methods.docsage.clear import ClearConfig, run_clear
 from quaderno.methods.docsage.extract import ExtractionSettings, extract
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Schema, Table
-from quaderno.methods.docsage.store import TupleStore, store_dir
+from quaderno.methods.docsage.store import TupleStore, join_rows, store_dir
 
 COMPANY = {"name": "company", "primary_key": ["name"],
            "columns": [{"name": "name"}, {"name": "founded", "type": "INT"}]}
@@ -199,3 +199,77 @@ def test_kill_9_during_a_stream_of_writes_never_corrupts_stored_entries(
         rows = store.get(Chunk(id=cid, text=f"chunk {i}"), table, "m", NONE)
         assert rows is not None and rows[0].values["name"] == f"C{i}"
     assert store.stats().hits == n
+
+
+# -- column-level re-use --------------------------------------------------------------------------
+WIDE = {"name": "company", "primary_key": ["name"],
+        "columns": [{"name": "name"}, {"name": "founded", "type": "INT"},
+                    {"name": "staff", "type": "INT"}]}
+
+
+def column_oracle() -> FakeLLM:
+    """Answers with exactly the columns the prompt's schema lists."""
+    def respond(request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        i = int(prompt.split("Company C")[1].split(" ")[0])
+        values = {"name": f"C{i}", "founded": 1900 + i, "staff": 10 * i, "city": f"T{i}"}
+        cols = [c for c in values if f"\n  {c} " in prompt]
+        return json.dumps({"company": [{c: values[c] for c in cols}]})
+    return FakeLLM(respond=respond)
+
+
+def _schema(*cols: dict) -> Schema:
+    return Schema.model_validate({"tables": [{"name": "company", "primary_key": ["name"],
+                                              "columns": [{"name": "name"}, *cols]}]})
+
+
+def test_a_pruned_or_widened_table_reuses_the_stored_columns(tmp_path: Path) -> None:
+    store = TupleStore(tmp_path)
+    first = column_oracle()
+    asyncio.run(extract(LM(first), CHUNKS, Schema.model_validate({"tables": [WIDE]}), NONE,
+                        store=store))
+    assert len(first.requests) == 10
+    # a minimal schema for another question: fewer columns, no call at all
+    pruned = column_oracle()
+    results = asyncio.run(extract(LM(pruned), CHUNKS, _schema({"name": "founded",
+                                                               "type": "INT"}), NONE,
+                                  store=store))
+    assert not pruned.requests and all(r.hits == 1 for r in results)
+    assert results[3].rows["company"][0].values == {"name": "C3", "founded": 1903}
+    # a new column: only it (and the key) is asked for, the rest comes from the store
+    wider = column_oracle()
+    schema = _schema({"name": "founded", "type": "INT"}, {"name": "city"})
+    results = asyncio.run(extract(LM(wider), CHUNKS, schema, NONE, store=store))
+    assert len(wider.requests) == 10
+    prompt = wider.requests[0].messages[-1].content
+    assert "\n  city TEXT" in prompt and "\n  founded INT" not in prompt
+    assert results[4].rows["company"][0].values == {"name": "C4", "founded": 1904,
+                                                    "city": "T4"}
+    again = column_oracle()
+    asyncio.run(extract(LM(again), CHUNKS, schema, NONE, store=store))
+    assert not again.requests                          # the joined rows were stored too
+    # a column of the same name but another meaning is not re-used
+    other = column_oracle()
+    asyncio.run(extract(LM(other), CHUNKS[:2], _schema(
+        {"name": "founded", "type": "INT", "description": "year listed on the exchange"}),
+        NONE, store=store))
+    assert len(other.requests) == 2
+
+
+def test_join_rows_pairs_rows_by_entity_and_keeps_the_unpaired() -> None:
+    table = Table.model_validate(WIDE)
+
+    def r(values, conf, span):
+        return Row(table="company", values=values, provenance=Provenance(
+            chunk_id="c#0", confidence=conf, char_start=span[0], char_end=span[1]))
+    joined = join_rows(table, [
+        ([r({"name": "Acme", "founded": 1874}, {"founded": 0.9}, (0, 20)),
+          r({"name": "Bolt", "founded": 1901}, {"founded": 0.8}, (30, 40))], {"founded"}),
+        ([r({"name": "ACME Inc.", "staff": 5}, {"staff": 0.7}, (10, 50)),
+          r({"name": "Cog", "staff": 9}, {"staff": 0.6}, (60, 70))], {"staff"})])
+    assert [x.values for x in joined] == [
+        {"name": "Acme", "founded": 1874, "staff": 5},
+        {"name": "Bolt", "founded": 1901, "staff": None},
+        {"name": "Cog", "founded": None, "staff": 9}]
+    assert joined[0].provenance.confidence == {"founded": 0.9, "staff": 0.7}
+    assert (joined[0].provenance.char_start, joined[0].provenance.char_end) == (0, 50)

@@ -9,7 +9,8 @@ the values can be found in the text, the extracting model, and a confidence per 
 (:mod:`confidence`: token log-probabilities, or agreement across samples).
 
 Extracted rows go through an optional :class:`~quaderno.methods.docsage.store.TupleStore`,
-so a chunk is extracted once per (table definition, model, settings).
+so a chunk is extracted once per (table definition, model, settings); a table whose columns
+are partly stored under other definitions is extracted for its new columns only.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from quaderno.methods.docsage.confidence import agreement_rows, logprob_confiden
 from quaderno.methods.docsage.normalize import is_null, key_columns
 from quaderno.methods.docsage.rows import Provenance, Row, coerce
 from quaderno.methods.docsage.schema import Schema, Table
+from quaderno.methods.docsage.store import delta_table, join_rows
 
 log = logging.getLogger(__name__)
 
@@ -308,15 +310,27 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
 
     async def one(chunk: Chunk) -> ChunkResult:
         result = ChunkResult(chunk_id=chunk.id)
-        missing = []
+        missing: list[Table] = []
+        # table name -> (the full table, rows assembled for its stored columns)
+        partial: dict[str, tuple[Table, list[Row]]] = {}
         for t in schema.tables:
             cached = store.get(chunk, t, lm.model_id, settings) if store is not None else None
-            if cached is None:
-                missing.append(t)
-                result.misses += store is not None
-            else:
+            if cached is not None:
                 result.rows[t.name] = cached
                 result.hits += 1
+                continue
+            cover = store.cover(chunk, t, lm.model_id, settings) if store is not None else None
+            if cover is not None and not cover[1]:        # every column stored elsewhere
+                result.rows[t.name] = cover[0]
+                result.hits += 1
+                store.put(chunk, t, lm.model_id, settings, cover[0])
+                continue
+            result.misses += store is not None
+            if cover is not None:                         # extract only the new columns
+                partial[t.name] = (t, cover[0])
+                missing.append(delta_table(t, cover[1]))
+            else:
+                missing.append(t)
         if not missing:
             return result
         async with gate:
@@ -337,6 +351,12 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
             result.rows[t.name] = rows.get(t.name, [])
             if store is not None:
                 store.put(chunk, t, lm.model_id, settings, result.rows[t.name])
+            if t.name in partial:
+                full, have = partial[t.name]
+                new_cols = set(t.column_names) - set(key_columns(t))
+                result.rows[t.name] = join_rows(full, [(have, set(full.column_names) - new_cols),
+                                                       (result.rows[t.name], new_cols)])
+                store.put(chunk, full, lm.model_id, settings, result.rows[t.name])
         return result
 
     if trace is not None:

@@ -7,7 +7,9 @@ Extracted tuples are kept per
 
 in ``<dir>/tuples.sqlite`` beside the knowledge base (e.g. ``<kb dir>/docsage/``), so a later
 question whose schema shares a table (same :meth:`Table.signature`) re-uses them and extracts
-only what is new; a chunk whose text changed is extracted again.
+only what is new; a chunk whose text changed is extracted again. A table that differs from
+stored ones of the same name and key only by dropped or added columns is assembled from them
+(:meth:`TupleStore.cover`), and only its new columns are extracted.
 
 Crash safety: one SQLite file in WAL mode (the helper the response cache and the call log
 use); every (chunk, table) result is one autocommitted statement, so a ``kill -9`` at any
@@ -25,15 +27,19 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ValidationError
 
 from quaderno.corpus.chunk import Chunk
 from quaderno.errors import IndexFormatError
 from quaderno.llm.sqlite_conn import ThreadConnections
-from quaderno.methods.docsage.extract import ExtractionSettings
+from quaderno.methods.docsage.normalize import entity_key, key_columns
 from quaderno.methods.docsage.rows import Row
-from quaderno.methods.docsage.schema import Table
+from quaderno.methods.docsage.schema import Column, Table
+
+if TYPE_CHECKING:  # extract.py uses this module; the settings only need .key()
+    from quaderno.methods.docsage.extract import ExtractionSettings
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +61,7 @@ class StoreStats(BaseModel):
 
     hits: int = 0
     misses: int = 0
+    assembled: int = 0     # misses answered, in part or whole, from other table definitions
     writes: int = 0
     entries: int = 0
 
@@ -137,6 +144,45 @@ class TupleStore:
         with self._lock:
             self._stats.writes += 1
 
+    def cover(self, chunk: Chunk, table: Table, model_id: str, settings: ExtractionSettings,
+              ) -> tuple[list[Row], list[str]] | None:
+        """Rows of ``table`` assembled from this chunk's entries for *other* definitions of
+        a table of the same name and key (same model, settings and chunk text) whose
+        columns have the same definitions (name, type, unit, description), and the columns
+        still missing; None when no entry shares the key. A question whose minimal schema
+        drops or adds a column of a stored table thus re-uses what was extracted."""
+        found = self._conns.get().execute(
+            "SELECT rows, table_json FROM tuples WHERE chunk_id = ? AND text_hash = ? AND "
+            "table_name = ? AND model = ? AND settings = ?",
+            (chunk.id, text_hash(chunk.render()), table.name, model_id,
+             settings.key())).fetchall()
+        want = {c.name: _coldef(c) for c in table.columns}
+        keys = key_columns(table)
+        entries = []
+        for body, definition in found:
+            try:
+                stored = Table.model_validate_json(definition)
+                rows = [Row.model_validate(r) for r in json.loads(body)]
+            except (ValueError, ValidationError):
+                continue
+            if key_columns(stored) != keys or any(
+                    _coldef(stored.column(k)) != want[k] for k in keys):
+                continue
+            entries.append((rows, {c.name for c in stored.columns
+                                   if want.get(c.name) == _coldef(c)} - set(keys)))
+        covered: set[str] = set()
+        parts: list[tuple[list[Row], set[str]]] = []
+        for rows, cols in sorted(entries, key=lambda e: -len(e[1])):
+            if cols - covered:
+                parts.append((rows, cols - covered))
+                covered |= cols
+        if not parts:
+            return None
+        missing = [c for c in table.column_names if c not in covered and c not in keys]
+        with self._lock:
+            self._stats.assembled += 1
+        return join_rows(table, parts), missing
+
     def stats(self) -> StoreStats:
         entries = self._conns.get().execute("SELECT COUNT(*) FROM tuples").fetchone()[0]
         with self._lock:
@@ -160,6 +206,59 @@ class TupleStore:
             except ValidationError as exc:
                 log.warning("tuple store %s: unreadable table definition (%s)", self.path, exc)
         return out
+
+
+def _coldef(col: Column) -> tuple[str, str, str, str]:
+    return (col.name, col.type, col.unit, col.description)
+
+
+def delta_table(table: Table, columns: Sequence[str]) -> Table:
+    """``table`` cut to its key columns and ``columns``: what to extract when the store
+    covers the rest."""
+    keys = key_columns(table)
+    return Table(name=table.name, description=table.description,
+                 columns=[table.column(c) for c in [*keys, *[c for c in columns
+                                                             if c not in keys]]],
+                 primary_key=list(table.primary_key))
+
+
+def join_rows(table: Table, parts: Sequence[tuple[Sequence[Row], set[str]]]) -> list[Row]:
+    """One chunk's rows of ``table`` from parts that each hold some of its columns: rows
+    are paired by entity key (the n-th row of an entity in one part with the n-th in
+    another); a row without a key stays on its own. Values, confidences and the evidence
+    span are combined."""
+    keys = key_columns(table)
+    out: list[Row] = []
+    slots: dict[tuple[str, ...], list[int]] = {}
+    for rows, cols in parts:
+        seen: dict[tuple[str, ...], int] = {}
+        for r in rows:
+            k = entity_key(table, r.values)
+            n = seen.get(k, 0)
+            seen[k] = n + 1
+            places = slots.setdefault(k, []) if any(k) else []
+            if n < len(places):
+                base = out[places[n]]
+            else:
+                base = Row(table=table.name, values={c: None for c in table.column_names},
+                           provenance=r.provenance.model_copy(update={"confidence": {}}))
+                if any(k):
+                    places.append(len(out))
+                out.append(base)
+            take = [c for c in table.column_names if c in cols or c in keys]
+            # key cells keep the first part's spelling; other cells come from their part
+            values = {**base.values, **{c: r.values.get(c) for c in take
+                                        if c not in keys or base.values.get(c) is None}}
+            conf = {**base.provenance.confidence,
+                    **{c: p for c, p in r.provenance.confidence.items() if c in take}}
+            spans = [(p.char_start, p.char_end) for p in (base.provenance, r.provenance)
+                     if p.char_end > p.char_start]
+            start, end = (min(a for a, _ in spans), max(b for _, b in spans)) if spans else (0, 0)
+            prov = base.provenance.model_copy(update={"confidence": conf, "char_start": start,
+                                                      "char_end": end})
+            idx = places[n] if any(k) else len(out) - 1
+            out[idx] = base.model_copy(update={"values": values, "provenance": prov})
+    return out
 
 
 def store_dir(kb_dir: Path) -> Path:
