@@ -245,3 +245,28 @@ def test_every_llm_call_is_made_inside_a_named_clear_span() -> None:
     assert used == {("docsage.extract", "docsage.extract"),
                     ("docsage.extract", "docsage.clear.committee"),
                     ("docsage.clear.judge", "docsage.clear.backtrack")}
+
+
+def test_dates_in_the_wrong_order_lose_the_less_confident_one() -> None:
+    schema = Schema.model_validate({"tables": [
+        {"name": "club", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "founded", "type": "INT"},
+                     {"name": "dissolved", "type": "INT"}]}],
+        "constraints": [{"kind": "temporal", "table": "club", "before": "founded",
+                         "after": "dissolved", "strict": True}]})
+
+    def respond(request: ChatRequest) -> str:
+        dissolved = 1970 if request.seed == 1002 else 1980
+        return json.dumps({"club": [{"name": "Rovers", "founded": 1990,
+                                     "dissolved": dissolved}]})
+    result = run(run_clear(LM(FakeLLM(respond=respond)), schema,
+                           [Chunk(id="r#0", text="Rovers: 1990, 1980.")],
+                           config=ClearConfig(level_a=False)))
+    assert result.report.violations_initial == {"temporal": 1}
+    assert result.report.violations_final == {} and result.report.rounds == 2
+    (rovers,) = result.rows
+    # the committee agreed on 1990 (3 of 3) more than on 1980 (2 of 3): 1980 goes
+    assert rovers.values == {"name": "Rovers", "founded": 1990, "dissolved": None}
+    last = rovers.provenance.corrections[-1]
+    assert (last.column, last.old, last.reason, last.by) == (
+        "dissolved", 1980, "constraint:temporal", "unresolved")

@@ -173,7 +173,7 @@ class _Run:
         """One correction round over Level B's violations."""
         idx = result.index_of_tid
         conflicts: dict[tuple[str, tuple[str, ...], str], tuple[list[int], str]] = {}
-        redo: dict[int, list[str]] = {}
+        redo: dict[int, list[tuple[str, list[str]]]] = {}   # row -> (kind, its cells)
         order = {"fd": 0, "unique": 1, "range": 2, "temporal": 3, "fk": 4}
         for v in sorted(result.violations, key=lambda x: order[x.kind]):
             members = [idx[t] for t in v.tids if t in idx]
@@ -191,21 +191,29 @@ class _Run:
                     conflicts.setdefault((v.table, key, col), (members, v.kind))
             elif v.kind in ("range", "temporal"):
                 for i in members:
-                    redo.setdefault(i, []).extend(v.columns)
+                    redo.setdefault(i, []).append((v.kind, v.columns))
             elif v.kind == "fk":
                 rows = self._match_parent(rows, members, v)
         for (tname, key, col), (members, kind) in conflicts.items():
             rows = await self._resolve(rows, tname, key, col, members, kind)
-        fresh = {i: [c for c in cols if self._cell_id(rows[i], c) not in self.tried]
-                 for i, cols in redo.items()}
-        for i, cols in redo.items():  # re-extracted before and still violating: NULL
-            for col in cols:
-                if col not in fresh[i] and rows[i].values.get(col) is not None:
-                    rows[i] = apply_cell(rows[i], col, None, reason="constraint",
-                                         by="unresolved")
-                    self.report.unresolved += 1
-                    self._count("unresolved")
-        return await self.committee(rows, {i: c for i, c in fresh.items() if c}, "constraint")
+        fresh: dict[int, list[str]] = {}
+        for i, items in redo.items():
+            for kind, cols in items:
+                new = [c for c in cols if self._cell_id(rows[i], c) not in self.tried]
+                if new:
+                    fresh.setdefault(i, []).extend(c for c in new if c not in fresh.get(i, []))
+                    continue
+                # re-extracted before and still violating: NULL the out-of-range value, or
+                # the less confident of the two dates in the wrong order
+                conf = rows[i].provenance.confidence
+                drop = cols if kind == "range" else [min(cols, key=lambda c: conf.get(c, 0.0))]
+                for col in drop:
+                    if rows[i].values.get(col) is not None:
+                        rows[i] = apply_cell(rows[i], col, None, reason=f"constraint:{kind}",
+                                             by="unresolved")
+                        self.report.unresolved += 1
+                        self._count("unresolved")
+        return await self.committee(rows, fresh, "constraint")
 
     async def _resolve(self, rows: list[Row], tname: str, key: tuple[str, ...], col: str,
                        members: list[int], kind: str) -> list[Row]:
