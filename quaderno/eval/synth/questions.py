@@ -83,6 +83,7 @@ def _gold(draft: Draft, cols: list[str], rows: list[list[Any]],
             raise Rejected("zero count")
         v = float(first)
         text = str(int(v)) if v == int(v) else f"{v:.2f}".rstrip("0").rstrip(".")
+        text += " million dollars" if draft.money else ""
         return Gold(kind="number", answer=text, value=v, is_year=draft.is_year,
                     money=draft.money, abs_tol=draft.abs_tol)
     if draft.kind == "correlation":
