@@ -273,3 +273,16 @@ def test_join_rows_pairs_rows_by_entity_and_keeps_the_unpaired() -> None:
         {"name": "Cog", "founded": None, "staff": 9}]
     assert joined[0].provenance.confidence == {"founded": 0.9, "staff": 0.7}
     assert (joined[0].provenance.char_start, joined[0].provenance.char_end) == (0, 50)
+
+
+def test_a_table_whose_parent_is_stored_is_extracted_alone(tmp_path: Path) -> None:
+    store = TupleStore(tmp_path)
+    asyncio.run(extract(LM(oracle()), CHUNKS[:2], Schema.model_validate({"tables": [CITY]}),
+                        NONE, store=store))
+    linked = Schema.model_validate({"tables": [
+        CITY, {**COMPANY, "columns": [*COMPANY["columns"], {"name": "city"}],
+               "foreign_keys": [{"cols": ["city"], "ref_table": "city", "ref_cols": ["name"]}]}]})
+    fake = oracle()
+    results = asyncio.run(extract(LM(fake), CHUNKS[:2], linked, NONE, store=store))
+    assert len(fake.requests) == 2 and not any(r.failed for r in results)
+    assert "TABLE city" not in fake.requests[0].messages[-1].content

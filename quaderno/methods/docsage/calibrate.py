@@ -90,7 +90,8 @@ async def labelled_cells(lm: LM, examples: Sequence[LabelledExample],
         if not mine:
             continue
         chunks = [Chunk(id=e.chunk_id, text=e.text) for e in mine]
-        results = await extract(lm, chunks, Schema(tables=[table]), settings, store=store,
+        alone = Schema(tables=[table.model_copy(update={"foreign_keys": []})])
+        results = await extract(lm, chunks, alone, settings, store=store,
                                 trace=trace, concurrency=concurrency)
         for example, result in zip(mine, results):
             gold = example.stated if against == "stated" else example.cells

@@ -236,7 +236,9 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
     if not tables:
         return {}, 0
     output = output or extraction_model(tables)
-    schema_text = Schema(tables=list(tables)).describe()
+    # foreign keys may name tables not extracted in this call (stored ones): leave them out
+    schema_text = Schema(tables=[t.model_copy(update={"foreign_keys": []})
+                                 for t in tables]).describe()
     mode = settings.confidence if with_confidence else "none"
     first = await _sample(extraction_step(tables, settings, temperature=temperature, seed=seed,
                                           logprobs=mode in ("auto", "logprobs"), output=output),
