@@ -73,9 +73,10 @@ def test_extracts_zero_one_and_many_tuples_per_chunk_with_provenance() -> None:
 
 def test_values_not_stated_become_null_not_strings() -> None:
     fake = FakeLLM(respond=by_text({"Acme": {"company": [
-        {"name": "Acme", "founded": "None", "staff": "not mentioned"}]}}))
-    row = all_rows(run(extract(LM(fake), [chunk("d#0", "Acme makes toys.")], SCHEMA, NONE)))[0]
-    assert row.values == {"name": "Acme", "founded": None, "staff": None}
+        {"name": "Acme", "founded": "None", "staff": "not mentioned"},
+        {"name": "N/A", "founded": None}, {}]}}))
+    rows = all_rows(run(extract(LM(fake), [chunk("d#0", "Acme makes toys.")], SCHEMA, NONE)))
+    assert [r.values for r in rows] == [{"name": "Acme", "founded": None, "staff": None}]
 
 
 def test_output_model_is_typed_nullable_and_requires_every_key() -> None:

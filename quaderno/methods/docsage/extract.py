@@ -196,7 +196,8 @@ def _rows_from(result_value: BaseModel, tables: Sequence[Table]) -> dict[str, li
     out = {}
     for t in tables:
         items = getattr(result_value, t.name, None) or []
-        out[t.name] = [clean_values(t, item.model_dump()) for item in items]
+        rows = [clean_values(t, item.model_dump()) for item in items]
+        out[t.name] = [r for r in rows if any(v is not None for v in r.values())]  # no {}
     return out
 
 
