@@ -241,3 +241,24 @@ def test_dataset_format_and_measure(written):
     m = SynthScore.build(None)
     got = asyncio.run(m.measure(rec, _Answer(rec.answers[0]), trace=None))  # type: ignore[arg-type]
     assert got["synth_score"] == 1.0 and f"synth_score_{rec.meta['category'].lower()}" in got
+
+
+def test_eval_runner_scores_synth_questions(written, tmp_path):
+    """quaderno's eval harness runs a collection's questions with the synth_score measure."""
+    from quaderno.eval.runner import EvalRunner, RunConfig
+    from quaderno.llm.fake import FakeLLM
+    from quaderno.llm.lm import LM
+
+    path = written["set1"] / "questions.jsonl"
+    records = load_dataset(str(path), fmt="synth")[:4]
+    golds = {r.question: r.answers[0] for r in records}
+
+    def oracle(request) -> str:
+        text = request.messages[-1].content
+        return "<answer>" + next(a for q, a in golds.items() if q in text) + "</answer>"
+
+    cfg = RunConfig(dataset=str(path), method="vanilla-llm", model="fake:oracle",
+                    measures=["synth_score"])
+    runner = EvalRunner(cfg, tmp_path / "run", lm=LM(FakeLLM(respond=oracle)))
+    results = asyncio.run(runner.run(records))
+    assert [r["metrics"]["synth_score"] for r in results] == [1.0] * 4
