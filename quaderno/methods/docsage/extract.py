@@ -120,8 +120,9 @@ def extraction_step(tables: Sequence[Table], settings: ExtractionSettings, *,
 
 
 def doc_id_of(chunk: Chunk) -> str:
-    """The document a chunk belongs to: ``meta['doc_id']``, else the id before '#'."""
-    doc = chunk.meta.get("doc_id")
+    """The document a chunk belongs to: ``meta['doc_id']`` or the ``parent_id`` the chunker
+    records, else the id before '#'."""
+    doc = chunk.meta.get("doc_id") or chunk.meta.get("parent_id")
     if doc:
         return str(doc)
     return chunk.id.rpartition("#")[0] or chunk.source or chunk.id

@@ -14,13 +14,14 @@ import random
 from collections.abc import Iterable, Sequence
 
 from quaderno.index.hits import Hit
+from quaderno.methods.docsage.extract import doc_id_of
 from quaderno.methods.docsage.schema import Schema, Table
 from quaderno.methods.episode import Episode
 
 
 def doc_id(hit: Hit) -> str:
-    """The document a chunk came from (split chunks keep it as ``parent_id``)."""
-    return str(hit.chunk.meta.get("parent_id") or hit.chunk.id.split("#")[0])
+    """The document a retrieved chunk came from."""
+    return doc_id_of(hit.chunk)
 
 
 def dedup(hits: Iterable[Hit]) -> list[Hit]:
