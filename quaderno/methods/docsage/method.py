@@ -84,7 +84,9 @@ class DocSage(BaseMethod):
                                           k=k) if ask != "off" else None)
         self.clear_config = ClearConfig(level_a=clear, level_b=clear, correction=correction,
                                         concurrency=concurrency)
-        self.settings = ExtractionSettings(confidence=confidence if clear else "none",
+        # the same settings with CLEAR off: the ablation changes only what is done with the
+        # values (and the variants share the tuple store)
+        self.settings = ExtractionSettings(confidence=confidence,
                                            samples=samples)
         self.reasoner = SQLReasoner(repairs=sql_repairs, timeout_s=sql_timeout_s)
         self.committee, self.extractor = committee, extractor or lm
