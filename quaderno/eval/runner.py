@@ -288,6 +288,11 @@ class EvalRunner:
         options = dict(cfg.method_options)
         if self.spec.needs_retrieval:
             options.setdefault("k", cfg.k)
+        if "store_dir" in self.spec.options.model_fields:
+            # DocSage's tuple store: one per pool of knowledge, in the workspace, so every
+            # question (and every ablation run over the same workspace) re-uses extractions
+            pool = "+".join(sorted(cfg.kbs)) if cfg.pool == "kb" else cfg.pool
+            options.setdefault("store_dir", str(self.workspace.root / "docsage" / pool))
         method = self.methods.make(cfg.method, self.lm, retriever, options, roles=self.roles)
         if self.gate is not None:
             from quaderno.gate.wrapper import GatedMethod
