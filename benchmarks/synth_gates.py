@@ -43,7 +43,7 @@ from quaderno.eval.synth.gates import (oracle_score, regex_extractor, regex_scor
                                        single_doc_answerable)
 
 KNOBS = ("entities_involved", "docs_per_entity", "alias_only_docs", "dated_conflicts",
-         "corrections", "missing_cells", "single_doc_coverage")
+         "corrections", "negated_mentions", "missing_cells", "single_doc_coverage")
 
 
 def prior_floor(questions: list) -> float:

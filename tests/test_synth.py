@@ -160,6 +160,12 @@ def test_aliases_conflicts_corrections_distractors_in_text():
     for e in (e for e in w.members if e.corrections):
         col, wrong = next(iter(e.corrections.items()))
         assert any(str(wrong) in d.text and str(e.values[col]) in d.text for d in c.documents)
+    for e in (e for e in w.members if e.negated):
+        col, denied = next(iter(e.negated.items()))
+        facts = [f for d in c.documents for f in d.facts if f.entity == e.name
+                 and f.column == col and f.value == denied]
+        assert facts and not any(f.current for f in facts)
+    assert any(e.negated for e in w.members)
     roles = Counter(d.role for d in w.distractors)
     assert roles["former"] and roles["outsider"] and roles["namesake"]
     namesake = next(d for d in w.distractors if d.role == "namesake")
@@ -200,6 +206,13 @@ def test_calibration_data_from_train_families_only():
         assert set(e.cells) == set(e.stated)
     with pytest.raises(ConfigError, match="award"):
         list(calibration_examples(["award"]))
+
+
+def test_filler_lengthens_documents():
+    short = make_collection("league", "set1", 1, per_type=1)
+    long = make_collection("league", "set1", 1, per_type=1, filler=10)
+    assert sum(len(d.text) for d in long.documents) > 2 * sum(len(d.text)
+                                                              for d in short.documents)
 
 
 def test_bad_parameters_name_the_value():

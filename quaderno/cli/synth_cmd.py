@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
@@ -35,6 +36,7 @@ def make(
     per_type: int = typer.Option(5, help="Questions of each of the eight types"),
     templates: str = typer.Option("", help="Template families to render with, e.g. 2,3 "
                                   "[default: all]"),
+    filler: int = typer.Option(1, help="Filler sentences per document (more: longer texts)"),
     json_out: bool = typer.Option(False, "--json", help="Print the manifests as JSON"),
 ) -> None:
     """Make one collection per (family, bin, seed): documents, questions, gold tables."""
@@ -45,7 +47,8 @@ def make(
         for b in bin_name:
             for s in seed:
                 col = make_collection(fam, b, s, entities=entities, per_type=per_type,
-                                      template_families=_template_families(templates))
+                                      template_families=_template_families(templates),
+                                      filler=filler)
                 folder = write_collection(col, out)
                 manifests.append(str(folder / "manifest.json"))
                 table.add_row(str(folder), str(len(col.world.members)),
@@ -53,7 +56,7 @@ def make(
                               f"{oracle_score(folder):.3f}",
                               str(len(single_doc_answerable(col.questions))))
     if json_out:
-        print_json([__import__("json").loads(Path(m).read_text()) for m in manifests])
+        print_json([json.loads(Path(m).read_text()) for m in manifests])
         return
     console.print(table)
     console.print("load the documents with: quaderno kb add NAME FOLDER/documents.jsonl; "

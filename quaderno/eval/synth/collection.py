@@ -68,6 +68,7 @@ class Collection:
     rows: dict[str, list[list[Any]]]
     template_families: tuple[int, ...]
     per_type: int
+    filler: int = 1
 
     @property
     def name(self) -> str:
@@ -121,6 +122,7 @@ def knobs(c: Collection, q: Question) -> dict[str, Any]:
         "alias_only_docs": sum(1 for d in c.documents if d.alias_only and d.subject in involved),
         "dated_conflicts": sum(1 for e in ent for col in e.old_values if col in cols),
         "corrections": sum(1 for e in ent for col in e.corrections if col in cols),
+        "negated_mentions": sum(1 for e in ent for col in e.negated if col in cols),
         "distractors": dict(sorted(Counter(d.role for d in w.distractors).items())),
         "template_families": sorted(tfs),
         "single_doc_coverage": round(max(per_doc) / max(len(stated), 1), 3),
@@ -128,17 +130,20 @@ def knobs(c: Collection, q: Question) -> dict[str, Any]:
 
 
 def make_collection(family: str, bin_name: str, seed: int, *, entities: int | None = None,
-                    per_type: int = 5,
-                    template_families: tuple[int, ...] = ALL_TEMPLATES) -> Collection:
+                    per_type: int = 5, template_families: tuple[int, ...] = ALL_TEMPLATES,
+                    filler: int = 1) -> Collection:
     """The collection of ``family`` in bin ``bin_name`` drawn from ``seed``.
 
     ``entities`` (the topic's member count) defaults to the bin's default and must lie in
     the bin; ``per_type`` questions of each of the eight types; ``template_families`` the
-    paraphrase families documents are rendered with (for the template-leak gate)."""
+    paraphrase families documents are rendered with (for the template-leak gate);
+    ``filler`` sentences per document (1: one in most documents; more for longer texts)."""
     spec, fam = bin_spec(bin_name), get_family(family)
     n = spec.default if entities is None else entities
     if not spec.lo <= n <= spec.hi:
         raise ConfigError(f"entities={n} is outside bin {bin_name} ({spec.lo}–{spec.hi})")
+    if filler < 0:
+        raise ConfigError(f"filler must be 0 or more, got {filler}")
     if per_type < 1:
         raise ConfigError(f"per_type must be positive, got {per_type}")
     bad = [t for t in template_families if t not in ALL_TEMPLATES]
@@ -148,8 +153,8 @@ def make_collection(family: str, bin_name: str, seed: int, *, entities: int | No
     world = build_world(fam, n, seed)
     columns, rows = table_columns(fam), table_rows(world)
     prefix = f"{family}-{bin_name}-s{seed}"
-    docs = Renderer(world, random.Random(f"{prefix}:render"),
-                    tuple(template_families)).render(prefix)
+    docs = Renderer(world, random.Random(f"{prefix}:render"), tuple(template_families),
+                    filler).render(prefix)
     con = connect(columns, rows)
     try:
         questions = generate(world, con, per_type=per_type, bin_name=bin_name,
@@ -157,7 +162,7 @@ def make_collection(family: str, bin_name: str, seed: int, *, entities: int | No
     finally:
         con.close()
     col = Collection(family, bin_name, seed, world, docs, questions, columns, rows,
-                     tuple(template_families), per_type)
+                     tuple(template_families), per_type, filler)
     for q in questions:
         q.knobs = knobs(col, q)
     return col
@@ -200,6 +205,7 @@ def manifest(c: Collection, contents: dict[str, str]) -> dict[str, Any]:
         "generator_version": GENERATOR_VERSION, "family": c.family, "bin": c.bin,
         "seed": c.seed, "entities": len(c.world.members), "per_type": c.per_type,
         "template_families": list(c.template_families), "topic": c.world.topic,
+        "filler": c.filler,
         "documents": len(c.documents), "questions": len(c.questions),
         "types": dict(sorted(Counter(q.type for q in c.questions).items())),
         "corr_target": c.world.corr_target,

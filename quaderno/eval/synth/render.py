@@ -17,8 +17,8 @@ from typing import Any
 
 from quaderno.eval.synth.families import Attr, Family
 from quaderno.eval.synth.templates import (ALL_TEMPLATES, CORRECTION, CURRENT, FILLER, JOIN,
-                                           LINK, OLD_MONEY, OLD_VALUE, ROLE_WORDS, an, bank, choose,
-                                           value_text)
+                                           LINK, NEGATED, NEGATED_MONEY, OLD_MONEY, OLD_VALUE,
+                                           ROLE_WORDS, an, bank, choose, value_text)
 from quaderno.eval.synth.world import NOW, Entity, World
 
 ROSTER_SIZE = 8
@@ -73,8 +73,8 @@ class Renderer:
     """Renders one world with the template families allowed (default: all)."""
 
     def __init__(self, world: World, rng: random.Random,
-                 template_families: tuple[int, ...] = ALL_TEMPLATES) -> None:
-        self.w, self.rng, self.tf = world, rng, template_families
+                 template_families: tuple[int, ...] = ALL_TEMPLATES, filler: int = 1) -> None:
+        self.w, self.rng, self.tf, self.n_filler = world, rng, template_families, filler
         self.fam: Family = world.family
 
     # -- sentences ---------------------------------------------------------------------
@@ -146,9 +146,15 @@ class Renderer:
                         s = s[0].lower() + s[1:]
                     s = _fill(rng.choice(CURRENT), now=NOW) + s
                 d.sentences.append((s, fs))
+        for col, denied in e.negated.items():
+            a, d = fam.attr(col), rng.choice(docs)
+            s = _fill(rng.choice(NEGATED_MONEY if a.kind == "money" else NEGATED),
+                      ent=self._ref(e, not d.sentences, d.alias_only), noun=a.noun,
+                      v=value_text(a, denied, rng))
+            d.sentences.append((s, [Fact(fam.members, e.name, col, denied, False)]))
         for d in docs:
             self._compound(d, e)
-            if rng.random() < 0.7:
+            for _ in range(self.n_filler if self.n_filler > 1 else int(rng.random() < 0.7)):
                 d.sentences.insert(rng.randint(1, len(d.sentences)),
                                    self.filler(self._ref(e, False, d.alias_only)))
         for col, (old, year) in e.old_values.items():

@@ -72,6 +72,11 @@ OLD_VALUE = ("In {year}, {ent} had {v} {noun}.", "Back in {year} the figure for 
              "{noun}.", "A {year} survey counted {v} {noun} at {ent}.")
 OLD_MONEY = ("In {year}, the {noun} of {ent} was {v}.", "Back in {year}, {ent} reported {v} as "
              "{noun}.", "A {year} filing put the {noun} of {ent} at {v}.")
+NEGATED = ("Claims that {ent} has {v} {noun} are unfounded.",
+           "Contrary to rumours, {ent} does not have {v} {noun}.",
+           "A figure of {v} {noun} circulating for {ent} is wrong.")
+NEGATED_MONEY = ("Reports of {v} as the {noun} of {ent} were denied.",
+                 "It is not true that the {noun} of {ent} reached {v}.")
 CURRENT = ("As of {now}, ", "Latest figures ({now}): ", "Updated in {now}: ")
 FILLER = (
     "{ent} hosts an annual open day that draws visitors from the region.",

@@ -37,6 +37,7 @@ class Entity:
     left: int | None = None
     old_values: dict[str, tuple[Any, int]] = field(default_factory=dict)  # column → (value, as of)
     corrections: dict[str, Any] = field(default_factory=dict)  # column → the wrong value
+    negated: dict[str, Any] = field(default_factory=dict)  # column → a value denied in text
     spread: int = 1  # documents the attributes are spread over
     topic: str = ""  # the topic it belongs to (other topics for distractors)
 
@@ -242,6 +243,10 @@ def build_world(fam: Family, n_entities: int, seed: int) -> World:
         a = rng.choice(years)
         if e.values.get(a.column) is not None:
             e.corrections[a.column] = e.values[a.column] + rng.choice((-3, -2, 2, 3))
+    for e in rng.sample(members, max(1, n_entities // 8)):  # hedged / negated mentions
+        a = rng.choice(counts)
+        if e.values.get(a.column) is not None and a.column not in e.old_values:
+            e.negated[a.column] = _step(e.values[a.column] * rng.uniform(1.25, 1.6), a)
     distractors = _distractors(fam, book, rng, countries, members, topic, rival, founded)
     _dedupe_aliases(members + links + [d for d in distractors if d.role != "namesake"])
     return World(fam, seed, topic, acronym(topic), rival, founded, countries, members, links,
