@@ -131,3 +131,13 @@ def test_make_labels_with_a_fake_llm_is_resumable(tmp_path):
     with pytest.raises(ConfigError, match="must retrieve"):
         provenance_for(lm, retriever, method="vanilla-llm")
     assert np.isfinite(labels[1].rqm_target)
+
+
+def test_relabel_judges_stored_answers_with_another_metric():
+    from quaderno.gate.labels import LabelFile, relabel
+    r = LabelRecord(question="q", golden_answers=["the Beatles"], answer_no_retrieval="x",
+                    answer_retrieval="it was the Beatles band", judgement="same")
+    skr = LabelRecord(question="s", golden_answers=["y"], judgement="ir_worse")
+    out = relabel(LabelFile(provenance=PROV, records=[r, skr]), "cover_em")
+    assert [x.judgement for x in out.records] == ["ir_better", "ir_worse"]
+    assert out.provenance.metric == "cover_em" and PROV.metric == "em"

@@ -152,3 +152,11 @@ def test_ask_takes_a_gate(tmp_path):
     with pytest.raises(ConfigError, match="another model's knowledge"):
         asyncio.run(aask(QUESTION, method="vanilla-llm", lm=lm, gate=gate,
                          workspace=Workspace(tmp_path / "h")))
+
+
+def test_report_names_a_gated_run_by_its_gate():
+    from quaderno.eval.report import run_labels
+    runs = [{"config": {"method": "vanilla-rag", "dataset": "d"}, "dir": "runs/a"},
+            {"config": {"method": "vanilla-rag", "dataset": "d", "gate": "gates/webq"},
+             "dir": "runs/b"}]
+    assert run_labels(runs) == ["vanilla-rag", "webq>vanilla-rag"]

@@ -108,13 +108,18 @@ def train(
     pos_weight: float = typer.Option(None, help="BCE weight of positive rows in the fusion"),
     rqm_rounds: int = typer.Option(2000, help="Most LightGBM rounds (early stopping decides)"),
     epochs: int = typer.Option(30, help="Most fusion epochs (early stopping decides)"),
+    label_metric: str = typer.Option(None, help="Judge the stored answers again with this "
+                                                "metric (em | cover_em | acc | f1>0.5) "
+                                                "[default: the file's labels]"),
 ) -> None:
     """Train CCSK (paper-literal and recommended) and the baselines; thresholds on val."""
-    from quaderno.gate.labels import SKR_LLM, read_labels, read_skr
+    from quaderno.gate.labels import SKR_LLM, read_labels, read_skr, relabel
     from quaderno.gate.train import train_bundle
     from quaderno.index.embedders import make_embedder
 
     label_file = read_labels(labels)
+    if label_metric:
+        label_file = relabel(label_file, label_metric)
     bundle = train_bundle(label_file, make_embedder(embedder),
                           extra_memory=read_skr(skr) if skr else (), extra_llm=SKR_LLM,
                           seed=seed, folds=folds, k=k, novelty=novelty,
@@ -140,13 +145,16 @@ def eval_(
     json_out: Path = typer.Option(None, "--json-out", help="Write the full result as JSON"),
     allow_other_llm: bool = typer.Option(False, "--allow-other-llm", help="Score a gate on "
                                          "answers of another LLM than its labels' (warns)"),
+    label_metric: str = typer.Option(None, help="Judge the answers with this metric for "
+                                                "AUROC / the branch table [default: the "
+                                                "file's labels]"),
 ) -> None:
     """Score gates (EM, F1, ACC, retrieval rate, gains, AUROC) on answered questions, with
     no LLM running; or summarise a live gated run."""
     from rich.table import Table
 
     from quaderno.eval.records import read_results
-    from quaderno.gate.labels import read_labels
+    from quaderno.gate.labels import read_labels, relabel
     from quaderno.gate.report import evaluate, markdown
     from quaderno.gate.scoring import score_run
     from quaderno.gate.store import GateBundle, load_gate, split_spec
@@ -158,6 +166,8 @@ def eval_(
     if answers is None:
         raise ConfigError("give --answers FILE (labels or precomputed answers) or --run DIR")
     data = read_labels(answers)
+    if label_metric:
+        data = relabel(data, label_metric)
     records = data.split(split) if split else data.records
     if not records:
         raise ConfigError(f"{answers} has no records" + (f" of split {split!r}" if split else ""))

@@ -68,11 +68,17 @@ def _mean(values: Iterable[float]) -> float:
 
 
 def run_labels(runs: list[dict[str, Any]]) -> list[str]:
-    """Each run's name in tables: its method, or its directory's name where another run of
-    the same method is on the same dataset."""
-    keys = [(r["config"]["method"], r["config"]["dataset"]) for r in runs]
-    return [r["config"]["method"] if keys.count(key) == 1 else Path(r["dir"]).name
-            for r, key in zip(runs, keys)]
+    """Each run's name in tables: its method (behind a gate: ``GATE>method``), or its
+    directory's name where another run of the same method is on the same dataset."""
+    names = [_gated(r["config"]) for r in runs]
+    keys = [(name, r["config"]["dataset"]) for name, r in zip(names, runs)]
+    return [name if keys.count(key) == 1 else Path(r["dir"]).name
+            for name, r, key in zip(names, runs, keys)]
+
+
+def _gated(config: dict[str, Any]) -> str:
+    gate = config.get("gate")
+    return f"{Path(gate).name}>{config['method']}" if gate else config["method"]
 
 
 def table(runs: list[dict[str, Any]], metric: str) -> tuple[list[str], list[str], dict]:

@@ -278,3 +278,17 @@ def read_skr(path: Path) -> list[LabelRecord]:
 
 
 SKR_LLM = "instructgpt (THUNLP-MT/SKR labels)"
+
+
+def relabel(labels: LabelFile, metric: str) -> LabelFile:
+    """The same answers judged with another metric (no LLM needed: both answers are stored);
+    the provenance records the new metric. Records without both answers keep their label."""
+    metric_fn(metric)
+    records = [r.model_copy(update={"judgement": judge(r.answer_no_retrieval,
+                                                       r.answer_retrieval, r.golden_answers,
+                                                       metric)})
+               if r.answer_no_retrieval is not None and r.answer_retrieval is not None else r
+               for r in labels.records]
+    prov = (labels.provenance.model_copy(update={"metric": metric})
+            if labels.provenance is not None else None)
+    return LabelFile(provenance=prov, records=records)

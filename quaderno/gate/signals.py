@@ -26,10 +26,23 @@ class Signals:
 
 def compute(embedder: Embedder, questions: Sequence[str], responses: Sequence[str], *,
             sn: SimilarQueries, rqm: ResponseQuality | None) -> Signals:
-    q = embedder.embed_queries(list(questions))
-    r = embedder.embed_documents(list(responses)) if rqm is not None else np.zeros(
-        (len(questions), embedder.dim), dtype=np.float32)
+    n = len(questions)
+    if rqm is not None and _same_side(embedder):  # one encoder pass for both (the cost)
+        both = embedder.embed_documents([*questions, *responses])
+        q, r = both[:n], both[n:]
+    else:
+        q = embedder.embed_queries(list(questions))
+        r = embedder.embed_documents(list(responses)) if rqm is not None else np.zeros(
+            (n, embedder.dim), dtype=np.float32)
     f_rqm = (rqm.f_rqm(features(questions, responses, embedder, response_vecs=r,
                                 question_vecs=q)) if rqm is not None
              else np.full(len(questions), np.nan))
     return Signals(q_vecs=q, r_vecs=r, sn=sn.score_vectors(q), f_rqm=np.asarray(f_rqm))
+
+
+def _same_side(embedder: Embedder) -> bool:
+    """Whether queries and documents embed alike (one method, or no prefixes on either)."""
+    if type(embedder).embed_queries is type(embedder).embed_documents:
+        return True
+    return (getattr(embedder, "query_prefix", None) == ""
+            and getattr(embedder, "document_prefix", None) == "")
