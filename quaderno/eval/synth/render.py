@@ -23,8 +23,9 @@ from quaderno.eval.synth.world import NOW, Entity, World
 
 ROSTER_SIZE = 8
 COMPOUND_FAMILY = 2
+PRONOUNS = {"female": "she", "male": "he"}
 _LOWER_LEADS = {"The", "Some", "With", "A", "According", "Observers", "Records", "Figures",
-                "Tallies", "At", "It", "As", "Since", "In", "Membership", "Contrary"}
+                "Tallies", "At", "It", "She", "He", "As", "Since", "In", "Membership", "Contrary"}
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ def _participle(event: str) -> str:
 
 
 def _fill(template: str, **kw: Any) -> str:
-    out = template.format(**kw)
+    out = template.format(**kw).replace("..", ".")  # an alias such as "Kous." ends a sentence
     return out[0].upper() + out[1:]
 
 
@@ -79,13 +80,28 @@ class Renderer:
 
     # -- sentences ---------------------------------------------------------------------
     def _ref(self, e: Entity, first: bool, alias_only: bool) -> str:
-        """How a sentence names ``e``: its name, an alias, or "the institution"."""
+        """How a sentence names ``e``: its name, an alias, "the institution" or a pronoun
+        (which :meth:`_fit` turns back into a name where the template cannot take one)."""
         if first and not alias_only:
             return e.name
         options = list(e.aliases) if alias_only and e.aliases else [e.name] + e.aliases
         if not first and e.role != "link" and not self.fam.members_are_people:
             options.append(f"the {self.fam.member}")
+        if not first:
+            person = self.fam.members_are_people if e.role != "link" else \
+                self.fam.link_is_person
+            gender = e.values.get("gender")
+            if not person:
+                options.append("it")
+            elif gender in PRONOUNS:
+                options.append(PRONOUNS[gender])
         return self.rng.choice(options)
+
+    def _fit(self, template: str, ref: str, e: Entity) -> str:
+        """A pronoun only opens a sentence ("It has …"); elsewhere the name stands."""
+        if ref in ("it", "she", "he") and not template.startswith("{ent} "):
+            return self.rng.choice(e.aliases or [e.name])  # aliases: alias-only documents too
+        return ref
 
     def attr_sentence(self, e: Entity, a: Attr, table: str, ref: str,
                       value: Any = None, current: bool = True) -> tuple[str, list[Fact]]:
@@ -93,23 +109,27 @@ class Renderer:
         tf, tpl = choose(self.rng, bank(a), self.tf)
         vt = value_text(a, v, self.rng)
         phrase = self.rng.choice(a.phrases).format(v=vt) if a.phrases else ""
-        text = _fill(tpl, ent=ref, v=vt, noun=a.noun, noun_a=an(a.noun), event=a.event,
+        text = _fill(tpl, ent=self._fit(tpl, ref, e), v=vt, noun=a.noun, noun_a=an(a.noun),
+                     event=a.event,
                      event_noun=a.event_noun,
                      label=a.label, label_cap=a.label.capitalize(), phrase=phrase)
         return text, [Fact(table, e.name, a.column, v, current, tf)]
 
     def link_sentence(self, e: Entity, ref: str, link_ref: str) -> tuple[str, list[Fact]]:
         tf, tpl = choose(self.rng, LINK, self.tf)
-        text = _fill(tpl, ent=ref, link=link_ref, role=ROLE_WORDS[self.fam.link_role])
+        text = _fill(tpl, ent=self._fit(tpl, ref, e), link=link_ref,
+                     role=ROLE_WORDS[self.fam.link_role])
         return text, [Fact(self.fam.members, e.name, self.fam.link_role, e.link, True, tf)]
 
     def join_sentence(self, e: Entity, ref: str) -> tuple[str, list[Fact]]:
         tf, tpl = choose(self.rng, JOIN, self.tf)
-        text = _fill(tpl, ent=ref, join=self.fam.join_verb, topic=self.w.topic, v=e.joined)
+        text = _fill(tpl, ent=self._fit(tpl, ref, e), join=self.fam.join_verb,
+                     topic=self.w.topic, v=e.joined)
         return text, [Fact("membership", e.name, "joined", e.joined, True, tf)]
 
-    def filler(self, ref: str) -> tuple[str, list[Fact]]:
-        return _fill(self.rng.choice(FILLER), ent=ref), []
+    def filler(self, ref: str, e: Entity) -> tuple[str, list[Fact]]:
+        tpl = self.rng.choice(FILLER)
+        return _fill(tpl, ent=self._fit(tpl, ref, e)), []
 
     # -- documents ---------------------------------------------------------------------
     def member_docs(self, e: Entity) -> list[Document]:
@@ -148,15 +168,15 @@ class Renderer:
                 d.sentences.append((s, fs))
         for col, denied in e.negated.items():
             a, d = fam.attr(col), rng.choice(docs)
-            s = _fill(rng.choice(NEGATED_MONEY if a.kind == "money" else NEGATED),
-                      ent=self._ref(e, not d.sentences, d.alias_only), noun=a.noun,
-                      v=value_text(a, denied, rng))
+            tpl = rng.choice(NEGATED_MONEY if a.kind == "money" else NEGATED)
+            s = _fill(tpl, ent=self._fit(tpl, self._ref(e, not d.sentences, d.alias_only), e),
+                      noun=a.noun, v=value_text(a, denied, rng))
             d.sentences.append((s, [Fact(fam.members, e.name, col, denied, False)]))
         for d in docs:
             self._compound(d, e)
             for _ in range(self.n_filler if self.n_filler > 1 else int(rng.random() < 0.7)):
                 d.sentences.insert(rng.randint(1, len(d.sentences)),
-                                   self.filler(self._ref(e, False, d.alias_only)))
+                                   self.filler(self._ref(e, False, d.alias_only), e))
         for col, (old, year) in e.old_values.items():
             a = fam.attr(col)
             s = _fill(rng.choice(OLD_MONEY if a.kind == "money" else OLD_VALUE), year=year,
@@ -194,7 +214,8 @@ class Renderer:
         return {a.column for a in self.fam.attrs if a.kind == "year"}
 
     def _correction(self, e: Entity, a: Attr, ref: str) -> tuple[str, list[Fact]]:
-        text = _fill(self.rng.choice(CORRECTION), ent=ref, v=e.values[a.column],
+        tpl = self.rng.choice(CORRECTION)
+        text = _fill(tpl, ent=self._fit(tpl, ref, e), v=e.values[a.column],
                      wrong=e.corrections[a.column], event=a.event, event_noun=a.event_noun)
         return text, [Fact(self.fam.members, e.name, a.column, e.values[a.column]),
                       Fact(self.fam.members, e.name, a.column, e.corrections[a.column], False)]

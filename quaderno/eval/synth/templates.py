@@ -44,7 +44,7 @@ MONEY: Bank = (
     (3, "Figures put the {noun} of {ent} at {v}."), (3, "{ent} disclosed {v} as {noun}."),
 )
 CATEGORY: Bank = (
-    (0, "{ent} {phrase}."), (1, "According to its profile, {ent} {phrase}."),
+    (0, "{ent} {phrase}."), (1, "According to the profile, {ent} {phrase}."),
     (2, "Observers note that {ent} {phrase}."),
     (3, "As for {label}, {ent} is recorded under {v}."),
     (3, "{label_cap}: {v}, in the case of {ent}."),

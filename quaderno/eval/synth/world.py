@@ -89,7 +89,7 @@ def _aliases(name: str, rng: random.Random, person: bool) -> list[str]:
                "Republic", "Pharma", "Therapeutics"}
     stem = max((w for w in name.split() if w not in generic), key=len, default=name)
     if acr != name:
-        return [acr, f"{stem} {rng.choice(('Univ.', 'Inst.', 'Co.'))}"
+        return [acr, f"{stem} {rng.choice(('Univ.', 'Inst.'))}"
                 if "Univ" in name or "Institute" in name or "College" in name else stem]
     return [name[:4].upper() if len(name) > 6 else name.upper()]
 
