@@ -205,6 +205,13 @@ def test_calibration_data_from_train_families_only():
     assert any(not e.cells for e in examples)  # distractor chunks: extract nothing
     for e in labelled:
         assert set(e.cells) == set(e.stated)
+    col = make_collection("league", "set1", 0, per_type=1)  # what calibration_examples read
+    denied = {(f.entity, f.column, f.value) for d in col.documents for f in d.facts
+              if f.note in ("denied", "corrected")}
+    assert denied
+    stated = {(ent, c, v) for e in examples for ent, cols in e.stated.items()
+              for c, v in cols.items()}
+    assert not denied & stated  # a denied or corrected value is never "stated"
     with pytest.raises(ConfigError, match="award"):
         list(calibration_examples(["award"]))
 

@@ -4,10 +4,10 @@ DocSage calibrates the threshold that flags wrong extracted values on labelled d
 §3, A4: synthetic gold from *train* domain families, never the test topics). Each
 :class:`CalibrationExample` is one chunk (a document: they are shorter than a KB chunk), one
 table, and the gold cells of the entities the chunk states: the current value (``cells``)
-and the value as the text states it (``stated``, which differs for a dated older value, a
-corrected one or a denied one: "Claims that X has 5,000 staff are unfounded"). Chunks that
-state nothing about a table's gold entities (distractor profiles, roster pages) come with
-empty cells: extracting anything from them is an error.
+and the value as the text asserts it (``stated``, which differs for a dated older value).
+A value the text corrects or denies ("Claims that X has 5,000 staff are unfounded") is in
+neither: it is not stated, so extracting it is an error. Chunks that state nothing about a
+table's gold entities (distractor profiles, roster pages) come with empty cells.
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ def calibration_examples(families: Sequence[str] = TRAIN_FAMILIES, *,
                         cells: dict[str, dict[str, Any]] = {}
                         stated: dict[str, dict[str, Any]] = {}
                         for f in doc.facts:
-                            if f.table != table:
-                                continue
+                            if f.table != table or not f.asserted:
+                                continue  # a corrected or denied value is not stated
                             ent = w.member(f.entity) if table == fam.members else \
                                 w.link(f.entity)
                             gold = ent.link if f.column == fam.link_role else \

@@ -30,7 +30,10 @@ _LOWER_LEADS = {"The", "Some", "With", "A", "According", "Observers", "Records",
 
 @dataclass(frozen=True)
 class Fact:
-    """One cell a sentence states: ``current`` is False for an outdated or wrong value."""
+    """One cell a sentence mentions: ``current`` is False for a value that is not the gold
+    one, and ``note`` says why: ``outdated`` (a dated older value, which the text asserts
+    for its date), ``corrected`` (a wrong value the text corrects) or ``denied`` (a value
+    the text denies)."""
 
     table: str
     entity: str
@@ -38,6 +41,12 @@ class Fact:
     value: Any
     current: bool = True
     template_family: int = -1
+    note: str = ""
+
+    @property
+    def asserted(self) -> bool:
+        """The text asserts this value (now, or as of a stated date)."""
+        return self.current or self.note == "outdated"
 
 
 @dataclass
@@ -171,7 +180,8 @@ class Renderer:
             tpl = rng.choice(NEGATED_MONEY if a.kind == "money" else NEGATED)
             s = _fill(tpl, ent=self._fit(tpl, self._ref(e, not d.sentences, d.alias_only), e),
                       noun=a.noun, v=value_text(a, denied, rng))
-            d.sentences.append((s, [Fact(fam.members, e.name, col, denied, False)]))
+            d.sentences.append((s, [Fact(fam.members, e.name, col, denied, False,
+                                         note="denied")]))
         for d in docs:
             self._compound(d, e)
             for _ in range(self.n_filler if self.n_filler > 1 else int(rng.random() < 0.7)):
@@ -183,7 +193,8 @@ class Renderer:
                       ent=self._ref(e, True, False), v=value_text(a, old, rng), noun=a.noun)
             docs.append(Document("", f"{e.name} — news {year}", "news", e.name,
                                  [(f"(Published {year}.) {s}",
-                                   [Fact(fam.members, e.name, col, old, False)])]))
+                                   [Fact(fam.members, e.name, col, old, False,
+                                         note="outdated")])]))
         return docs
 
     def _compound(self, d: Document, e: Entity) -> None:
@@ -205,7 +216,8 @@ class Renderer:
         if not lead:
             return
         host = host[0].lower() + host[1:] if host.startswith("The ") else host
-        fact = Fact(yf.table, yf.entity, yf.column, yf.value, yf.current, COMPOUND_FAMILY)
+        fact = Fact(yf.table, yf.entity, yf.column, yf.value, yf.current, COMPOUND_FAMILY,
+                    yf.note)
         d.sentences[h] = (f"{lead} in {yf.value}, {host}", [fact, *hfacts])
         del d.sentences[y]
 
@@ -218,7 +230,8 @@ class Renderer:
         text = _fill(tpl, ent=self._fit(tpl, ref, e), v=e.values[a.column],
                      wrong=e.corrections[a.column], event=a.event, event_noun=a.event_noun)
         return text, [Fact(self.fam.members, e.name, a.column, e.values[a.column]),
-                      Fact(self.fam.members, e.name, a.column, e.corrections[a.column], False)]
+                      Fact(self.fam.members, e.name, a.column, e.corrections[a.column], False,
+                           note="corrected")]
 
     def link_doc(self, e: Entity) -> Document:
         fam = self.fam
