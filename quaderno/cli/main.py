@@ -6,7 +6,7 @@ import typer
 
 from quaderno import __version__
 from quaderno.cli import (ask_cmd, demo_cmd, eval_cmd, gate_cmd, index_cmd, kb_cmd, llm_cmd,
-                          methods_cmd)
+                          methods_cmd, synth_cmd)
 from quaderno.cli.common import setup_logging
 
 app = typer.Typer(name="quaderno", no_args_is_help=True, add_completion=False,
@@ -14,7 +14,7 @@ app = typer.Typer(name="quaderno", no_args_is_help=True, add_completion=False,
 app.add_typer(kb_cmd.app, name="kb")
 app.add_typer(index_cmd.app, name="index")
 app.add_typer(llm_cmd.app, name="llm")
-app.add_typer(__import__("quaderno.cli.synth_cmd").cli.synth_cmd.app, name="synth")
+app.add_typer(synth_cmd.app, name="synth")
 app.add_typer(gate_cmd.app, name="gate")
 app.command("search")(index_cmd.friendly_errors(index_cmd.search))
 app.command("ask")(ask_cmd.ask)
