@@ -81,3 +81,10 @@ def test_cache_is_safe_under_concurrent_writers(tmp_path):
     assert cache.stats() == {"entries": 400, "calls": 400, "cache_hits": 0}
     # a second process/connection sees the same rows
     assert SQLiteCache(tmp_path / "c.sqlite").get("7-49").usage.prompt_tokens == 49
+
+
+def test_timeout_from_the_environment_and_a_bad_one_is_named():
+    assert resolve({}, env={"QUADERNO_TIMEOUT": "600"}).timeout == 600.0
+    assert resolve({}, env={}).timeout == 120.0
+    with pytest.raises(ConfigError, match="timeout"):
+        resolve({}, env={"QUADERNO_TIMEOUT": "soon"})

@@ -2,7 +2,8 @@
 default (the embedded SmolLM2 model).
 
 Environment: ``QUADERNO_LLM`` (llama-cpp | openai), ``QUADERNO_MODEL``,
-``QUADERNO_BASE_URL``, ``QUADERNO_API_KEY_ENV``, ``QUADERNO_MODEL_PATH``.
+``QUADERNO_BASE_URL``, ``QUADERNO_API_KEY_ENV``, ``QUADERNO_MODEL_PATH``, ``QUADERNO_TIMEOUT``
+(seconds per request).
 Config file (``$QUADERNO_HOME/config.toml`` or ``--config``)::
 
     [llm]
@@ -38,7 +39,8 @@ from quaderno.llm.calllog import CallLog
 from quaderno.llm.lm import LM
 
 ENV = {"backend": "QUADERNO_LLM", "model": "QUADERNO_MODEL", "base_url": "QUADERNO_BASE_URL",
-       "api_key_env": "QUADERNO_API_KEY_ENV", "model_path": "QUADERNO_MODEL_PATH"}
+       "api_key_env": "QUADERNO_API_KEY_ENV", "model_path": "QUADERNO_MODEL_PATH",
+       "timeout": "QUADERNO_TIMEOUT"}
 
 
 class LLMConfig(BaseModel):

@@ -229,7 +229,9 @@ class OpenAIChatLLM:
                 except httpx.TimeoutException as exc:
                     failure: Exception = LLMTimeoutError(
                         f"{self.base_url} did not answer within {self.timeout:.0f}s "
-                        f"({retries} retries); raise --timeout or check the server load")
+                        f"({retries} retries); raise the timeout (QUADERNO_TIMEOUT=600, or "
+                        "timeout = 600 under [llm] in the config file) or check the server "
+                        "load")
                     cause: Exception = exc
                 except httpx.TransportError as exc:
                     failure = LLMConnectionError(
