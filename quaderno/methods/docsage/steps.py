@@ -33,7 +33,7 @@ INIT_SCHEMA = Step(
         "entity types, the table.column attributes the answer needs and the tables its join "
         "path goes through. " + DATA_NOTE),
     inputs=("question", "known_tables", "documents"),
-    output=SchemaDraft, max_tokens=1500)
+    output=SchemaDraft, max_tokens=800)
 
 REFINE_SCHEMA = Step(
     name="docsage.schema_refine",
@@ -44,7 +44,7 @@ REFINE_SCHEMA = Step(
         "More documents:\n<data>\n{documents}\n</data>\n\n"
         "Return the whole revised schema. " + DATA_NOTE),
     inputs=("question", "schema", "documents"),
-    output=SchemaDraft, max_tokens=1500)
+    output=SchemaDraft, max_tokens=800)
 
 
 class Clarifications(BaseModel):
