@@ -65,6 +65,17 @@ def test_every_named_dataset_loads(shared_data):
     assert len(pool.contexts) == 10
 
 
+def test_2wiki_comparison_keeps_only_comparison_questions(shared_data):
+    every = load_dataset("2wiki", data=shared_data)
+    comp = load_dataset("2wiki-comparison", data=shared_data)
+    assert 150 < len(comp) < len(every)
+    assert all(" or " in r.question or "both" in r.question.lower() for r in comp)
+    kept = {r.id for r in comp}
+    left = [r.question for r in every if r.id not in kept]
+    assert "Who was born later, Greg Pipes or Ma Xiaolei?" in {r.question for r in comp}
+    assert not any(q.startswith("Who was born first,") for q in left)
+
+
 def test_dataset_errors(tmp_path):
     with pytest.raises(ConfigError, match="not a known dataset"):
         load_dataset("nope.jsonl")

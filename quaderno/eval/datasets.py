@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -136,6 +137,21 @@ def gold_context(path: Path) -> Iterator[QARecord]:
                        answers=_as_list(_need(rec, "answer", path, n)), contexts=contexts)
 
 
+# 2Wiki's comparison and bridge-comparison shapes: "Who was born first, X or Y?", "Which film
+# has the director who died later, X or Y?", "Are both X and Y from the same country?"
+_COMPARISON = re.compile(r"^(which|who|what)\b[^?]*,\s*.+\s+or\s+.+\?$"
+                         r"|^(are|were|do|did|is|was)\b.*\bboth\b", re.IGNORECASE)
+
+
+def twowiki_comparison(path: Path) -> Iterator[QARecord]:
+    """The comparison questions of a PruneRAG-layout 2Wiki file (the file has no type
+    field; the question's shape tells them), with their gold paragraphs: real
+    multi-entity questions for DocSage."""
+    for record in gold_context(path):
+        if _COMPARISON.search(record.question.strip()):
+            yield record
+
+
 def question_answer(path: Path) -> Iterator[QARecord]:
     """{question, answer[]} (NQ-open, AmbigQA)."""
     for n, rec in _read(path):
@@ -218,6 +234,7 @@ FORMATS: dict[str, Callable[[Path], Iterator[QARecord]]] = {
     "gold-context": gold_context, "question-answer": question_answer, "flashrag": flashrag,
     "webquestions": webquestions, "triviaqa-aliases": triviaqa_aliases, "medquad": medquad,
     "huatuo": huatuo, "2wiki-pool": twowiki_pool, "synth": synth,
+    "2wiki-comparison": twowiki_comparison,
 }
 
 # name → (file under the data folder, format)
@@ -228,6 +245,7 @@ DATASETS: dict[str, tuple[str, str]] = {
     "musique": ("musique/musique_ans_dev_60.json", "musique"),
     "2wiki": ("2wikimultihopqa/2wiki_dev_500_gold_context.json", "gold-context"),
     "2wiki-bge-pool": ("2wikimultihopqa/2wiki_dev_500_bge_top10_wiki18.jsonl", "2wiki-pool"),
+    "2wiki-comparison": ("2wikimultihopqa/2wiki_dev_500_gold_context.json", "2wiki-comparison"),
     "bamboogle": ("bamboogle/bamboogle_25.json", "gold-context"),
     "nq": ("nq_open/NQ-open.dev.minus-heldout.jsonl", "question-answer"),
     "ambigqa": ("ambigqa/ambigqa_dev_qa.json", "question-answer"),
