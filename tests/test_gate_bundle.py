@@ -143,3 +143,18 @@ def test_t11_sn_cross_validated_on_the_skr_labels(shared_data):
     assert 0 <= auroc <= 1 and 0 <= bal <= 1
     assert -62 <= net <= 47
     assert (np.array(judged) == "ir_better").sum() - (np.array(judged) == "ir_worse").sum() == -15
+
+
+def test_cross_validation_scores_every_question_once_with_gates_that_never_saw_it():
+    from quaderno.gate.crossval import cross_validate
+    from quaderno.gate.report import evaluate_decisions
+    labels = label_file(n_train=40, n_val=12, n_test=12, seed=4)
+    records, decided = cross_validate(labels, HashEmbedder(64), folds=3, **FAST)
+    assert sorted(r.id for r in records) == sorted(r.id for r in labels.records)
+    assert set(decided) >= {"ccsk", "ccsk-rec", "skr-knn", "always", "never"}
+    assert all(len(d) == len(records) for d, _ in decided.values())
+    result = evaluate_decisions(records, decided)
+    assert result["n"] == 64
+    assert result["gates"]["sn"]["score"]["acc"] > result["gates"]["never"]["score"]["acc"]
+    with pytest.raises(ConfigError, match="folds must be at least 2"):
+        cross_validate(labels, HashEmbedder(64), folds=1)

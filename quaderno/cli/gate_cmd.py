@@ -211,6 +211,52 @@ def eval_(
         console.print(f"wrote {report}")
 
 
+@app.command("cv")
+@friendly_errors
+def cv(
+    labels: Path = typer.Option(..., "--labels", help="Label file (every split is used)"),
+    embedder: str = typer.Option("minilm", help="Encoder of SN, RQM and the fusion"),
+    skr: Path = typer.Option(None, help="SKR's labels, added to every fold's SN memory"),
+    folds: int = typer.Option(5, help="Outer folds"),
+    val_fraction: float = typer.Option(0.25, help="Share of each fold's training questions "
+                                                  "that tunes the thresholds"),
+    seed: int = typer.Option(0),
+    min_child_samples: int = typer.Option(20, help="LightGBM min_data_in_leaf"),
+    rqm_rounds: int = typer.Option(2000), epochs: int = typer.Option(30),
+    label_metric: str = typer.Option(None, help="Judge the stored answers with this metric"),
+    report: Path = typer.Option(None, help="Write a Markdown report here"),
+    json_out: Path = typer.Option(None, "--json-out", help="Write the full result as JSON"),
+) -> None:
+    """Cross-validate every gate over all labelled questions: each question is decided by
+    gates trained (and tuned) without it."""
+    from quaderno.gate.crossval import cross_validate
+    from quaderno.gate.labels import SKR_LLM, read_labels, read_skr, relabel
+    from quaderno.gate.report import evaluate_decisions, markdown
+    from quaderno.index.embedders import make_embedder
+
+    data = read_labels(labels)
+    if label_metric:
+        data = relabel(data, label_metric)
+    records, decided = cross_validate(
+        data, make_embedder(embedder), folds=folds, seed=seed, val_fraction=val_fraction,
+        extra_memory=read_skr(skr) if skr else (), extra_llm=SKR_LLM,
+        min_child_samples=min_child_samples, rqm_rounds=rqm_rounds, epochs=epochs)
+    result = evaluate_decisions(records, decided)
+    for name, g in result["gates"].items():
+        s = g["score"]
+        console.print(f"{name:13s} EM {s['em'] * 100:5.1f}  F1 {s['f1'] * 100:5.1f}  ACC "
+                      f"{s['acc'] * 100:5.1f}  retrieval {s['retrieval_rate'] * 100:5.1f}%  "
+                      f"vs never {s['gain_over_never'] * 100:+5.1f}")
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    if report:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.write_text(markdown(result, labels=data, split=f"{folds}-fold cross-validated"),
+                          encoding="utf-8")
+        console.print(f"wrote {report}")
+
+
 @app.command("info")
 @friendly_errors
 def info(gate: Path = typer.Argument(..., help="Gate directory"),

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from quaderno.gate.decision import GateDecision
 from quaderno.gate.labels import LabelFile, LabelRecord
 from quaderno.gate.protocol import Gate
 from quaderno.gate.scoring import GateScore, branch_table, question_rows, score_decisions
@@ -14,14 +15,22 @@ def evaluate(gates: Sequence[Gate], records: Sequence[LabelRecord]) -> dict[str,
     """Every gate's score, per-branch table and per-question rows on ``records``."""
     questions = [r.question for r in records]
     responses = [r.response for r in records]
+    return evaluate_decisions(records, {
+        gate.name: (gate.decide(questions, responses), gate.needs_response) for gate in gates})
+
+
+def evaluate_decisions(records: Sequence[LabelRecord],
+                       decided: Mapping[str, tuple[Sequence[GateDecision], bool]]
+                       ) -> dict[str, Any]:
+    """As :func:`evaluate`, from decisions already made (gate name → (decisions,
+    needs_response)), e.g. out-of-fold decisions of a cross-validation."""
     out: dict[str, Any] = {"n": len(records), "labels": {
         j: sum(r.labelled() == j for r in records) for j in ("ir_better", "ir_worse", "same")},
         "gates": {}}
-    for gate in gates:
-        decisions = gate.decide(questions, responses)
-        out["gates"][gate.name] = {
+    for name, (decisions, needs_response) in decided.items():
+        out["gates"][name] = {
             "score": score_decisions(records, decisions,
-                                     needs_response=gate.needs_response).model_dump(),
+                                     needs_response=needs_response).model_dump(),
             "branches": branch_table(records, decisions),
             "questions": question_rows(records, decisions)}
     return out
