@@ -10,19 +10,26 @@ tree of steps with their calls::
 
 The open span is tracked per asyncio task in a context variable, so concurrent steps (a
 ``gather`` of fills) each see their own parent.
+
+A :class:`TraceListener` subscribed with :meth:`Trace.subscribe` sees each span open and
+close and each call recorded as it happens (the server streams them as step events); a
+trace without listeners behaves exactly as before, and listeners are never serialized.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import logging
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field, PrivateAttr
 
 from quaderno.llm.types import Usage
+
+log = logging.getLogger(__name__)
 
 # trace id(...) -> id of the span open in this context (copy-on-write; per task)
 _OPEN: contextvars.ContextVar[dict[int, str]] = contextvars.ContextVar("quaderno_open_span",
@@ -63,6 +70,18 @@ class Span(BaseModel):
         return (self.end or time.time()) - self.start
 
 
+class TraceListener(Protocol):
+    """Sees a trace grow: called in the task that opens or closes the span or makes the call,
+    right after the trace itself changed. It must be quick and must not block; an exception
+    it raises is logged and does not reach the method."""
+
+    def span_opened(self, span: Span) -> None: ...
+
+    def span_closed(self, span: Span) -> None: ...
+
+    def call_recorded(self, call: CallRecord) -> None: ...
+
+
 class Trace(BaseModel):
     """Everything that happened while answering one question."""
 
@@ -71,6 +90,25 @@ class Trace(BaseModel):
     calls: list[CallRecord] = Field(default_factory=list)
     fallbacks: list[str] = Field(default_factory=list)
     _by_id: dict[str, Span] = PrivateAttr(default_factory=dict)
+    _listeners: list[TraceListener] = PrivateAttr(default_factory=list)
+
+    def subscribe(self, listener: TraceListener) -> Callable[[], None]:
+        """Tell ``listener`` about every span opened or closed and every call recorded from
+        now on; returns the function that unsubscribes it."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _notify(self, event: str, item: Span | CallRecord) -> None:
+        for listener in list(self._listeners):
+            try:
+                getattr(listener, event)(item)
+            except Exception:  # a listener's fault must not fail the answer it watches
+                log.warning("trace listener %r failed on %s", listener, event, exc_info=True)
 
     def current_span_id(self) -> str | None:
         """The id of the span open in the calling task, if any."""
@@ -90,6 +128,8 @@ class Trace(BaseModel):
         self.spans.append(span)
         self._by_id[span.id] = span
         token = _OPEN.set({**_OPEN.get(), id(self): span.id})
+        if self._listeners:
+            self._notify("span_opened", span)
         try:
             yield span
         except BaseException as exc:
@@ -98,6 +138,8 @@ class Trace(BaseModel):
         finally:
             span.end = time.time()
             _OPEN.reset(token)
+            if self._listeners:
+                self._notify("span_closed", span)
 
     def fallback(self, what: str, span: Span | None = None) -> None:
         """Record that a defined fallback was taken (a weak model's reply was repaired);
@@ -113,6 +155,8 @@ class Trace(BaseModel):
         if call.span_id is None:
             call.span_id = self.current_span_id()
         self.calls.append(call)
+        if self._listeners:
+            self._notify("call_recorded", call)
 
     def depth(self, span: Span) -> int:
         """How many ancestors ``span`` has."""
