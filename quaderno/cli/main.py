@@ -22,6 +22,8 @@ app.command("methods")(methods_cmd.methods)
 app.command("demo")(demo_cmd.demo)
 app.command("eval")(eval_cmd.eval_)
 app.command("report")(eval_cmd.report)
+app.command("serve")(__import__("quaderno.cli.serve_cmd").cli.serve_cmd.serve)
+app.command("mcp")(__import__("quaderno.cli.serve_cmd").cli.serve_cmd.mcp)
 
 
 def _version(value: bool) -> None:
