@@ -163,7 +163,8 @@ class DocSage(BaseMethod):
                              details=details)
         answer, explanation, cited = await self.reasoner.synthesize(ep, ran, table)
         details.cited_rows = cited
-        self._cite(ep, by_chunk, [s.chunk_id for i in cited for s in table.sources[i - 1]])
+        self._cite(ep, by_chunk, [c for i in cited for s in table.sources[i - 1]
+                                  for c in s.chunk_ids()])
         return ep.finish(answer, explanation=explanation,
                          context=numbered(table, self.reasoner.shown_rows), details=details)
 

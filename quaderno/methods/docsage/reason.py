@@ -60,8 +60,8 @@ def render_tables(schema: Schema, rows: Sequence[Row], limit: int = 200) -> str:
 
 def result_table(traced: TracedResult) -> ResultTable:
     res = traced.result
-    sources = [[RowSource(tid=s.tid, table=s.table, chunk_id=s.chunk_id, doc_id=s.doc_id,
-                          char_start=s.char_start, char_end=s.char_end, values=s.values)
+    fields = set(RowSource.model_fields)
+    sources = [[RowSource(**{k: v for k, v in s.model_dump().items() if k in fields})
                 for s in lin.sources] for lin in traced.lineage]
     return ResultTable(columns=res.columns, rows=[list(r) for r in res.rows], sources=sources,
                        lineage="partial" if traced.partial else "full",

@@ -54,6 +54,16 @@ class RowSource(BaseModel):
     char_start: int = 0
     char_end: int = 0
     values: dict[str, Any] = Field(default_factory=dict)
+    extractor: str = ""
+    confidence: dict[str, float] = Field(default_factory=dict)
+    # the chunk each value came from where it is not the row's own (merged aliases, committee
+    # and backtracking corrections), and those corrections with their quoted evidence
+    cell_chunks: dict[str, str] = Field(default_factory=dict)
+    corrections: list[dict[str, Any]] = Field(default_factory=list)
+
+    def chunk_ids(self) -> list[str]:
+        """Every chunk this tuple's values came from, its own first."""
+        return list(dict.fromkeys([self.chunk_id, *self.cell_chunks.values()]))
 
 
 class ResultTable(BaseModel):
