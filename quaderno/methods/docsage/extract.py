@@ -193,13 +193,21 @@ def locate_span(text: str, table: Table, values: dict[str, Any]) -> tuple[int, i
     return min(s for s, _ in found), max(e for _, e in found)
 
 
-def _rows_from(result_value: BaseModel, tables: Sequence[Table]) -> dict[str, list[dict]]:
+def _indexed_rows(result_value: BaseModel, tables: Sequence[Table],
+                  ) -> dict[str, list[tuple[int, dict]]]:
+    """Rows per table with their position in the raw reply (what token log-probabilities
+    are keyed by); objects whose values are all null are dropped."""
     out = {}
     for t in tables:
         items = getattr(result_value, t.name, None) or []
-        rows = [clean_values(t, item.model_dump()) for item in items]
-        out[t.name] = [r for r in rows if any(v is not None for v in r.values())]  # no {}
+        rows = [(i, clean_values(t, item.model_dump())) for i, item in enumerate(items)]
+        out[t.name] = [(i, r) for i, r in rows if any(v is not None for v in r.values())]
     return out
+
+
+def _rows_from(result_value: BaseModel, tables: Sequence[Table]) -> dict[str, list[dict]]:
+    return {name: [r for _, r in rows]
+            for name, rows in _indexed_rows(result_value, tables).items()}
 
 
 def _lookup(conf: dict[tuple, float], table: str, i: int, col: str) -> float | None:
@@ -246,7 +254,8 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
                                           logprobs=mode in ("auto", "logprobs"), output=output),
                           lm, chunk, schema_text, trace)
     calls = first.attempts
-    raw_rows = _rows_from(first.value, tables)
+    indexed = _indexed_rows(first.value, tables)
+    raw_rows = {name: [r for _, r in rows] for name, rows in indexed.items()}
     conf_by_table: dict[str, list[dict[str, float]]] = {t.name: [{} for _ in raw_rows[t.name]]
                                                          for t in tables}
     use_samples = mode == "samples"
@@ -259,11 +268,13 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
                                                 if mode == "auto" else ""))
             use_samples = mode == "auto"
         for t in tables:
-            for i, _ in enumerate(raw_rows[t.name]):
+            # look up by the row's position in the raw reply: dropped all-null objects
+            # still hold their place there
+            for k, (i, _) in enumerate(indexed[t.name]):
                 for col in t.column_names:
                     p = _lookup(conf, t.name, i, col)
                     if p is not None:
-                        conf_by_table[t.name][i][col] = p
+                        conf_by_table[t.name][k][col] = p
     if use_samples:
         samples = [raw_rows]
         for s in range(1, settings.samples):

@@ -1,0 +1,49 @@
+"""DocSage extraction review fixes (issue 11): confidences follow the raw reply's rows."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+import pytest
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.llm.lm import LM
+from quaderno.llm.types import ChatRequest, ChatResponse, TokenLogprob
+from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
+from quaderno.methods.docsage.schema import Schema
+
+SCHEMA = Schema.model_validate({"tables": [
+    {"name": "company", "primary_key": ["name"], "description": "a company",
+     "columns": [{"name": "name", "description": "company name"},
+                 {"name": "founded", "type": "INT", "description": "founding year"}]}]})
+
+
+class TokenLLM:
+    """Answers a fixed reply split into tokens, each with a given log-probability."""
+
+    def __init__(self, pieces: list[tuple[str, float]]) -> None:
+        self.pieces = pieces
+        self.model_id = "fake:tokens"
+        self.supports_schema = True
+        self.supports_grammar = False
+
+    async def achat(self, request: ChatRequest) -> ChatResponse:
+        return ChatResponse(text="".join(t for t, _ in self.pieces), model=self.model_id,
+                            logprobs=[TokenLogprob(token=t, logprob=lp)
+                                      for t, lp in self.pieces])
+
+
+# row 0 is all null (dropped); row 1 is Acme with its own, distinct log-probabilities
+PIECES = [('{"company": [{"name": ', -0.01), ("null", -3.0), (', "founded": ', -0.01),
+          ("null", -3.0), ('}, {"name": "', -0.01), ("Acme", -0.1), ('", "founded": ', -0.01),
+          ("1874", -0.2), ("}]}", -0.01)]
+
+
+def test_confidences_of_a_row_after_a_dropped_all_null_row_are_its_own() -> None:
+    rows = all_rows(asyncio.run(extract(LM(TokenLLM(PIECES)), [Chunk(id="d#0", text="Acme, 1874.")],
+                                        SCHEMA, ExtractionSettings(confidence="logprobs"))))
+    assert [r.values for r in rows] == [{"name": "Acme", "founded": 1874}]
+    conf = rows[0].provenance.confidence
+    assert conf["name"] == pytest.approx(math.exp(-0.1))
+    assert conf["founded"] == pytest.approx(math.exp(-0.2))
