@@ -79,6 +79,7 @@ class ClearReport(BaseModel):
     llm_calls_correct: int = 0
     cache_hits: int = 0
     cache_misses: int = 0
+    constraints_skipped: list[str] = Field(default_factory=list)  # type-mismatched, DB errors
 
 
 class ClearResult(BaseModel):
@@ -269,6 +270,17 @@ class _Run:
         return rows
 
 
+def _checked(schema: Schema, rows: Sequence[Row], report: ClearReport,
+             trace: Trace) -> CheckResult:
+    """Level B's check, each skipped constraint recorded once in the report and the trace."""
+    result = check(schema, rows)
+    for note in result.skipped:
+        if note not in report.constraints_skipped:
+            report.constraints_skipped.append(note)
+            trace.fallback(f"docsage.clear: {note}")
+    return result
+
+
 async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
                     config: ClearConfig | None = None,
                     settings: ExtractionSettings | None = None, store: Any = None,
@@ -324,13 +336,13 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
         remaining: list[Violation] = []
         if config.level_b:
             with trace.span("docsage.clear.level_b") as span:
-                result = check(schema, rows)
+                result = _checked(schema, rows, report, trace)
                 report.violations_initial = result.counts()
                 while (config.correction and result.violations
                        and report.rounds < config.max_rounds):
                     report.rounds += 1
                     rows = merge_entities(schema, await run.fix(rows, result), aliases)
-                    result = check(schema, rows)
+                    result = _checked(schema, rows, report, trace)
                 report.violations_final = result.counts()
                 remaining = result.violations
                 span.outputs = {"initial": report.violations_initial,

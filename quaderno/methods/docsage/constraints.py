@@ -7,7 +7,13 @@ engine is deterministic SQL (ambiguity A5), one query per constraint:
 * functional dependency lhs → rhs: ``GROUP BY lhs HAVING COUNT(DISTINCT rhs) > 1``
   (text on both sides compared case- and space-insensitively);
 * temporal order: ``WHERE before >= after`` when strict, ``before > after`` otherwise;
-* numeric range: ``WHERE x NOT BETWEEN ? AND ?`` (a one-sided bound: ``<`` or ``>``);
+* numeric range: ``WHERE x NOT BETWEEN ? AND ?`` (a one-sided bound: ``<`` or ``>``), on
+  INT and DOUBLE columns only;
+* a temporal order between a year (INT) and a DATE compares the DATE's ``year()``; one on
+  other types is skipped.
+
+A constraint that does not apply to its columns' types, or that meets a DuckDB error, is
+skipped and named in :attr:`CheckResult.skipped`: it never fails the question.
 * referential integrity: an anti-join (``NOT EXISTS`` a parent row with the value);
 * duplicate key: ``GROUP BY key HAVING COUNT(*) > 1``.
 
@@ -57,6 +63,8 @@ class CheckResult(BaseModel):
     rows: list[Row]
     violations: list[Violation] = Field(default_factory=list)
     index_of_tid: dict[int, int] = Field(default_factory=dict)
+    # constraints not checked (a column type they do not apply to, a database error)
+    skipped: list[str] = Field(default_factory=list)
 
     def by_tid(self) -> dict[int, Row]:
         return {r.tid: r for r in self.rows if r.tid is not None}
@@ -104,17 +112,45 @@ def _fd(conn: Any, schema: Schema, c: FunctionalDependency) -> list[Violation]:
     return out
 
 
-def _temporal(conn: Any, c: TemporalOrder) -> list[Violation]:
+class SkippedConstraint(Exception):  # noqa: N818 - a control-flow signal, never raised out
+    """A constraint that does not apply to its columns' types; it is skipped and noted."""
+
+
+_NUMERIC = ("INT", "DOUBLE")
+
+
+def _col_type(schema: Schema, table: str, col: str) -> str:
+    t = schema.table(table)
+    if t is None or col not in t.column_names:
+        raise SkippedConstraint(f"{table}.{col} is not a column of the schema")
+    return t.column(col).type
+
+
+def _temporal_side(ref: str, own: str, other: str) -> str:
+    """A side of a temporal comparison: a DATE compared with a year (INT) by its year."""
+    return f"year({ref})" if own == "DATE" and other in _NUMERIC else ref
+
+
+def _temporal(conn: Any, schema: Schema, c: TemporalOrder) -> list[Violation]:
+    tb, ta = _col_type(schema, c.table, c.before), _col_type(schema, c.table, c.after)
+    ordered = (*_NUMERIC, "DATE")
+    if tb not in ordered or ta not in ordered:
+        raise SkippedConstraint(f"temporal order {c.table}.{c.before} ({tb}) before "
+                                f"{c.after} ({ta}): not dates or years")
+    before, after = _temporal_side(c.before, tb, ta), _temporal_side(c.after, ta, tb)
     op = ">=" if c.strict else ">"
     sql = (f"SELECT _tid, {c.before}, {c.after} FROM {c.table} "
-           f"WHERE {c.before} {op} {c.after} ORDER BY _tid")
+           f"WHERE {before} {op} {after} ORDER BY _tid")
     return [Violation(kind="temporal", table=c.table, constraint=c.model_dump(), tids=[tid],
                       columns=[c.before, c.after], values=[b, a],
                       message=f"{c.table}: {c.before}={b} is not before {c.after}={a}")
             for tid, b, a in conn.execute(sql).fetchall()]
 
 
-def _range(conn: Any, c: NumericRange) -> list[Violation]:
+def _range(conn: Any, schema: Schema, c: NumericRange) -> list[Violation]:
+    kind = _col_type(schema, c.table, c.column)
+    if kind not in _NUMERIC:
+        raise SkippedConstraint(f"numeric range on {c.table}.{c.column}, a {kind} column")
     if c.low is not None and c.high is not None:
         where, params = f"{c.column} NOT BETWEEN ? AND ?", [c.low, c.high]
     elif c.low is not None:
@@ -154,13 +190,14 @@ def _unique(conn: Any, c: UniqueKey) -> list[Violation]:
 
 
 def check_one(conn: Any, schema: Schema, c: Constraint) -> list[Violation]:
-    """The violations of one constraint in a connection holding the staged tables."""
+    """The violations of one constraint in a connection holding the staged tables. Raises
+    :class:`SkippedConstraint` for one that does not apply to its columns' types."""
     if isinstance(c, FunctionalDependency):
         return _fd(conn, schema, c)
     if isinstance(c, TemporalOrder):
-        return _temporal(conn, c)
+        return _temporal(conn, schema, c)
     if isinstance(c, NumericRange):
-        return _range(conn, c)
+        return _range(conn, schema, c)
     if isinstance(c, ReferentialIntegrity):
         return _fk(conn, schema, c)
     return _unique(conn, c)
@@ -192,12 +229,23 @@ def check(schema: Schema, rows: Sequence[Row], *, implied: bool = True,
     try:
         conn.execute("SET enable_external_access = false")
         placed = load_rows(conn, schema, rows)
-        violations = [v for c in todo for v in check_one(conn, schema, c)]
+        violations: list[Violation] = []
+        skipped: list[str] = []
+        for c in todo:
+            try:
+                violations += check_one(conn, schema, c)
+            except SkippedConstraint as exc:
+                skipped.append(f"{c.kind} constraint skipped: {exc}")
+            except duckdb.Error as exc:   # one bad constraint never sinks the question
+                skipped.append(f"{c.kind} constraint {c.model_dump()} skipped: "
+                               f"{type(exc).__name__}: {exc}")
+        for note in skipped:
+            log.info("level B: %s", note)
     finally:
         conn.close()
     log.debug("level B: %d rows, %d constraints, %d violations", len(placed), len(todo),
               len(violations))
     order = staged_order(schema, rows)
-    return CheckResult(rows=placed, violations=violations,
+    return CheckResult(rows=placed, violations=violations, skipped=skipped,
                        index_of_tid={r.tid: i for r, i in zip(placed, order)
                                      if r.tid is not None})
