@@ -253,3 +253,44 @@ def test_rank_orders_by_priority_dedups_and_limits():
            Signal(kind="value_anomaly", detail="a")]
     assert [s.detail for s in rank(sig, 5)] == ["c", "b", "a"]
     assert [s.detail for s in rank(sig, 2)] == ["c", "b"]
+
+
+# -- review fixes ----------------------------------------------------------------------------
+@pytest.mark.parametrize("word", ["left", "window", "full", "to", "for", "array", "column",
+                                  "only", "some"])
+def test_duckdb_keywords_cannot_name_a_column_and_slugs_avoid_them(word):
+    with pytest.raises(ValidationError, match="not a plain identifier"):
+        Column(name=word)
+    assert slug(word) == f"{word}_"
+    conn = duckdb.connect()
+    load_rows(conn, Schema(tables=[Table(name="clubs", columns=[Column(name=slug(word))])]), [])
+    assert conn.execute("SELECT count(*) FROM clubs").fetchone() == (0,)
+
+
+def test_constraints_on_the_wrong_column_types_are_dropped_with_notes():
+    draft = SchemaDraft(
+        tables=[DraftTable(name="t", columns=[
+            DraftColumn(name="name"), DraftColumn(name="founded", type="DATE"),
+            DraftColumn(name="closed", type="INT"), DraftColumn(name="staff", type="INT")])],
+        constraints=[
+            DraftConstraint(kind="range", table="t", columns=["name"], low=0, high=9),
+            DraftConstraint(kind="range", table="t", columns=["founded"], low=1800, high=2025),
+            DraftConstraint(kind="temporal_order", table="t", columns=["founded", "closed"]),
+            DraftConstraint(kind="range", table="t", columns=["staff"], low=0)])
+    s, notes = to_schema(draft)
+    assert [(c.kind, getattr(c, "column", None)) for c in s.constraints] == [("range", "staff")]
+    assert sum("no numeric range" in n for n in notes) == 2
+    assert any("not two dates or two years" in n for n in notes)
+
+
+def test_detection_merges_one_entity_stated_in_two_chunks_before_checking_keys():
+    from quaderno.methods.docsage.detect import detect_all
+    s = Schema(tables=[Table(name="company", columns=[Column(name="name"),
+                                                       Column(name="founded", type="INT")],
+                             primary_key=["name"])])
+    rows = [row("company", "a#0", name="Acme", founded=1990),
+            row("company", "b#0", name="Acme", founded=1990)]
+    assert detect_all(s, rows) == []
+    rows.append(row("company", "c#0", name="Acme", founded=1995))
+    kinds = [x.kind for x in detect_all(s, rows)]
+    assert kinds == ["alignment_conflict"]  # reported once, not again as a key dependency

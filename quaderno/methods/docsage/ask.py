@@ -31,9 +31,10 @@ from quaderno.methods.docsage.records import AskLog, AskRound, Clarification
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table, generic_schema
 from quaderno.methods.docsage.steps import (ANSWER_CLARIFICATION, CLARIFY, INIT_SCHEMA,
-                                            REFINE_SCHEMA, UPDATE_SCHEMA)
+                                            REFINE_SCHEMA, UPDATE_SCHEMA, fenced)
 from quaderno.methods.episode import Episode, format_docs
 
+ASK_STEPS = ("docsage.schema", "docsage.ask")  # step-name prefixes of ASK's own calls
 TrialExtract = Callable[[Schema, Sequence[Hit]], Awaitable[list[Row]]]
 Detector = Callable[[Schema, Sequence[Row]], list[Signal]]
 
@@ -77,7 +78,7 @@ class SchemaDiscovery:
         """F_init (Eq. 1). A reply that yields no table is a StepError."""
         result = await INIT_SCHEMA.run(ep.lm, trace=ep.trace, question=ep.question,
                                        known_tables=describe_tables(known),
-                                       documents=format_docs(sample))
+                                       documents=fenced(format_docs(sample)))
         try:
             return to_schema(result.value)
         except ValueError as exc:
@@ -89,6 +90,11 @@ class SchemaDiscovery:
                   known: Sequence[Table] = ()) -> tuple[Schema, AskLog]:
         start_calls = len(ep.trace.calls)
         log = AskLog(mode=self.mode)
+
+        def own_calls() -> int:
+            """ASK's own LLM calls (trial extraction is CLEAR's, counted there)."""
+            return sum(1 for c in ep.trace.calls[start_calls:]
+                       if (c.step or "").startswith(ASK_STEPS))
         with ep.trace.span("docsage.ask", mode=self.mode, sample=len(sample),
                            probe=len(probe)) as span:
             try:
@@ -97,7 +103,7 @@ class SchemaDiscovery:
                 ep.trace.fallback(f"the initial schema could not be read ({exc}); continuing "
                                   "with the generic schema", span)
                 log.mode, log.stop_reason = "generic", "initial schema unreadable"
-                log.llm_calls = len(ep.trace.calls) - start_calls
+                log.llm_calls = own_calls()
                 return generic_schema(), log
             for note in log.initial_notes:
                 ep.trace.fallback(f"schema draft repaired: {note}")
@@ -105,8 +111,8 @@ class SchemaDiscovery:
                 schema = await self._refine(ep, schema, probe, log)
                 log.stop_reason = "passive: one refine pass"
             else:
-                schema = await self._loop(ep, schema, probe, extract, detect, log, start_calls)
-            log.llm_calls = len(ep.trace.calls) - start_calls
+                schema = await self._loop(ep, schema, probe, extract, detect, log, own_calls)
+            log.llm_calls = own_calls()
             span.outputs = {"tables": [t.name for t in schema.tables], "version": schema.version,
                             "rounds": len(log.rounds), "stop": log.stop_reason}
         return schema, log
@@ -116,7 +122,7 @@ class SchemaDiscovery:
         try:
             result = await REFINE_SCHEMA.run(ep.lm, trace=ep.trace, question=ep.question,
                                              schema=_draft_json(schema),
-                                             documents=format_docs(probe))
+                                             documents=fenced(format_docs(probe)))
             new, notes = to_schema(result.value, version=schema.version + 1)
         except (StepError, ValueError) as exc:
             ep.trace.fallback(f"passive refine failed ({exc}); kept the initial schema")
@@ -128,9 +134,9 @@ class SchemaDiscovery:
 
     async def _loop(self, ep: Episode, schema: Schema, probe: Sequence[Hit],
                     extract: TrialExtract, detect: Detector, log: AskLog,
-                    start_calls: int) -> Schema:
+                    own_calls: Callable[[], int]) -> Schema:
         for iteration in range(1, self.max_iters + 1):
-            if len(ep.trace.calls) - start_calls >= self.call_budget:
+            if own_calls() >= self.call_budget:
                 log.stop_reason = f"LLM-call budget of {self.call_budget} spent"
                 return schema
             with ep.trace.span("docsage.ask.round", iteration=iteration) as span:
@@ -148,7 +154,10 @@ class SchemaDiscovery:
                     log.stop_reason = "no clarification question was answered"
                     return schema
                 new = await self._update(ep, schema, round_)
-                span.outputs["version"] = new.version
+                span.outputs["version"] = new.version if new is not None else None
+            if new is None:
+                log.stop_reason = "schema update failed"
+                return schema
             if new.canonical_hash() == schema.canonical_hash():
                 log.stop_reason = "schema stable"
                 return new
@@ -161,7 +170,8 @@ class SchemaDiscovery:
         """F_ask, then A(P, D): each question searched over the whole collection."""
         try:
             result = await CLARIFY.run(ep.lm, trace=ep.trace, question=ep.question,
-                                       schema=schema.describe(), problems=_problems(signals))
+                                       schema=schema.describe(),
+                                       problems=fenced(_problems(signals)))
             queries = [q for q in result.value.questions if q.strip()][:len(signals)]
         except StepError:
             queries = []
@@ -175,7 +185,7 @@ class SchemaDiscovery:
             hits = await ep.retrieve(query, self.k, cite=False)
             try:
                 reply = await ANSWER_CLARIFICATION.run(ep.lm, trace=ep.trace, query=query,
-                                                       documents=format_docs(hits))
+                                                       documents=fenced(format_docs(hits)))
                 value = reply.value
                 cited = [hits[i - 1].chunk.id for i in value.cited if 1 <= i <= len(hits)]
                 answered = value.answered and bool(cited) and \
@@ -187,18 +197,20 @@ class SchemaDiscovery:
                 out.append(Clarification(query=query, answered=False))
         return out
 
-    async def _update(self, ep: Episode, schema: Schema, round_: AskRound) -> Schema:
-        """F_update (Eq. 3): patches from the findings, applied and validated."""
+    async def _update(self, ep: Episode, schema: Schema, round_: AskRound) -> Schema | None:
+        """F_update (Eq. 3): patches from the findings, applied and validated; None when the
+        model's update could not be read."""
         findings = "\n".join(
             f"- problem: {s.detail}\n  question: {c.query}\n  answer: "
             f"{c.answer if c.answered else 'UNANSWERED'}"
             for s, c in zip(round_.signals, round_.clarifications))
         try:
             result = await UPDATE_SCHEMA.run(ep.lm, trace=ep.trace, question=ep.question,
-                                             schema=_draft_json(schema), findings=findings)
+                                             schema=_draft_json(schema),
+                                             findings=fenced(findings))
         except StepError as exc:
             ep.trace.fallback(f"schema update failed ({exc}); kept version {schema.version}")
-            return schema
+            return None
         new, notes = apply_patches(schema, result.value.patches,
                                    reason=f"ask round {round_.iteration}")
         round_.patches = [p.model_dump(exclude_defaults=True) for p in result.value.patches]

@@ -23,8 +23,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from quaderno.methods.docsage.aliases import canonicalize, merge_entities
 from quaderno.methods.docsage.anomalies import alignment_conflicts, fk_matches, value_anomalies
 from quaderno.methods.docsage.constraints import check
+from quaderno.methods.docsage.normalize import is_null
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema
 
@@ -99,7 +101,7 @@ def missing_relationships(schema: Schema, rows: Sequence[Row] = (), *,
         mine = [r for r in rows if r.table == table]
         if not mine or schema.table(table) is None:
             continue
-        nulls = [r for r in mine if r.values.get(col) in (None, "")]
+        nulls = [r for r in mine if is_null(r.values.get(col))]
         if len(nulls) / len(mine) > null_rate:
             signals.append(Signal(kind="missing_relationship", table=table, column=col,
                                   detail=f"{attr} is missing in {len(nulls)} of {len(mine)} "
@@ -118,6 +120,10 @@ def detect_all(schema: Schema, rows: Sequence[Row]) -> list[Signal]:
     """The three signals on trial rows: missing relationships (here), entity-alignment
     conflicts and foreign-key matches, and value anomalies and violated constraints
     (:mod:`.anomalies`, :mod:`.constraints`)."""
+    # one entity stated in several chunks is one row, as CLEAR will make it: without the
+    # merge every such entity would look like a duplicate key
+    rows, _ = canonicalize(schema, rows)
+    rows = merge_entities(schema, rows)
     signals = missing_relationships(schema, rows)
     for c in alignment_conflicts(schema, rows):
         signals.append(Signal(kind="alignment_conflict", table=c.table, column=c.column,
@@ -134,7 +140,10 @@ def detect_all(schema: Schema, rows: Sequence[Row]) -> list[Signal]:
         signals.append(Signal(kind="value_anomaly", table=a.table, column=a.column,
                               detail=a.detail or a.kind.replace("_", " "), values=a.values[:6],
                               chunk_ids=a.chunks[:5]))
-    for v in check(schema, rows).violations:
+    # key → column dependencies and duplicate keys left after the merge are what
+    # alignment_conflicts reports (one entity, two values); not twice
+    declared = [c for c in schema.all_constraints() if c.kind != "unique"]
+    for v in check(schema, rows, implied=False, constraints=declared).violations:
         signals.append(Signal(kind="value_anomaly", table=v.table,
                               column=",".join(v.columns),
                               detail=v.message or f"violates the {v.kind} constraint",

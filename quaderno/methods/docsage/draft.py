@@ -17,9 +17,10 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from quaderno.errors import ParseError
-from quaderno.methods.docsage.schema import (_RESERVED, Column, Constraint, ForeignKey,
+from quaderno.methods.docsage.schema import (Column, Constraint, ForeignKey,
                                              FunctionalDependency, NumericRange, QueryRequirements,
-                                             Schema, Table, TemporalOrder, identifier)
+                                             Schema, Table, TemporalOrder, identifier,
+                                             reserved)
 
 
 class DraftColumn(BaseModel):
@@ -71,7 +72,7 @@ def slug(name: str) -> str:
     text = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:60] or "x"
     if not text[0].isalpha():
         text = f"c_{text}"
-    return f"{text}_" if text in _RESERVED else text
+    return f"{text}_" if reserved(text) else text
 
 
 def _columns(dt: DraftTable, notes: list[str]) -> list[Column]:
@@ -141,6 +142,17 @@ def _constraint(dc: DraftConstraint, tables: dict[str, Table],
     if table is None or not cols or any(c not in table.column_names for c in cols):
         notes.append(f"dropped {dc.kind} constraint on {dc.table}{dc.columns}: unknown "
                      "table or column")
+        return None
+    types = [table.column(c).type for c in cols]
+    if dc.kind == "range" and types[0] not in ("INT", "DOUBLE"):
+        notes.append(f"dropped range constraint on {table.name}.{cols[0]}: a {types[0]} "
+                     "column has no numeric range")
+        return None
+    if dc.kind == "temporal_order" and len(cols) == 2 and (
+            len({"DATE" if t == "DATE" else "NUM" if t in ("INT", "DOUBLE") else t
+                 for t in types}) != 1 or "TEXT" in types or "BOOL" in types):
+        notes.append(f"dropped temporal_order constraint on {table.name}{cols}: the columns "
+                     f"are {types[0]} and {types[1]}, not two dates or two years")
         return None
     try:
         if dc.kind == "functional_dependency" and len(cols) >= 2:

@@ -25,7 +25,7 @@ from quaderno.methods.docsage.records import ResultTable, RowSource, SQLAttempt
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.sandbox import SQLSandbox
 from quaderno.methods.docsage.schema import Schema
-from quaderno.methods.docsage.steps import ANSWER_FROM_TABLES, COMPILE_SQL, SYNTHESIZE
+from quaderno.methods.docsage.steps import ANSWER_FROM_TABLES, COMPILE_SQL, SYNTHESIZE, fenced
 from quaderno.methods.episode import Episode
 
 NOT_FOUND = "not found"
@@ -108,7 +108,7 @@ class SQLReasoner:
                   rows: Sequence[Row]) -> tuple[ResultTable | None, list[SQLAttempt]]:
         """The traced result of the first query that ran (or None), and every attempt."""
         attempts: list[SQLAttempt] = []
-        samples = sample_rows(schema, rows)
+        samples = fenced(sample_rows(schema, rows))
         hint = ""
         best: ResultTable | None = None
         empty_retry_left = True
@@ -158,8 +158,9 @@ class SQLReasoner:
         """(answer, explanation, cited row numbers) from the result alone."""
         with ep.trace.span("docsage.synthesize", rows=len(table.rows)) as span:
             try:
+                shown = fenced(numbered(table, self.shown_rows))
                 result = await SYNTHESIZE.run(ep.lm, trace=ep.trace, question=ep.question,
-                                              sql=sql, rows=numbered(table, self.shown_rows))
+                                              sql=sql, rows=shown)
                 value = result.value
                 cited = [i for i in value.cited_rows if 1 <= i <= len(table.rows)]
                 answer = value.answer.strip() or NOT_FOUND
@@ -181,7 +182,7 @@ async def answer_from_tables(ep: Episode, schema: Schema, rows: Sequence[Row],
     with ep.trace.span("docsage.answer_from_tables", rows=len(rows)) as span:
         try:
             result = await ANSWER_FROM_TABLES.run(ep.lm, trace=ep.trace, question=ep.question,
-                                                  tables=render_tables(schema, rows, limit))
+                                                  tables=fenced(render_tables(schema, rows, limit)))
             answer, explanation = result.value.answer.strip() or NOT_FOUND, \
                 result.value.explanation
         except StepError:

@@ -11,6 +11,7 @@ the model can never smuggle SQL into the DDL; values never enter DDL at all.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -33,10 +34,26 @@ _RESERVED = frozenset({
     "user", "desc", "asc", "offset", "values", "into", "set", "pragma", "attach", "copy"})
 
 
+@functools.cache
+def duckdb_keywords() -> frozenset[str]:
+    """DuckDB's keywords that cannot name a column or table unquoted (reserved, and those
+    only usable as type or function names or only as column names: ``left``, ``window``,
+    ``full``, ``to``, ...), read from the installed DuckDB itself."""
+    import duckdb
+
+    rows = duckdb.connect().execute("SELECT keyword_name FROM duckdb_keywords() WHERE "
+                                    "keyword_category <> 'unreserved'").fetchall()
+    return frozenset(r[0] for r in rows)
+
+
+def reserved(name: str) -> bool:
+    return name in _RESERVED or name in duckdb_keywords()
+
+
 def identifier(name: str, what: str = "name") -> str:
     """``name`` lower-cased if it is a safe SQL identifier, else ValueError naming it."""
     norm = name.strip().lower() if isinstance(name, str) else name
-    if not isinstance(norm, str) or not _IDENT.match(norm) or norm in _RESERVED:
+    if not isinstance(norm, str) or not _IDENT.match(norm) or reserved(norm):
         raise ValueError(f"{what} {name!r} is not a plain identifier: use 1-63 lower-case "
                          "letters, digits or '_', starting with a letter, and not an SQL keyword")
     return norm
