@@ -232,3 +232,13 @@ def test_ask_docsage_json_and_trace_over_http(cli_home):
         out = res.output
         assert "docsage.ask" in out and "docsage.ask.round" in out
         assert "SQL: SELECT name, founded FROM institution" in out and "varn#0" in out
+
+
+def test_prune_drops_columns_the_question_does_not_need(tmp_path):
+    kept = answer("docsage", Model(), tmp_path / "a")
+    assert kept.details.db_schema.table("institution").column_names == ["name", "founded",
+                                                                        "staff"]
+    pruned = answer("docsage", Model(), tmp_path / "b", prune=True)
+    # staff is neither required, a key nor constrained
+    assert pruned.details.db_schema.table("institution").column_names == ["name", "founded"]
+    assert pruned.answer == "Varnholt University"

@@ -64,6 +64,7 @@ class DocSage(BaseMethod):
     def __init__(self, lm: LM, retriever: Retriever | None, *, k: int = 5,
                  ask: Literal["active", "passive", "off"] = "active", clear: bool = True,
                  correction: bool = True, reasoning: Literal["sql", "tables"] = "sql",
+                 prune: bool = False,
                  pool_k: int = 60, max_chunks: int = 48, sample_k: int = 8,
                  probe_size: int = 24, probe_docs: int = 8, max_iters: int = 3,
                  max_questions: int = 5, call_budget: int = 25, sql_repairs: int = 1,
@@ -76,7 +77,7 @@ class DocSage(BaseMethod):
             raise ValueError(f"ask must be active, passive or off, got {ask!r}")
         if reasoning not in ("sql", "tables"):
             raise ValueError(f"reasoning must be sql or tables, got {reasoning!r}")
-        self.k, self.ask_mode, self.reasoning = k, ask, reasoning
+        self.k, self.ask_mode, self.reasoning, self.prune = k, ask, reasoning, prune
         self.pool_k, self.max_chunks, self.sample_k = pool_k, max_chunks, sample_k
         self.probe_size, self.probe_docs = probe_size, probe_docs
         self.discovery = (SchemaDiscovery(mode=ask, max_iters=max_iters,
@@ -128,6 +129,13 @@ class DocSage(BaseMethod):
             ranked = await ep.retrieve(ep.question, self.pool_k, cite=False)
             span.outputs = {"chunks": len(ranked)}
         schema, ask_log = await self._schema(ep, ranked)
+        if self.prune:
+            pruned = schema.pruned()
+            dropped = sum(len(t.columns) for t in schema.tables) - sum(
+                len(t.columns) for t in pruned.tables)
+            if dropped:
+                ep.trace.fallback(f"pruned {dropped} column(s) the question does not need")
+            schema = pruned
         scope, cut = await extraction_scope(ep, schema, ranked, max_chunks=self.max_chunks,
                                             per_query=self.k * 4)
         if cut:

@@ -16,6 +16,10 @@ class DocSageOptions(RetrievalOptions):
     ask: Literal["active", "passive", "off"] = Field(
         "active", description="schema discovery: active (ASK), passive (one refine pass), off "
                               "(a generic entity-attribute-value table)")
+    prune: bool = Field(False, description="drop columns the question's requirements, keys "
+                                           "and constraints do not use (spec §1 minimality; "
+                                           "off: a small model's requirement lists miss "
+                                           "columns)")
     clear: bool = Field(True, description="CLEAR's confidence (Level A) and constraint checks "
                                           "(Level B)")
     correction: bool = Field(True, description="re-extract flagged values and settle "
