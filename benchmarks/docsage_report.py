@@ -1,0 +1,92 @@
+"""The DocSage benchmark report: accuracy per category and bin, and cost per question and per
+extracted tuple, for every run of ``benchmarks/docsage_runs.sh``.
+
+    .venv/bin/python benchmarks/docsage_report.py benchmarks/results/docsage-synth-measuring \
+        /tmp/quaderno-docsage/collections > report.md
+
+Run directories are named ``<config>-<bin>``; each question's category and type come from
+its collection's ``questions.jsonl``. Accuracy is the synthetic benchmark's deterministic
+score (``synth_score``: numeric tolerance, alias-normalized names, set F1, correlation label).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from quaderno.eval.records import read_results
+
+CATEGORIES = ("Comparison", "Statistics", "Relationship")
+BINS = ("set1", "set2", "set3")
+
+
+def question_index(collections: Path) -> dict[str, dict]:
+    out = {}
+    for qfile in collections.glob("*/questions.jsonl"):
+        for line in qfile.read_text().splitlines():
+            q = json.loads(line)
+            out[q["id"]] = q
+    return out
+
+
+def mean(xs: list[float]) -> str:
+    return f"{sum(xs) / len(xs):.2f}" if xs else "–"
+
+
+def main(out_dir: Path, collections: Path) -> None:
+    questions = question_index(collections)
+    runs: dict[str, dict[str, list]] = defaultdict(dict)
+    for run in sorted(p for p in out_dir.iterdir() if (p / "results.jsonl").is_file()):
+        config, _, bin_ = run.name.rpartition("-")
+        runs[config][bin_] = read_results(run / "results.jsonl")
+    print(f"# DocSage on the fictional multi-entity benchmark ({out_dir.name})\n")
+    print("Accuracy (synth_score) per category and bin; n = questions answered.\n")
+    head = ["config"] + [f"{b} {c[:4]}" for b in BINS for c in CATEGORIES] + ["all", "n"]
+    print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+    for config, by_bin in runs.items():
+        cells, every = [], []
+        for b in BINS:
+            for c in CATEGORIES:
+                xs = [r.metrics.get("synth_score", 0.0) for r in by_bin.get(b, [])
+                      if questions.get(r.id, {}).get("category") == c]
+                cells.append(mean(xs))
+            every += [r.metrics.get("synth_score", 0.0) for r in by_bin.get(b, [])]
+        print(f"| {config} | " + " | ".join(cells) + f" | {mean(every)} | {len(every)} |")
+    print("\nCost per question (mean over all bins): LLM calls, prompt and completion tokens, "
+          "seconds; for DocSage also chunks read, tuples extracted, extraction calls (cache "
+          "misses) and seconds per extracted tuple.\n")
+    print("| config | bin | calls | prompt tok | compl tok | seconds | chunks | tuples | "
+          "extract calls | cache hits | s/tuple |\n|" + "---|" * 11)
+    for config, by_bin in runs.items():
+        for b in BINS:
+            recs = by_bin.get(b, [])
+            if not recs:
+                continue
+            clear = [r.details.clear for r in recs
+                     if r.details is not None and getattr(r.details, "kind", "") == "docsage"]
+            chunks = [r.details.chunks_read for r in recs
+                      if r.details is not None and getattr(r.details, "kind", "") == "docsage"]
+            tuples = [c.get("tuples_extracted", 0) for c in clear]
+            secs = sum(r.latency_s for r in recs)
+            per_tuple = f"{secs / sum(tuples):.1f}" if clear and sum(tuples) else "–"
+            print(f"| {config} | {b} | {mean([r.llm_calls for r in recs])} | "
+                  f"{mean([r.prompt_tokens for r in recs])} | "
+                  f"{mean([r.completion_tokens for r in recs])} | "
+                  f"{mean([r.latency_s for r in recs])} | {mean(chunks)} | {mean(tuples)} | "
+                  f"{mean([c.get('llm_calls_extract', 0) for c in clear])} | "
+                  f"{mean([c.get('cache_hits', 0) for c in clear])} | {per_tuple} |")
+    print("\nPer question (config, bin, type, score, answer vs gold):\n")
+    for config, by_bin in runs.items():
+        for b in BINS:
+            for r in by_bin.get(b, []):
+                q = questions.get(r.id, {})
+                gold = (q.get("gold") or {}).get("answer", "")
+                print(f"- {config} {b} {q.get('type', '?')}: {r.metrics.get('synth_score', 0):.2f}"
+                      f" — {r.prediction[:80]!r} vs {str(gold)[:60]!r}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), Path(sys.argv[2] if len(sys.argv) > 2
+                                 else "/tmp/quaderno-docsage/collections"))

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# DocSage and its ablations on the fictional multi-entity benchmark (quaderno synth), as
+# committed in benchmarks/results/docsage-synth-$LLM/.
+#
+#   benchmarks/docsage_runs.sh measuring 3     # the measuring model (../shared/tools/measuring-llm.sh),
+#                                              # the first 3 questions of each bin
+#   CONFIGS="docsage vanilla-llm" BINS="set1" benchmarks/docsage_runs.sh embedded 8
+#
+# One collection per bin, from the test families (never the train families that calibrate
+# CLEAR): award set1 (8 laureates), regulator set2 (16 companies), network set3 (101 cities),
+# seed 0, one question of each of the eight types. Retrieval is hybrid BM25 + MiniLM. All
+# runs over one collection share the workspace's DocSage tuple store, so extraction is paid
+# once per chunk and table definition whatever the order. A run cut short resumes when the
+# script runs again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+LLM=${1:-measuring}; LIMIT=${2:-3}
+HOME_DIR=${DOCSAGE_HOME:-/tmp/quaderno-docsage}
+OUT=benchmarks/results/docsage-synth-$LLM
+COLL=$HOME_DIR/collections
+Q=".venv/bin/quaderno"
+# one request at a time on 2 cores: a schema or extraction call can take minutes, and a
+# timed-out request keeps the server busy after it is abandoned
+export QUADERNO_TIMEOUT=${QUADERNO_TIMEOUT:-900}
+BINS=${BINS:-"set1 set2 set3"}
+CONFIGS=${CONFIGS:-all}
+if [ "$LLM" = measuring ]; then
+  LLM_FLAGS=(--llm openai --model measuring --base-url http://127.0.0.1:8800/v1 --concurrency 1)
+else
+  LLM_FLAGS=(--concurrency 1)
+fi
+declare -A FAMILY=([set1]=award [set2]=regulator [set3]=network)
+declare -A ENTITIES=([set1]=8 [set2]=16 [set3]=101)
+for bin in $BINS; do
+  fam=${FAMILY[$bin]}; dir=$COLL/$fam-$bin-s0
+  if [ ! -f "$dir/questions.jsonl" ]; then
+    $Q synth make -f "$fam" -b "$bin" -s 0 --entities "${ENTITIES[$bin]}" --per-type 1 \
+      --out "$COLL" > /dev/null
+  fi
+  if ! $Q kb list --home "$HOME_DIR" 2>/dev/null | grep -q "ds-$bin"; then
+    $Q kb add "ds-$bin" "$dir/documents.jsonl" --home "$HOME_DIR"
+    $Q index build "ds-$bin" --embedder minilm --home "$HOME_DIR"
+  fi
+done
+run() {  # name, method, then options
+  local name=$1 method=$2; shift 2
+  case " $CONFIGS " in *" all "*|*" $name "*) ;; *) return 0 ;; esac
+  local opts=()
+  while [ $# -gt 0 ]; do opts+=(--opt "$1"); shift; done
+  for bin in $BINS; do
+    local fam=${FAMILY[$bin]}
+    $Q eval -d "$COLL/$fam-$bin-s0/questions.jsonl" --format synth --limit "$LIMIT" \
+      --method "$method" --pool kb --kb "ds-$bin" --retrieval hybrid --measure synth_score \
+      --out "$OUT" --name "$name-$bin" --home "$HOME_DIR" "${LLM_FLAGS[@]}" "${opts[@]}"
+  done
+}
+# most informative first
+run vanilla-llm            vanilla-llm
+run docsage                docsage
+run docsage-no-extraction  docsage-no-extraction
+run docsage-no-sql         docsage-no-sql
+run docsage-generic-schema docsage-generic-schema
+run docsage-no-clear       docsage-no-clear
+run docsage-passive        docsage-passive
+.venv/bin/python benchmarks/docsage_report.py "$OUT" "$COLL" > "$OUT/report.md"
