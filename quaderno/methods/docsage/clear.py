@@ -37,7 +37,7 @@ from quaderno.methods.docsage.correct import (Retrieve, apply_cell, committee_ba
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.normalize import (entity_key, key_columns, normalize_entity,
                                                 normalize_value)
-from quaderno.methods.docsage.rows import Row
+from quaderno.methods.docsage.rows import Row, value_chunk
 from quaderno.methods.docsage.schema import Schema
 
 log = logging.getLogger(__name__)
@@ -97,11 +97,9 @@ def episode_retriever(episode: Any) -> Retrieve:
 
 
 def source_chunk(row: Row, column: str) -> str:
-    """The chunk a cell's value came from: an alias-merge fill names it, else the row's."""
-    for c in reversed(row.provenance.corrections):
-        if c.column == column and c.evidence_chunk:
-            return c.evidence_chunk
-    return row.provenance.chunk_id
+    """The chunk a cell's value came from: an alias-merge fill or a correction names it,
+    else the row's (:func:`rows.value_chunk`, which lineage uses too)."""
+    return value_chunk(row.provenance.chunk_id, row.provenance.corrections, column)
 
 
 class _Run:

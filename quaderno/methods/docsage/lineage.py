@@ -22,14 +22,15 @@ character span, with the row's values.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from sqlglot import exp
 
 from quaderno.errors import SQLExecutionError, SQLRefusedError
-from quaderno.methods.docsage.rows import PROV_TABLE
+from quaderno.methods.docsage.rows import PROV_TABLE, Correction, cell_chunks
 from quaderno.methods.docsage.sandbox import QueryResult, SQLSandbox, SQLTimeoutError
 from quaderno.methods.docsage.schema import TID
 from quaderno.methods.docsage.sqlgate import CheckedSQL
@@ -50,6 +51,15 @@ class SourceRow(BaseModel):
     char_end: int = 0
     extractor: str = ""
     values: dict[str, Any] = Field(default_factory=dict)
+    confidence: dict[str, float] = Field(default_factory=dict)
+    # the chunk each value came from where it is not the row's own (merged aliases,
+    # committee and backtracking corrections), and those corrections with their evidence
+    cell_chunks: dict[str, str] = Field(default_factory=dict)
+    corrections: list[dict[str, Any]] = Field(default_factory=list)
+
+    def chunk_ids(self) -> list[str]:
+        """Every chunk this tuple's values came from, its own first."""
+        return list(dict.fromkeys([self.chunk_id, *self.cell_chunks.values()]))
 
 
 class ResultLineage(BaseModel):
@@ -259,18 +269,39 @@ def _support_tids(sandbox: SQLSandbox, root: exp.Expression, rewriter: _Rewriter
     return list(tids), partial
 
 
+def _confidence(text: str | None, tid: int) -> dict[str, float]:
+    try:
+        found = json.loads(text) if text else {}
+        return {str(k): float(v) for k, v in found.items()} if isinstance(found, dict) else {}
+    except (ValueError, TypeError, AttributeError) as exc:
+        log.warning("_prov: unreadable confidences of tid %d (%s)", tid, exc)
+        return {}
+
+
+def _corrections(text: str | None, tid: int) -> list[Correction]:
+    try:
+        return TypeAdapter(list[Correction]).validate_json(text) if text else []
+    except ValidationError as exc:
+        log.warning("_prov: unreadable corrections of tid %d (%s)", tid, exc)
+        return []
+
+
 def _sources(sandbox: SQLSandbox, tids: list[int]) -> dict[int, SourceRow]:
     if not tids:
         return {}
     prov = sandbox.run_trusted(
-        f"SELECT {TID}, tbl, doc_id, chunk_id, char_start, char_end, extractor "
-        f"FROM {PROV_TABLE} WHERE {TID} IN (SELECT UNNEST(?::BIGINT[]))", [tids],
+        f"SELECT {TID}, tbl, doc_id, chunk_id, char_start, char_end, extractor, confidence, "
+        f"corrections FROM {PROV_TABLE} WHERE {TID} IN (SELECT UNNEST(?::BIGINT[]))", [tids],
         max_rows=len(tids) + 1)
     out: dict[int, SourceRow] = {}
     by_table: dict[str, list[int]] = {}
-    for tid, tbl, doc, chunk, start, end, extractor in prov.rows:
-        out[tid] = SourceRow(tid=tid, table=tbl, doc_id=doc or "", chunk_id=chunk or "",
-                             char_start=start or 0, char_end=end or 0, extractor=extractor or "")
+    for tid, tbl, doc, chunk, start, end, extractor, conf, fixes in prov.rows:
+        corrections = _corrections(fixes, tid)
+        out[tid] = SourceRow(
+            tid=tid, table=tbl, doc_id=doc or "", chunk_id=chunk or "", char_start=start or 0,
+            char_end=end or 0, extractor=extractor or "", confidence=_confidence(conf, tid),
+            cell_chunks=cell_chunks(chunk or "", corrections),
+            corrections=[c.model_dump(mode="json") for c in corrections])
         by_table.setdefault(tbl, []).append(tid)
     for tbl, ids in by_table.items():
         if sandbox.schema.table(tbl) is None:  # names come from the schema, never the model

@@ -48,6 +48,27 @@ class Provenance(BaseModel):
     corrections: list[Correction] = Field(default_factory=list)
 
 
+def value_chunk(chunk_id: str, corrections: Sequence[Correction], column: str) -> str:
+    """The chunk a cell's value came from: the evidence chunk of the cell's latest correction
+    that names one (an alias-merge fill, a committee or backtracking fix), else the row's
+    own ``chunk_id``."""
+    for c in reversed(corrections):
+        if c.column == column and c.evidence_chunk:
+            return c.evidence_chunk
+    return chunk_id
+
+
+def cell_chunks(chunk_id: str, corrections: Sequence[Correction]) -> dict[str, str]:
+    """column -> the chunk its value came from, for the cells whose chunk is not the row's
+    own (:func:`value_chunk` of every corrected column)."""
+    out = {}
+    for column in dict.fromkeys(c.column for c in corrections):
+        source = value_chunk(chunk_id, corrections, column)
+        if source != chunk_id:
+            out[column] = source
+    return out
+
+
 class Row(BaseModel):
     """One tuple of one table. ``tid`` is given when the row enters a database."""
 

@@ -1,0 +1,56 @@
+"""Lineage review fixes (issue 11): sources name every chunk a tuple drew on."""
+
+from __future__ import annotations
+
+from quaderno.methods.docsage.aliases import merge_entities
+from quaderno.methods.docsage.clear import source_chunk
+from quaderno.methods.docsage.correct import apply_cell
+from quaderno.methods.docsage.lineage import run_with_lineage
+from quaderno.methods.docsage.records import RowSource
+from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.docsage.sandbox import SQLSandbox
+from quaderno.methods.docsage.schema import Column, Schema, Table
+
+SCHEMA = Schema(tables=[Table(name="company", primary_key=["name"], columns=[
+    Column(name="name"), Column(name="founded", type="INT"), Column(name="staff", type="INT"),
+    Column(name="city")])])
+
+
+def row(chunk: str, conf: dict[str, float], **values) -> Row:
+    return Row(table="company", values={"name": None, "founded": None, "staff": None,
+                                        "city": None, **values},
+               provenance=Provenance(doc_id=chunk.split("#")[0], chunk_id=chunk,
+                                     extractor="fake:x", confidence=conf))
+
+
+def test_a_merged_tuple_cites_the_chunk_of_every_value_it_answers_with() -> None:
+    rows = merge_entities(SCHEMA, [row("a#0", {"name": 0.9, "founded": 0.8}, name="Acme",
+                                       founded=1874),
+                                   row("b#0", {"name": 0.9, "staff": 0.7}, name="Acme",
+                                       staff=2300)])
+    assert len(rows) == 1
+    with SQLSandbox(SCHEMA, rows) as sb:
+        traced = run_with_lineage(sb, "SELECT staff FROM company WHERE name = 'Acme'")
+    assert [list(r) for r in traced.result.rows] == [[2300]]
+    (src,) = traced.lineage[0].sources
+    assert src.chunk_id == "a#0"
+    assert src.cell_chunks == {"staff": "b#0"}
+    assert src.chunk_ids() == ["a#0", "b#0"]
+    assert src.extractor == "fake:x"
+    assert src.confidence == {"name": 0.9, "founded": 0.8, "staff": 0.7}
+    assert [c["by"] for c in src.corrections] == ["alias-merge"]
+    # what the answer record keeps (reason.result_table copies every same-named field)
+    kept = RowSource(**{k: v for k, v in src.model_dump().items() if k in RowSource.model_fields})
+    assert kept.chunk_ids() == ["a#0", "b#0"]
+
+
+def test_a_cell_fixed_from_another_chunk_is_cited_like_clear_sees_it() -> None:
+    fixed = apply_cell(row("a#0", {}, name="Acme", city="Zorn"), "city", "Pax",
+                       reason="constraint:fd", by="backtracking", evidence_chunk="c#4",
+                       quote="Acme moved to Pax.")
+    assert source_chunk(fixed, "city") == "c#4"
+    with SQLSandbox(SCHEMA, [fixed]) as sb:
+        traced = run_with_lineage(sb, "SELECT city FROM company")
+    src = traced.lineage[0].sources[0]
+    assert src.cell_chunks == {"city": "c#4"}
+    assert src.corrections[0]["evidence_quote"] == "Acme moved to Pax."
