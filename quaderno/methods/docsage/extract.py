@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import hashlib
+import json
 import logging
 import re
 from collections.abc import Sequence
@@ -33,7 +35,7 @@ from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.confidence import agreement_rows, logprob_confidences
 from quaderno.methods.docsage.normalize import is_null, key_columns
 from quaderno.methods.docsage.rows import Provenance, Row, coerce
-from quaderno.methods.docsage.schema import Schema, Table
+from quaderno.methods.docsage.schema import Column, Schema, Table
 from quaderno.methods.docsage.store import delta_table, join_rows
 
 log = logging.getLogger(__name__)
@@ -56,10 +58,13 @@ class ExtractionSettings(BaseModel):
     samples: int = Field(default=3, ge=2, le=9)        # greedy + (samples-1) at temperature
     sample_temperature: float = Field(default=0.7, gt=0, le=2)
     max_tokens: int = Field(default=1024, ge=64)
-    prompt_version: str = "clear-extract-v1"
 
     def key(self) -> str:
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        """These settings and the extraction prompt as it is now (:func:`prompt_fingerprint`):
+        a change of the instruction, of how tables are described to the model or of the
+        output JSON schema gives new keys, so tuples from an older prompt are not re-used."""
+        body = self.model_dump_json() + prompt_fingerprint()
+        return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
 EXTRACT = Step(
@@ -103,6 +108,31 @@ def extraction_model(tables: Sequence[Table]) -> type[BaseModel]:
     config = ConfigDict(extra="ignore", json_schema_extra={
         "required": [t.name for t in tables], "additionalProperties": False})
     return create_model("extraction", __config__=config, **fields)
+
+
+_PROBE = Table(name="probe", description="a probe table", columns=[
+    Column(name=f"c_{t.lower()}", type=t, description=f"a {t} column", unit="u")
+    for t in _JSON_TYPES])
+
+
+@functools.cache
+def prompt_fingerprint() -> str:
+    """A hash of what extraction shows the model besides the chunk and the table's own
+    definition (which :meth:`Table.signature` covers): the instruction text, how a table is
+    described in it (:func:`extraction_schema_text`) and the output JSON schema built for
+    it, each rendered for a fixed probe table."""
+    body = json.dumps([EXTRACT.instruction, extraction_schema_text([_PROBE]),
+                       extraction_model([_PROBE]).model_json_schema()], sort_keys=True)
+    return hashlib.sha256(body.encode()).hexdigest()[:16]
+
+
+def extraction_schema_text(tables: Sequence[Table]) -> str:
+    """The tables as the extraction prompt describes them: names, descriptions and columns
+    only. Keys and foreign keys are left out: they are not part of the table's signature
+    (the tuple store's key), so the prompt must not depend on them; foreign keys may also
+    name tables that are not extracted in this call."""
+    return Schema(tables=[t.model_copy(update={"primary_key": [], "foreign_keys": []})
+                          for t in tables]).describe()
 
 
 def extraction_step(tables: Sequence[Table], settings: ExtractionSettings, *,
@@ -246,9 +276,7 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
     if not tables:
         return {}, 0
     output = output or extraction_model(tables)
-    # foreign keys may name tables not extracted in this call (stored ones): leave them out
-    schema_text = Schema(tables=[t.model_copy(update={"foreign_keys": []})
-                                 for t in tables]).describe()
+    schema_text = extraction_schema_text(tables)
     mode = settings.confidence if with_confidence else "none"
     first = await _sample(extraction_step(tables, settings, temperature=temperature, seed=seed,
                                           logprobs=mode in ("auto", "logprobs"), output=output),
@@ -391,5 +419,6 @@ def all_rows(results: Sequence[ChunkResult]) -> list[Row]:
 
 
 __all__ = ["ChunkResult", "ExtractionSettings", "all_rows", "clean_values", "doc_id_of",
-           "extract", "extract_chunk", "extraction_model", "extraction_step",
+           "extract", "extract_chunk", "extraction_model", "extraction_schema_text",
+           "extraction_step", "prompt_fingerprint",
            "locate_span", "row_model", "surface_forms"]

@@ -5,6 +5,11 @@ Extracted tuples are kept per
 
     (chunk id, chunk text hash, table signature, extraction model, extraction settings)
 
+where the settings key also hashes the extraction prompt as the code renders it (instruction,
+table description, output JSON schema: :func:`extract.prompt_fingerprint`), so a changed
+prompt never re-uses tuples extracted under the old one (old entries simply stop matching;
+the file format is unchanged)
+
 in ``<dir>/tuples.sqlite`` beside the knowledge base (e.g. ``<kb dir>/docsage/``), so a later
 question whose schema shares a table (same :meth:`Table.signature`) re-uses them and extracts
 only what is new; a chunk whose text changed is extracted again. A table that differs from
@@ -147,7 +152,8 @@ class TupleStore:
     def cover(self, chunk: Chunk, table: Table, model_id: str, settings: ExtractionSettings,
               ) -> tuple[list[Row], list[str]] | None:
         """Rows of ``table`` assembled from this chunk's entries for *other* definitions of
-        a table of the same name and key (same model, settings and chunk text) whose
+        a table of the same name, description and key (same model, settings and chunk
+        text) whose
         columns have the same definitions (name, type, unit, description), and the columns
         still missing; None when no entry shares the key. A question whose minimal schema
         drops or adds a column of a stored table thus re-uses what was extracted."""
@@ -165,7 +171,9 @@ class TupleStore:
                 rows = [Row.model_validate(r) for r in json.loads(body)]
             except (ValueError, ValidationError):
                 continue
-            if key_columns(stored) != keys or any(
+            # the description says which records belong in the table ("companies founded
+            # after 1990" holds fewer than "companies"): rows for another one are not re-used
+            if stored.description != table.description or key_columns(stored) != keys or any(
                     _coldef(stored.column(k)) != want[k] for k in keys):
                 continue
             entries.append((rows, {c.name for c in stored.columns
