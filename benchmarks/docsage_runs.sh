@@ -37,6 +37,19 @@ for bin in $BINS; do
     $Q synth make -f "$fam" -b "$bin" -s 0 --entities "${ENTITIES[$bin]}" --per-type 1 \
       --out "$COLL" > /dev/null
   fi
+  # questions in an order whose first three span the three categories, so --limit 3 asks
+  # a comparison, a statistics and a relationship question
+  .venv/bin/python - "$dir" <<'PY'
+import json, sys
+from pathlib import Path
+order = ["Superlative", "Aggregation", "Descriptive Relationship", "Intercomparison",
+         "Variance Analysis", "Hypothetical Scenarios", "Correlation Analysis",
+         "Distribution Compliance"]
+folder = Path(sys.argv[1])
+qs = [json.loads(line) for line in (folder / "questions.jsonl").read_text().splitlines()]
+qs.sort(key=lambda q: order.index(q["type"]) if q["type"] in order else len(order))
+(folder / "questions-ordered.jsonl").write_text("".join(json.dumps(q) + "\n" for q in qs))
+PY
   if ! $Q kb list --home "$HOME_DIR" 2>/dev/null | grep -q "ds-$bin"; then
     $Q kb add "ds-$bin" "$dir/documents.jsonl" --home "$HOME_DIR"
     $Q index build "ds-$bin" --embedder minilm --home "$HOME_DIR"
@@ -49,7 +62,7 @@ run() {  # name, method, then options
   while [ $# -gt 0 ]; do opts+=(--opt "$1"); shift; done
   for bin in $BINS; do
     local fam=${FAMILY[$bin]}
-    $Q eval -d "$COLL/$fam-$bin-s0/questions.jsonl" --format synth --limit "$LIMIT" \
+    $Q eval -d "$COLL/$fam-$bin-s0/questions-ordered.jsonl" --format synth --limit "$LIMIT" \
       --method "$method" --pool kb --kb "ds-$bin" --retrieval hybrid --measure synth_score \
       --out "$OUT" --name "$name-$bin" --home "$HOME_DIR" "${LLM_FLAGS[@]}" "${opts[@]}"
   done
@@ -62,4 +75,5 @@ run docsage-no-sql         docsage-no-sql
 run docsage-generic-schema docsage-generic-schema
 run docsage-no-clear       docsage-no-clear
 run docsage-passive        docsage-passive
+mkdir -p "$OUT"
 .venv/bin/python benchmarks/docsage_report.py "$OUT" "$COLL" > "$OUT/report.md"
