@@ -54,3 +54,35 @@ def test_a_cell_fixed_from_another_chunk_is_cited_like_clear_sees_it() -> None:
     src = traced.lineage[0].sources[0]
     assert src.cell_chunks == {"city": "c#4"}
     assert src.corrections[0]["evidence_quote"] == "Acme moved to Pax."
+
+
+def _people_sandbox() -> SQLSandbox:
+    schema = Schema(tables=[
+        Table(name="company", columns=[Column(name="name"), Column(name="staff", type="INT")]),
+        Table(name="person", columns=[Column(name="name"), Column(name="company")])])
+    rows = [Row(table="company", values={"name": n, "staff": s},
+                provenance=Provenance(chunk_id=f"{n}#0")) for n, s in (("Acme", 5), ("Bolt", 7))]
+    rows += [Row(table="person", values={"name": n, "company": c},
+                 provenance=Provenance(chunk_id=f"{n}#p")) for n, c in (("Ann", "Acme"),
+                                                                         ("Bob", "Zed"))]
+    return SQLSandbox(schema, rows)
+
+
+def test_an_uncorrelated_exists_subquery_is_traced_as_support() -> None:
+    with _people_sandbox() as sb:
+        traced = run_with_lineage(sb, "SELECT name FROM company WHERE EXISTS "
+                                      "(SELECT 1 FROM person WHERE company = 'Acme') "
+                                      "ORDER BY name")
+        ann = next(r.tid for r in sb.rows if r.values["name"] == "Ann")
+    assert [list(r) for r in traced.result.rows] == [["Acme"], ["Bolt"]]
+    assert traced.lineage[0].support_tids == [ann]
+    assert "Ann#p" in [s.chunk_id for s in traced.lineage[0].sources]
+    assert not traced.partial
+
+
+def test_a_correlated_exists_is_partial_never_full() -> None:
+    with _people_sandbox() as sb:
+        traced = run_with_lineage(sb, "SELECT c.name FROM company c WHERE EXISTS "
+                                      "(SELECT 1 FROM person p WHERE p.company = c.name)")
+    assert [list(r) for r in traced.result.rows] == [["Acme"]]
+    assert traced.partial and traced.lineage[0].partial

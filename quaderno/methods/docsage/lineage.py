@@ -215,8 +215,11 @@ def _support_queries(root: exp.Expression) -> list[exp.Expression]:
     queries carrying the outer WITH so CTE names resolve."""
     out = []
     outer = _outer_ctes(root)
-    for sub in root.find_all(exp.Subquery):
-        if isinstance(sub.parent, (exp.From, exp.Join)):
+    # EXISTS (SELECT ...) holds its query without a Subquery node around it
+    found = [*root.find_all(exp.Subquery),
+             *(e for e in root.find_all(exp.Exists) if not isinstance(e.this, exp.Subquery))]
+    for sub in found:
+        if isinstance(sub, exp.Subquery) and isinstance(sub.parent, (exp.From, exp.Join)):
             continue
         query = sub.this.copy()
         if outer is not None and query.args.get("with_") is None:
