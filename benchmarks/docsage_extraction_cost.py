@@ -1,0 +1,90 @@
+"""How DocSage's extraction cost grows with the number of documents, and what the tuple store
+saves: extract a fixed schema (the collection's gold member table) from the first n documents
+of a synthetic collection for growing n, through one tuple store, and print calls, tokens,
+seconds and tuples per step and per document.
+
+    .venv/bin/python benchmarks/docsage_extraction_cost.py --llm measuring   # the measuring model
+    .venv/bin/python benchmarks/docsage_extraction_cost.py --llm embedded    # SmolLM2 (mechanics)
+
+Each step extracts only the documents the previous steps did not cover, so the cumulative
+cost is one call per chunk; a final repeat of the largest n must cost no call at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import tempfile
+import time
+from pathlib import Path
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.llm.config import LLMConfig, make_lm
+from quaderno.llm.trace import Trace
+from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
+from quaderno.methods.docsage.schema import Column, Schema, Table
+from quaderno.methods.docsage.store import TupleStore
+
+log = logging.getLogger("docsage_extraction_cost")
+TYPES = {"INTEGER": "INT", "BIGINT": "INT", "DOUBLE": "DOUBLE", "VARCHAR": "TEXT",
+         "BOOLEAN": "BOOL", "DATE": "DATE"}
+
+
+def member_table(collection: Path) -> Table:
+    """The collection's members table as a schema table (its gold columns and types)."""
+    golds = {p.stem: json.loads(p.read_text()) for p in (collection / "tables").glob("*.json")
+             if p.stem != "membership"}
+    name, gold = max(golds.items(), key=lambda kv: len(kv[1]["columns"]))
+    cols = []
+    for c in gold["columns"]:
+        cname, ctype = (c if isinstance(c, list) else (c, "VARCHAR"))
+        cols.append(Column(name=cname, type=TYPES.get(str(ctype).upper(), "TEXT")))
+    return Table(name=name, columns=cols, primary_key=[cols[0].name])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--collection", type=Path,
+                    default=Path("/tmp/quaderno-docsage/collections/regulator-set2-s0"))
+    ap.add_argument("--llm", choices=["measuring", "embedded"], default="measuring")
+    ap.add_argument("--sizes", default="5,10,20,40")
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    cfg = (LLMConfig(backend="openai", model="measuring", base_url="http://127.0.0.1:8800/v1",
+                     timeout=900) if args.llm == "measuring" else LLMConfig())
+    lm = make_lm(cfg, cache_path=None)
+    docs = [json.loads(line) for line in
+            (args.collection / "documents.jsonl").read_text().splitlines()]
+    chunks = [Chunk(id=d["id"], text=d["text"], title=d.get("title", ""), kb="bench")
+              for d in docs]
+    schema = Schema(tables=[member_table(args.collection)])
+    sizes = [int(x) for x in args.sizes.split(",")]
+    print(f"# extraction cost vs documents ({args.collection.name}, {args.llm} model, table "
+          f"{schema.tables[0].name} with {len(schema.tables[0].columns)} columns)\n")
+    print("| documents | new docs | calls | prompt tok | completion tok | seconds | tuples | "
+          "s/new doc | s/tuple |\n|---|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        store = TupleStore(Path(tmp))
+        done = 0
+        for n in sizes + [sizes[-1]]:
+            trace = Trace(label=f"n={n}")
+            start = time.perf_counter()
+            results = asyncio.run(extract(lm, chunks[:n], schema, ExtractionSettings(),
+                                          store=store, trace=trace, concurrency=1))
+            secs = time.perf_counter() - start
+            usage = trace.usage()
+            tuples = len(all_rows(results))
+            new = n - done
+            print(f"| {n} | {new} | {len(trace.calls)} | {usage.prompt_tokens} | "
+                  f"{usage.completion_tokens} | {secs:.1f} | {tuples} | "
+                  f"{secs / new:.1f} | " if new else
+                  f"| {n} (repeat) | 0 | {len(trace.calls)} | {usage.prompt_tokens} | "
+                  f"{usage.completion_tokens} | {secs:.1f} | {tuples} | – | ", end="")
+            print(f"{secs / tuples:.2f} |" if tuples and new else "– |")
+            done = max(done, n)
+
+
+if __name__ == "__main__":
+    main()
