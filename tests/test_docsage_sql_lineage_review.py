@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from quaderno.methods.docsage.aliases import merge_entities
 from quaderno.methods.docsage.clear import source_chunk
 from quaderno.methods.docsage.correct import apply_cell
-from quaderno.methods.docsage.lineage import run_with_lineage
+from quaderno.methods.docsage.lineage import LINEAGE, run_with_lineage
 from quaderno.methods.docsage.records import RowSource
 from quaderno.methods.docsage.rows import Provenance, Row
-from quaderno.methods.docsage.sandbox import SQLSandbox
+from quaderno.methods.docsage.sandbox import SQLSandbox, SQLTimeoutError
 from quaderno.methods.docsage.schema import Column, Schema, Table
 
 SCHEMA = Schema(tables=[Table(name="company", primary_key=["name"], columns=[
@@ -86,3 +88,27 @@ def test_a_correlated_exists_is_partial_never_full() -> None:
                                       "(SELECT 1 FROM person p WHERE p.company = c.name)")
     assert [list(r) for r in traced.result.rows] == [["Acme"]]
     assert traced.partial and traced.lineage[0].partial
+
+
+class _SlowRewrite(SQLSandbox):
+    """A sandbox where every query carrying the lineage column times out (a slow rewrite),
+    and, with ``plain_slow``, every other model-derived query too."""
+
+    plain_slow = False
+
+    def run_checked(self, checked, *, timeout_s: float = 5.0, max_rows: int = 10_000):
+        if LINEAGE in checked.sql or self.plain_slow:
+            raise SQLTimeoutError(f"query exceeded {timeout_s}s", sql=checked.sql)
+        return super().run_checked(checked, timeout_s=timeout_s, max_rows=max_rows)
+
+
+def test_a_timed_out_lineage_rewrite_falls_back_to_the_plain_query_as_partial() -> None:
+    rows = [row("a#0", {}, name="Acme", staff=5), row("b#0", {}, name="Bolt", staff=7)]
+    with _SlowRewrite(SCHEMA, rows) as sb:
+        traced = run_with_lineage(sb, "SELECT name FROM company WHERE staff > 6")
+        assert [list(r) for r in traced.result.rows] == [["Bolt"]]
+        assert traced.partial and traced.lineage[0].partial
+        assert any("timed out" in n for n in traced.notes)
+        sb.plain_slow = True
+        with pytest.raises(SQLTimeoutError):
+            run_with_lineage(sb, "SELECT name FROM company WHERE staff > 6")
