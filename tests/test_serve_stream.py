@@ -112,6 +112,25 @@ def test_stream_carries_pager_steps_in_order_then_the_answer(served):
     assert seq == list(range(len(events)))
 
 
+def test_stream_by_get_for_a_browser_event_source(served):
+    from test_serve_api import assert_error
+
+    res = call(served, "GET", "/v1/ask/stream", params={
+        "question": QUESTION, "method": "pager", "kbs": ["mma"], "k": 2,
+        "options": '{"fill_mode": "section"}'})
+    events = sse(res.text)
+    assert events[0][0] == "start" and events[-1][0] == "answer"
+    assert "pager.fill_section" in [d["name"] for n, d in events if n == "span_open"]
+    assert_error(call(served, "GET", "/v1/ask/stream", params={"question": "q",
+                                                               "options": "[1]"}),
+                 422, "JSON object")
+    assert_error(call(served, "GET", "/v1/ask/stream", params={"question": "q",
+                                                               "options": "{oops"}),
+                 422, "JSON object")
+    assert_error(call(served, "GET", "/v1/ask/stream", params={
+        "question": "q", "options": '{"fill_mode": 3}'}), 422, "fill_mode")
+
+
 def test_stream_with_trace_carries_prompts(served):
     events = sse(call(served, "POST", "/v1/ask/stream",
                       json={"question": QUESTION, "k": 2, "trace": True}).text)

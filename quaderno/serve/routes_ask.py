@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+import json
 
-from quaderno.errors import NotFoundError
+from fastapi import APIRouter, Query, Request
+from pydantic import ValidationError
+
+from quaderno.errors import ConfigError, NotFoundError
 from quaderno.methods.registry import METHODS
 from quaderno.methods.spec import MethodSpec
 from quaderno.serve.errors import ERROR_RESPONSES
 from quaderno.serve.events import SSE_DOC, SSEResponse
-from quaderno.serve.wire import (AskRequest, AskResponse, ChunkOut, MethodInfo, SearchHit,
-                                 SearchRequest)
+from quaderno.serve.wire import (AskRequest, AskResponse, ChunkOut, MethodInfo, Mode,
+                                 SearchHit, SearchRequest)
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 
@@ -44,6 +47,37 @@ async def ask_stream(body: AskRequest, request: Request) -> SSEResponse:
     ``answer`` (an AskResponse) or ``error`` (an ErrorBody)."""
     events, release = request.app.state.asker.stream(body, client_of(request))
     return SSEResponse(events, on_close=release)
+
+
+@router.get("/ask/stream", tags=["ask"], response_model=None, responses={200: SSE_DOC})
+async def ask_stream_get(
+    request: Request,
+    question: str = Query(..., min_length=1, max_length=8000),
+    method: str = Query("pager", max_length=100),
+    kbs: list[str] | None = Query(None, description="repeat for several [default: all]"),
+    k: int | None = Query(None, ge=1, le=100),
+    mode: Mode = Query("auto"),
+    gate: str | None = Query(None, max_length=200),
+    options: str = Query("{}", max_length=8000, description="the method's options as a "
+                                                            "JSON object"),
+    trace: bool = Query(False),
+) -> SSEResponse:
+    """The stream for a browser's ``EventSource`` (which can only GET): the same events as
+    ``POST /v1/ask/stream``. Close the EventSource on ``answer`` or ``error``: it would
+    otherwise reconnect and ask again."""
+    try:
+        parsed = json.loads(options)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"options must be a JSON object, got {options[:80]!r} ({exc.msg})") \
+            from None
+    if not isinstance(parsed, dict):
+        raise ConfigError(f"options must be a JSON object, got {type(parsed).__name__}")
+    try:
+        body = AskRequest(question=question, method=method, kbs=kbs, k=k, mode=mode,
+                          gate=gate, options=parsed, trace=trace)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid request: {exc.errors()[0]['msg']}") from None
+    return await ask_stream(body, request)
 
 
 @router.post("/search", response_model=list[SearchHit], tags=["ask"])
