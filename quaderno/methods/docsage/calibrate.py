@@ -62,12 +62,13 @@ def label_rows(table: Table, rows: Sequence[Row], gold: Mapping[str, Mapping[str
             if p is None or col.name == key:
                 continue
             got = normalize_value(r.values.get(col.name), col.type)
+            kind = r.provenance.confidence_kind.get(col.name)
             if truth is None:
                 if got is not None:
-                    out.append(LabelledCell(confidence=p, correct=False))
+                    out.append(LabelledCell(confidence=p, correct=False, kind=kind))
                 continue
             want = normalize_value(truth.get(col.name), col.type)
-            out.append(LabelledCell(confidence=p, correct=got == want))
+            out.append(LabelledCell(confidence=p, correct=got == want, kind=kind))
     return out
 
 
@@ -105,6 +106,7 @@ async def calibrate_on(lm: LM, examples: Sequence[LabelledExample],
                        tables: Mapping[str, Table], settings: ExtractionSettings, *,
                        alpha: float = 0.1, source: str = "d1",
                        **kwargs: Any) -> Calibration:
-    """The conformal threshold from D_1 ``examples`` (see :func:`labelled_cells`)."""
+    """The conformal threshold from D_1 ``examples`` (see :func:`labelled_cells`), with the
+    score kind and the extraction model it holds for."""
     cells = await labelled_cells(lm, examples, tables, settings, **kwargs)
-    return calibrate(cells, alpha, source=f"{source}: {len(cells)} cells")
+    return calibrate(cells, alpha, source=f"{source}: {len(cells)} cells", model=lm.model_id)

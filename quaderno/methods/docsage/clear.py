@@ -80,6 +80,7 @@ class ClearReport(BaseModel):
     cache_hits: int = 0
     cache_misses: int = 0
     constraints_skipped: list[str] = Field(default_factory=list)  # type-mismatched, DB errors
+    calibration_refused: list[str] = Field(default_factory=list)  # other score kind or model
 
 
 class ClearResult(BaseModel):
@@ -268,6 +269,23 @@ class _Run:
         return rows
 
 
+def _level_a_flags(cal: Calibration, row: Row, column: str, config: ClearConfig,
+                   report: ClearReport, trace: Trace) -> bool:
+    """Whether Level A flags a cell. A calibration computed on another score kind or model
+    is not compared with this confidence (two scales): the uncalibrated default threshold
+    is used for it instead, and the refusal is recorded once per reason."""
+    p = row.provenance
+    why = cal.mismatch(p.confidence_kind.get(column), p.extractor)
+    if why is None:
+        return cal.flags(p.confidence.get(column))
+    if why not in report.calibration_refused:
+        report.calibration_refused.append(why)
+        trace.fallback(f"docsage.clear: {why}; default tau_low={config.default_tau} for "
+                       "those values instead")
+        log.warning("Level A: %s; default threshold instead", why)
+    return Calibration(tau_low=config.default_tau).flags(p.confidence.get(column))
+
+
 def _checked(schema: Schema, rows: Sequence[Row], report: ClearReport,
              trace: Trace) -> CheckResult:
     """Level B's check, each skipped constraint recorded once in the report and the trace."""
@@ -317,7 +335,7 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
                 for i, r in enumerate(rows):
                     table = schema.table(r.table)
                     flagged = [c for c in (table.column_names if table else [])
-                               if cal.flags(r.provenance.confidence.get(c))]
+                               if _level_a_flags(cal, r, c, config, report, trace)]
                     if flagged:
                         cells[i] = flagged
                 report.cells_flagged = sum(len(c) for c in cells.values())

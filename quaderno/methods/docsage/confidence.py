@@ -27,7 +27,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -38,6 +38,8 @@ from quaderno.methods.docsage.schema import Table
 from quaderno.storage import write_json_atomic
 
 log = logging.getLogger(__name__)
+
+ScoreKind = Literal["logprobs", "samples"]
 
 Path_ = tuple[str | int, ...]  # where a value sits in a JSON reply: ("companies", 0, "name")
 
@@ -240,10 +242,14 @@ class LabelledCell(BaseModel):
 
     confidence: float
     correct: bool
+    kind: ScoreKind | None = None   # which score produced the confidence, when known
 
 
 class Calibration(BaseModel):
-    """An error-coverage conformal threshold; ``tau_low`` None means "flag everything"."""
+    """An error-coverage conformal threshold; ``tau_low`` None means "flag everything".
+    ``score_kind`` and ``model``: what it was computed on (token probabilities and sample
+    agreement are different scales, and so are two models' probabilities); None / "" for
+    an older calibration that did not record them."""
 
     alpha: float = 0.1
     tau_low: float | None = None
@@ -251,6 +257,18 @@ class Calibration(BaseModel):
     n_errors: int = 0
     rank: int = 0        # the order statistic used, ⌈(n_e+1)(1−α)⌉
     source: str = ""     # what the labelled cells were (benchmark, schema family)
+    score_kind: ScoreKind | None = None
+    model: str = ""
+
+    def mismatch(self, kind: str | None, model: str) -> str | None:
+        """Why this threshold must not be applied to a confidence of score ``kind`` from
+        ``model``, or None when it may (unknown on either side is not a mismatch)."""
+        if self.score_kind is not None and kind is not None and kind != self.score_kind:
+            return (f"calibration {self.source!r} is for {self.score_kind} confidences, "
+                    f"not {kind}")
+        if self.model and model and model != self.model:
+            return f"calibration {self.source!r} is for model {self.model}, not {model}"
+        return None
 
     def flags(self, p: float | None) -> bool:
         """Whether a value of confidence ``p`` is flagged (``None``: unknown, flagged)."""
@@ -276,22 +294,29 @@ class Calibration(BaseModel):
 
 
 def calibrate(cells: Sequence[LabelledCell], alpha: float = 0.1, *,
-              source: str = "") -> Calibration:
+              source: str = "", model: str = "") -> Calibration:
     """τ_low from labelled cells (spec §3 Level A): the ⌈(n_e+1)(1−α)⌉-th smallest
     confidence of the n_e wrong cells. With too few wrong cells the threshold cannot give
-    the coverage, so every value is flagged (``tau_low`` None) and a warning is logged."""
+    the coverage, so every value is flagged (``tau_low`` None) and a warning is logged.
+    Cells of two score kinds are never pooled: the most common kind is calibrated, the
+    others left out (a warning); ``model``: the extraction model, recorded."""
     if not 0 < alpha < 1:
         raise ConfigError(f"alpha must be in (0, 1), got {alpha}")
+    kinds = Counter(c.kind for c in cells if c.kind is not None)
+    score_kind = kinds.most_common(1)[0][0] if kinds else None
+    if len(kinds) > 1:
+        log.warning("conformal calibration: cells of kinds %s; calibrating %s only",
+                    dict(kinds), score_kind)
+        cells = [c for c in cells if c.kind in (score_kind, None)]
     wrong = sorted(c.confidence for c in cells if not c.correct)
     rank = math.ceil((len(wrong) + 1) * (1 - alpha))
     if rank > len(wrong):
         log.warning("conformal calibration: %d wrong cells of %d are too few for alpha=%s "
                     "(need %d); every value will be flagged", len(wrong), len(cells), alpha,
                     math.ceil((1 - alpha) / alpha))
-        return Calibration(alpha=alpha, tau_low=None, n_cells=len(cells), n_errors=len(wrong),
-                           rank=rank, source=source)
-    return Calibration(alpha=alpha, tau_low=wrong[rank - 1], n_cells=len(cells),
-                       n_errors=len(wrong), rank=rank, source=source)
+    tau = wrong[rank - 1] if rank <= len(wrong) else None
+    return Calibration(alpha=alpha, tau_low=tau, n_cells=len(cells), n_errors=len(wrong),
+                       rank=rank, source=source, score_kind=score_kind, model=model)
 
 
 def error_coverage(calibration: Calibration, cells: Sequence[LabelledCell]) -> float | None:
@@ -333,6 +358,6 @@ def label_cells(table: Table, rows: Sequence[tuple[dict[str, Any], dict[str, flo
     return out
 
 
-__all__ = ["AgreedRow", "Calibration", "GoldCell", "LabelledCell", "agreement_rows",
+__all__ = ["AgreedRow", "Calibration", "ScoreKind", "GoldCell", "LabelledCell", "agreement_rows",
            "calibrate", "error_coverage", "json_value_spans", "label_cells",
            "logprob_confidences", "span_probability", "token_offsets"]

@@ -287,6 +287,7 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
     conf_by_table: dict[str, list[dict[str, float]]] = {t.name: [{} for _ in raw_rows[t.name]]
                                                          for t in tables}
     use_samples = mode == "samples"
+    kind = "logprobs"
     if mode in ("auto", "logprobs"):
         conf = logprob_confidences(first.raw, first.logprobs or [])
         if not conf and any(raw_rows.values()):
@@ -304,6 +305,7 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
                     if p is not None:
                         conf_by_table[t.name][k][col] = p
     if use_samples:
+        kind = "samples"
         samples = [raw_rows]
         for s in range(1, settings.samples):
             step = extraction_step(tables, settings, temperature=settings.sample_temperature,
@@ -332,7 +334,8 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
             start, end = locate_span(chunk.text, t, values) or (0, 0)
             rows.append(Row(table=t.name, values=values, provenance=Provenance(
                 doc_id=doc_id_of(chunk), chunk_id=chunk.id, char_start=start, char_end=end,
-                extractor=lm.model_id, confidence=conf)))
+                extractor=lm.model_id, confidence=conf,
+                confidence_kind={c: kind for c in conf})))
         out[t.name] = rows
     return out, calls
 

@@ -45,6 +45,9 @@ class Provenance(BaseModel):
     char_end: int = 0
     extractor: str = ""
     confidence: dict[str, float] = Field(default_factory=dict)
+    # which score produced each confidence: "logprobs" | "samples" (``auto`` mode may use
+    # either per chunk); a calibration only applies to the kind it was computed on
+    confidence_kind: dict[str, str] = Field(default_factory=dict)
     corrections: list[Correction] = Field(default_factory=list)
 
 
