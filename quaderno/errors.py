@@ -102,10 +102,12 @@ class ParseError(QuadernoError, ValueError):
 class StepError(LLMError):
     """A typed LLM step produced no valid output, even after the repair re-ask."""
 
-    def __init__(self, step: str, message: str, *, raw: str | None = None) -> None:
+    def __init__(self, step: str, message: str, *, raw: str | None = None,
+                 attempts: int | None = None) -> None:
         super().__init__(f"step {step!r}: {message}")
         self.step = step
         self.raw = raw
+        self.attempts = attempts   # LLM calls made before giving up, when known
 
 
 class SQLRefusedError(InputFormatError):

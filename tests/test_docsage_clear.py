@@ -15,12 +15,14 @@ from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
 from quaderno.llm.types import ChatRequest, ChatResponse, TokenLogprob
-from quaderno.methods.docsage.confidence import (Calibration, GoldCell, LabelledCell,
-                                                 agreement_rows, calibrate, error_coverage,
-                                                 json_value_spans, label_cells,
+from quaderno.methods.docsage import confidence as confidence_mod
+from quaderno.methods.docsage.calibrate import label_rows
+from quaderno.methods.docsage.confidence import (Calibration, LabelledCell, agreement_rows,
+                                                 calibrate, error_coverage, json_value_spans,
                                                  logprob_confidences, token_offsets)
 from quaderno.methods.docsage.extract import (ExtractionSettings, all_rows, extract,
                                               extraction_model, locate_span)
+from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Schema
 
 SCHEMA = Schema.model_validate({"tables": [
@@ -253,13 +255,15 @@ def test_calibration_round_trips_through_json(tmp_path) -> None:
         Calibration.load(tmp_path / "bad.json")
 
 
-def test_label_cells_against_gold_values() -> None:
+def test_label_rows_against_gold_values() -> None:
+    """One labelling rule (calibrate.label_rows, alias-aware) replaces confidence.label_cells."""
     table = SCHEMA.tables[0]
-    rows = [({"name": "Acme Inc.", "founded": 1874, "staff": "2,300"},
-             {"name": 0.9, "founded": 0.8, "staff": 0.4}),
-            ({"name": "Unknown", "founded": 1, "staff": 1}, {"name": 0.1})]
-    gold = [GoldCell(key=("acme",), column="founded", value=1876),
-            GoldCell(key=("acme",), column="staff", value=2300)]
-    cells = label_cells(table, rows, gold)
+    rows = [Row(table="company", values={"name": "Acme Inc.", "founded": 1874, "staff": "2,300"},
+                provenance=Provenance(chunk_id="c", confidence={"name": 0.9, "founded": 0.8,
+                                                                "staff": 0.4})),
+            Row(table="company", values={"name": "Unknown", "founded": 1, "staff": 1},
+                provenance=Provenance(chunk_id="c", confidence={"name": 0.1}))]
+    cells = label_rows(table, rows, {"Acme": {"founded": 1876, "staff": 2300}})
     assert cells == [LabelledCell(confidence=0.8, correct=False),
                      LabelledCell(confidence=0.4, correct=True)]
+    assert not hasattr(confidence_mod, "label_cells")

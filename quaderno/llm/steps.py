@@ -163,7 +163,7 @@ class Step(Generic[T]):
             return StepResult(value=value, raw=raw, attempts=attempt, repaired=attempt > 1,
                               reasoning=response.reasoning, logprobs=response.logprobs)
         raise StepError(self.name, f"no valid output after a repair re-ask: {last_error}",
-                        raw=raw)
+                        raw=raw, attempts=2)
 
 
 def _render_value(value: Any) -> str:

@@ -19,13 +19,14 @@ from __future__ import annotations
 import datetime as dt
 import re
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from quaderno.methods.docsage.normalize import (entity_key, is_null, key_columns,
-                                                normalize_entity, normalize_value)
+                                                normalize_entity, normalize_value,
+                                                plausible_year)
 from quaderno.methods.docsage.rows import Row, coerce
 from quaderno.methods.docsage.schema import Column, Schema
 
@@ -110,6 +111,20 @@ def _words(text: str) -> set[str]:
     return set(text.split())
 
 
+def match_parent(value: str, parents: Iterable[str]) -> list[str]:
+    """The parents a foreign-key value names, all normalized (:func:`normalize_entity`):
+    the equal one; failing that, those whose words contain all of the value's words, or
+    the reverse ("xandria" ~ "xandria university"). One is a match, several are ambiguous,
+    none is missing. Used by the detector and by CLEAR's correction alike."""
+    found = {p for p in parents if p}
+    if not value:
+        return []
+    if value in found:
+        return [value]
+    words = _words(value)
+    return sorted(p for p in found if words <= _words(p) or _words(p) <= words)
+
+
 def fk_matches(schema: Schema, rows: Sequence[Row],
                aliases: Mapping[str, str] | None = None) -> list[FKMatch]:
     """Foreign-key values (single-column keys) that match no parent entity or several. A
@@ -130,10 +145,7 @@ def fk_matches(schema: Schema, rows: Sequence[Row],
                     by_value.setdefault(normalize_entity(r.values.get(col), aliases),
                                         []).append(i)
             for value, idx in by_value.items():
-                if value in parents:
-                    continue
-                near = sorted(p for p in parents
-                              if _words(value) <= _words(p) or _words(p) <= _words(value))
+                near = match_parent(value, parents)
                 if len(near) == 1:
                     continue
                 out.append(FKMatch(table=t.name, column=col, ref_table=fk.ref_table,
@@ -157,7 +169,8 @@ def value_anomalies(schema: Schema, rows: Sequence[Row], *,
                     current_year: int | None = None) -> list[Anomaly]:
     """Value-distribution anomalies per typed column (see the module docstring). Robust z
     needs ≥ 5 numbers and a non-zero median absolute deviation."""
-    year_max = (current_year or dt.date.today().year) + 1
+    this_year = current_year or dt.date.today().year
+    year_max = this_year + 1
     out = []
     for t in schema.tables:
         idx = [i for i, r in enumerate(rows) if r.table == t.name]
@@ -174,8 +187,8 @@ def value_anomalies(schema: Schema, rows: Sequence[Row], *,
                                     f"{col.type}"))
             good = [(i, v, x) for i, v, (x, ok) in parsed if ok and x is not None]
             if _is_year(col):
-                years = [(i, v) for i, v, x in good
-                         if not 1000 <= (x.year if isinstance(x, dt.date) else x) <= year_max]
+                years = [(i, v) for i, v, x in good if not plausible_year(
+                    int(x.year if isinstance(x, dt.date) else x), this_year)]
                 if years:
                     out.append(_anomaly("implausible_year", t.name, col.name, years, rows,
                                         f"outside [1000, {year_max}]"))

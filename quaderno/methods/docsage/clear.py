@@ -30,6 +30,7 @@ from quaderno.corpus.chunk import Chunk
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.aliases import AliasGroup, canonicalize, merge_entities
+from quaderno.methods.docsage.anomalies import match_parent
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.constraints import CheckResult, Violation, check
 from quaderno.methods.docsage.correct import (Retrieve, apply_cell, committee_ballots,
@@ -241,9 +242,9 @@ class _Run:
         return rows
 
     def _match_parent(self, rows: list[Row], members: list[int], v: Violation) -> list[Row]:
-        """A dangling single-column foreign key naming exactly one parent by its words ("Xandria"
-        for "Xandria University") is rewritten to that parent's name; otherwise it is left
-        and counted unresolved."""
+        """A dangling single-column foreign key naming exactly one parent
+        (:func:`anomalies.match_parent`: "Xandria" for "Xandria University") is rewritten to
+        that parent's name; otherwise it is left and counted unresolved."""
         ref_table = self.schema.table(str(v.constraint.get("ref_table")))
         if len(v.columns) != 1 or ref_table is None:
             return rows
@@ -255,9 +256,8 @@ class _Run:
                 if name:
                     parents.setdefault(name, r)
         for i in members:
-            words = set(normalize_entity(rows[i].values.get(col), self.aliases).split())
-            near = [p for p in parents
-                    if words and (words <= set(p.split()) or set(p.split()) <= words)]
+            near = match_parent(normalize_entity(rows[i].values.get(col), self.aliases),
+                                parents)
             if len(near) == 1:
                 parent = parents[near[0]]
                 rows[i] = apply_cell(rows[i], col, parent.values.get(ref),

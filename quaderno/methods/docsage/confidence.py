@@ -33,7 +33,7 @@ from pydantic import BaseModel
 
 from quaderno.errors import ConfigError, InputFormatError
 from quaderno.llm.types import TokenLogprob
-from quaderno.methods.docsage.normalize import cell_form, entity_key, normalize_value
+from quaderno.methods.docsage.normalize import cell_form, entity_key
 from quaderno.methods.docsage.schema import Table
 from quaderno.storage import write_json_atomic
 
@@ -328,36 +328,6 @@ def error_coverage(calibration: Calibration, cells: Sequence[LabelledCell]) -> f
     return sum(calibration.flags(c.confidence) for c in wrong) / len(wrong)
 
 
-class GoldCell(BaseModel):
-    """A gold value for labelling: the entity key (normalized), column and value."""
-
-    key: tuple[str, ...]
-    column: str
-    value: Any = None
-
-
-def label_cells(table: Table, rows: Sequence[tuple[dict[str, Any], dict[str, float]]],
-                gold: Sequence[GoldCell]) -> list[LabelledCell]:
-    """Labelled cells from extracted (values, confidence) pairs against gold values (e.g.
-    the synthetic benchmark's gold tables of its *train* domains): a cell is correct when its
-    normalized value equals the gold one; rows of entities without gold are skipped."""
-    truth = {(g.key, g.column): normalize_value(g.value, table.column(g.column).type)
-             for g in gold}
-    keys = {g.key for g in gold}
-    out = []
-    for values, conf in rows:
-        key = entity_key(table, values)
-        if key not in keys:
-            continue
-        for col in table.columns:
-            if (key, col.name) not in truth or col.name not in conf:
-                continue
-            got = normalize_value(values.get(col.name), col.type)
-            out.append(LabelledCell(confidence=conf[col.name],
-                                    correct=got == truth[(key, col.name)]))
-    return out
-
-
-__all__ = ["AgreedRow", "Calibration", "ScoreKind", "GoldCell", "LabelledCell", "agreement_rows",
-           "calibrate", "error_coverage", "json_value_spans", "label_cells",
+__all__ = ["AgreedRow", "Calibration", "ScoreKind", "LabelledCell", "agreement_rows",
+           "calibrate", "error_coverage", "json_value_spans",
            "logprob_confidences", "span_probability", "token_offsets"]

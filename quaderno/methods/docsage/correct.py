@@ -35,8 +35,9 @@ from quaderno.llm.lm import LM
 from quaderno.llm.steps import Step
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.extract import (ExtractionSettings, extract_chunk,
-                                              extraction_model, surface_forms)
-from quaderno.methods.docsage.normalize import cell_form, entity_key, normalize_value
+                                              extraction_model, failed_calls, surface_forms)
+from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, entity_key, fold_text,
+                                                normalize_value, plausible_year)
 from quaderno.methods.docsage.rows import Correction, Row
 from quaderno.methods.docsage.schema import Table
 
@@ -67,15 +68,12 @@ JUDGE = Step(
     output=Judgment, max_tokens=300)
 
 
-def _fold(text: str) -> str:
-    return " ".join(text.replace("\u2019", "'").split()).casefold()
-
-
 def quote_in(quote: str, text: str) -> bool:
-    """Whether ``quote`` (surrounding quotes and ellipses dropped) occurs in ``text``,
-    whitespace and case aside; an empty or very short quote never does."""
-    q = _fold(quote).strip("\"'“”.… ")
-    return len(q) >= 8 and q in _fold(text)
+    """Whether ``quote`` occurs in ``text`` as :func:`normalize.fold_text` compares text
+    (case, accents, punctuation and whitespace aside, so surrounding quotes and ellipses
+    do not matter); an empty or very short quote never does."""
+    q = fold_text(quote)
+    return len(q) >= 8 and q in fold_text(text)
 
 
 # -- committee ---------------------------------------------------------------------------------
@@ -109,7 +107,7 @@ async def committee_ballots(lm: LM, chunk: Chunk, table: Table, settings: Extrac
                                              with_confidence=False, output=output)
             calls += used
         except StepError as exc:
-            calls += 2
+            calls += failed_calls(exc)
             if trace is not None:
                 trace.fallback(f"docsage.clear.committee: a vote on chunk {chunk.id} failed "
                                f"({exc}); it votes NULL")
@@ -151,7 +149,6 @@ class Resolution(BaseModel):
     retrieved: list[str] = Field(default_factory=list)
 
 
-_YEAR = re.compile(r"(?<!\d)(1\d{3}|20\d{2})(?!\d)")
 _SENTENCE = re.compile(r"[^.!?\n]*[.!?\n]?")
 
 
@@ -182,9 +179,14 @@ def evidence_date(chunk: Chunk | None, value: Any,
             if text[:4].isdigit():
                 return int(text[:4]), 1, 1
     sentence = _sentence_with(chunk.text, value, col_type)
-    years = [int(y) for y in _YEAR.findall(sentence)
-             if y != str(value).strip() and int(y) <= dt.date.today().year + 1]
+    years = [int(y) for y in YEAR_IN_TEXT.findall(sentence)
+             if y != str(value).strip() and plausible_year(int(y))]
     return (max(years), 1, 1) if years else None
+
+
+def _value_in(value: Any, quote: str) -> bool:
+    v = fold_text(str(value))
+    return bool(v) and v in fold_text(quote)
 
 
 def _passages(chunks: Sequence[Chunk]) -> str:
@@ -225,7 +227,7 @@ async def resolve_conflict(lm: LM, *, entity: Sequence[str], table: Table, colum
                     if trace is not None:
                         trace.fallback(f"docsage.clear.judge: quote {j.quote[:60]!r} is not in "
                                        f"passage {j.passage} ({source.id}); refused")
-                elif chosen not in allowed and _fold(str(j.value)) not in _fold(j.quote):
+                elif chosen not in allowed and not _value_in(j.value, j.quote):
                     if trace is not None:
                         trace.fallback(f"docsage.clear.judge: value {j.value!r} is neither a "
                                        "candidate nor in the quote; refused")
@@ -234,7 +236,7 @@ async def resolve_conflict(lm: LM, *, entity: Sequence[str], table: Table, colum
                     return Resolution(value=value, by="backtracking", evidence_chunk=source.id,
                                       evidence_quote=j.quote.strip(), retrieved=ids), calls
         except (StepError, LLMError) as exc:
-            calls += 2 if isinstance(exc, StepError) else 1
+            calls += failed_calls(exc) if isinstance(exc, StepError) else 1
             if trace is not None:
                 trace.fallback(f"docsage.clear.judge failed ({exc}); latest evidence instead")
     dated = [(evidence_date(chunks.get(c), v, typ), v, c) for v, c in candidates]

@@ -248,6 +248,12 @@ def _lookup(conf: dict[tuple, float], table: str, i: int, col: str) -> float | N
     return low.get((table.lower(), i, col.lower()))
 
 
+def failed_calls(exc: StepError) -> int:
+    """The LLM calls a failed step made: the attempts it reports (a reply and its repair
+    re-ask), else one."""
+    return exc.attempts if exc.attempts is not None else 1
+
+
 class ChunkResult(BaseModel):
     """What one chunk yielded: rows per table name, LLM calls made, store hits."""
 
@@ -314,7 +320,7 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
             try:
                 res = await _sample(step, lm, chunk, schema_text, trace)
             except StepError as exc:
-                calls += 2
+                calls += failed_calls(exc)
                 if trace is not None:
                     trace.fallback(f"docsage.extract: sample {s} of chunk {chunk.id} "
                                    f"unusable ({exc}); it votes 'absent'")
@@ -387,7 +393,7 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                 rows, result.calls = await extract_chunk(lm, chunk, missing, settings,
                                                          trace=trace, output=models[names])
             except StepError as exc:
-                result.calls += 2
+                result.calls += failed_calls(exc)
                 result.failed = True
                 if trace is not None:
                     trace.fallback(f"docsage.extract: chunk {chunk.id} skipped ({exc})")
@@ -423,5 +429,5 @@ def all_rows(results: Sequence[ChunkResult]) -> list[Row]:
 
 __all__ = ["ChunkResult", "ExtractionSettings", "all_rows", "clean_values", "doc_id_of",
            "extract", "extract_chunk", "extraction_model", "extraction_schema_text",
-           "extraction_step", "prompt_fingerprint",
+           "extraction_step", "failed_calls", "prompt_fingerprint",
            "locate_span", "row_model", "surface_forms"]

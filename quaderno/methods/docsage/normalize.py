@@ -6,6 +6,7 @@ correction (committee votes) compare values the same way.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -38,6 +39,21 @@ def is_null(value: Any) -> bool:
         text = _SPACE.sub(" ", value.strip().strip(".").casefold())
         return text in NULL_WORDS or text.startswith("none (") or text.startswith("not mentioned")
     return False
+
+
+# a year written in text (1000-2099), and the years a value may plausibly be
+YEAR_IN_TEXT = re.compile(r"(?<!\d)(1\d{3}|20\d{2})(?!\d)")
+
+
+def plausible_year(year: int, current_year: int | None = None) -> bool:
+    """1000 <= year <= next year: what extraction and evidence dating accept as a year."""
+    return 1000 <= year <= (current_year or dt.date.today().year) + 1
+
+
+def fold_text(text: str) -> str:
+    """Text as compared everywhere in DocSage: accents and case dropped, "&" as "and",
+    punctuation as space, whitespace collapsed."""
+    return _fold(text)
 
 
 def _fold(text: str) -> str:
