@@ -86,3 +86,17 @@ def test_run_clear_survives_a_mistyped_constraint_and_records_a_fallback() -> No
     assert len(result.rows) == 1
     assert len(result.report.constraints_skipped) == 2
     assert sum("constraint skipped" in f for f in trace.fallbacks) == 2
+
+
+def test_null_rates_count_null_words_as_missing_like_is_null() -> None:
+    from quaderno.methods.docsage.anomalies import null_rates
+    from quaderno.methods.docsage.normalize import is_null
+
+    rows = [row(name="Ada", born="N/A", died=None, note="not mentioned", height=1.6),
+            row(name="Bob", born=1990, died="None", note="", height=" unknown ")]
+    rates = null_rates(SCHEMA, rows)
+    assert rates == {f"person.{c}": sum(is_null(r.values.get(c)) for r in rows) / 2
+                     for c in ("name", "born", "died", "note", "height")}
+    assert rates["person.born"] == 0.5 and rates["person.died"] == 1.0
+    assert rates["person.note"] == 1.0 and rates["person.height"] == 0.5
+    assert null_rates(SCHEMA, []) == {}

@@ -221,8 +221,9 @@ def _anomaly(kind: Any, table: str, column: str, items: Sequence[tuple[int, Any]
 
 
 def null_rates(schema: Schema, rows: Sequence[Row]) -> dict[str, float]:
-    """{"table.column": share of the table's rows with no value}; tables without rows are
-    left out."""
+    """{"table.column": share of the table's rows with no value, missing meaning
+    :func:`normalize.is_null` (None, "", "N/A", "not mentioned", ...)}; tables without rows
+    are left out. Pure over ``rows``: ASK's missing-relationship check reads it."""
     out = {}
     for t in schema.tables:
         mine = [r for r in rows if r.table == t.name]
