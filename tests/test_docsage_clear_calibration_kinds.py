@@ -86,3 +86,24 @@ def test_a_calibration_of_another_kind_or_model_is_refused_not_compared() -> Non
     flagged, fallbacks = _level_a(Calibration(tau_low=0.99, score_kind="logprobs",
                                               model="fake:tokens", source="s"))
     assert flagged == 2 and not any("calibration" in f for f in fallbacks)
+
+
+def test_merging_and_assembling_rows_keep_each_values_score_kind() -> None:
+    from quaderno.methods.docsage.aliases import merge_entities
+    from quaderno.methods.docsage.rows import Provenance, Row
+    from quaderno.methods.docsage.store import join_rows
+
+    def row(chunk: str, kind: str, **values) -> Row:
+        conf = {c: 0.8 for c, v in values.items() if v is not None}
+        return Row(table="company", values={"name": None, "founded": None, **values},
+                   provenance=Provenance(chunk_id=chunk, confidence=conf,
+                                         confidence_kind={c: kind for c in conf}))
+
+    merged = merge_entities(SCHEMA, [row("a", "logprobs", name="Acme"),
+                                     row("b", "samples", name="Acme", founded=1874)])
+    assert merged[0].provenance.confidence_kind == {"name": "logprobs", "founded": "samples"}
+    joined = join_rows(SCHEMA.tables[0], [([row("a", "logprobs", name="Acme")], set()),
+                                          ([row("a", "samples", name="Acme", founded=1874)],
+                                           {"founded"})])
+    # each confidence keeps the kind of the part it came from (key cells: the last part)
+    assert joined[0].provenance.confidence_kind == {"name": "samples", "founded": "samples"}

@@ -164,11 +164,17 @@ def merge_entities(schema: Schema, rows: Sequence[Row],
         filled = {c: v for c, v in r.values.items()
                   if c in types and base.values.get(c) is None and v is not None}
         conf = dict(base.provenance.confidence)
+        kinds = dict(base.provenance.confidence_kind)
         for c in filled:
             if c in r.provenance.confidence:
                 conf[c] = r.provenance.confidence[c]
+                kinds.pop(c, None)
+                if c in r.provenance.confidence_kind:
+                    kinds[c] = r.provenance.confidence_kind[c]
         for c, p in r.provenance.confidence.items():  # agreeing evidence: keep the higher
-            if c not in filled and c in conf and base.values.get(c) is not None:
+            # of two scores on one scale only (token probabilities vs sample agreement)
+            if (c not in filled and c in conf and base.values.get(c) is not None
+                    and kinds.get(c) == r.provenance.confidence_kind.get(c)):
                 conf[c] = max(conf[c], p)
         notes = [Correction(column=c, old=None, new=v, reason="alias-merge", by="alias-merge",
                             evidence_chunk=r.provenance.chunk_id) for c, v in filled.items()]
@@ -176,7 +182,8 @@ def merge_entities(schema: Schema, rows: Sequence[Row],
         # the entity: a cell settled by backtracking keeps its quoted evidence
         kept = [c for c in r.provenance.corrections if c not in base.provenance.corrections]
         prov = base.provenance.model_copy(update={
-            "confidence": conf, "corrections": [*base.provenance.corrections, *kept, *notes]})
+            "confidence": conf, "confidence_kind": kinds,
+            "corrections": [*base.provenance.corrections, *kept, *notes]})
         out[target] = base.model_copy(update={"values": {**base.values, **filled},
                                               "provenance": prov})
     return out

@@ -249,7 +249,8 @@ def join_rows(table: Table, parts: Sequence[tuple[Sequence[Row], set[str]]]) -> 
                 base = out[places[n]]
             else:
                 base = Row(table=table.name, values={c: None for c in table.column_names},
-                           provenance=r.provenance.model_copy(update={"confidence": {}}))
+                           provenance=r.provenance.model_copy(update={"confidence": {},
+                                                                      "confidence_kind": {}}))
                 if any(k):
                     places.append(len(out))
                 out.append(base)
@@ -259,11 +260,14 @@ def join_rows(table: Table, parts: Sequence[tuple[Sequence[Row], set[str]]]) -> 
                                         if c not in keys or base.values.get(c) is None}}
             conf = {**base.provenance.confidence,
                     **{c: p for c, p in r.provenance.confidence.items() if c in take}}
+            kinds = {**base.provenance.confidence_kind,
+                     **{c: k for c, k in r.provenance.confidence_kind.items() if c in take}}
             spans = [(p.char_start, p.char_end) for p in (base.provenance, r.provenance)
                      if p.char_end > p.char_start]
             start, end = (min(a for a, _ in spans), max(b for _, b in spans)) if spans else (0, 0)
             prov = base.provenance.model_copy(update={"confidence": conf, "char_start": start,
-                                                      "char_end": end})
+                                                      "char_end": end,
+                                                      "confidence_kind": kinds})
             idx = places[n] if any(k) else len(out) - 1
             out[idx] = base.model_copy(update={"values": values, "provenance": prov})
     return out
