@@ -107,3 +107,16 @@ def test_merging_and_assembling_rows_keep_each_values_score_kind() -> None:
                                            {"founded"})])
     # each confidence keeps the kind of the part it came from (key cells: the last part)
     assert joined[0].provenance.confidence_kind == {"name": "samples", "founded": "samples"}
+
+
+def test_a_committee_vote_share_is_recorded_as_an_agreement_score() -> None:
+    from quaderno.methods.docsage.correct import apply_cell
+    from quaderno.methods.docsage.rows import Provenance, Row
+
+    r = Row(table="company", values={"name": "Acme", "founded": 1876},
+            provenance=Provenance(chunk_id="a", confidence={"founded": 0.2},
+                                  confidence_kind={"founded": "logprobs"}))
+    fixed = apply_cell(r, "founded", 1874, reason="low-confidence", by="committee",
+                       evidence_chunk="a", confidence=2 / 3)
+    assert fixed.provenance.confidence["founded"] == 2 / 3
+    assert fixed.provenance.confidence_kind["founded"] == "samples"

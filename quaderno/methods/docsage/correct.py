@@ -255,14 +255,18 @@ async def resolve_conflict(lm: LM, *, entity: Sequence[str], table: Table, colum
 def apply_cell(row: Row, column: str, value: Any, *, reason: str, by: str,
                evidence_chunk: str | None = None, quote: str = "",
                confidence: float | None = None) -> Row:
-    """``row`` with ``column`` set to ``value`` and a correction recorded (when it changed)."""
+    """``row`` with ``column`` set to ``value`` and a correction recorded (when it changed).
+    ``confidence``: the committee's vote share, an agreement score (kind ``samples``)."""
     old = row.values.get(column)
     conf = dict(row.provenance.confidence)
+    kinds = dict(row.provenance.confidence_kind)
     if confidence is not None:
         conf[column] = confidence
+        kinds[column] = "samples"
     corrections = list(row.provenance.corrections)
     if normalize_value(old) != normalize_value(value):
         corrections.append(Correction(column=column, old=old, new=value, reason=reason, by=by,
                                       evidence_chunk=evidence_chunk, evidence_quote=quote))
-    prov = row.provenance.model_copy(update={"confidence": conf, "corrections": corrections})
+    prov = row.provenance.model_copy(update={"confidence": conf, "confidence_kind": kinds,
+                                             "corrections": corrections})
     return row.model_copy(update={"values": {**row.values, column: value}, "provenance": prov})
