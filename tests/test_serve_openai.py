@@ -5,6 +5,7 @@ transport and once over real HTTP to uvicorn (with the bearer token as the SDK's
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 import time
@@ -97,10 +98,9 @@ def test_sdk_sees_errors_with_their_status(kb_home):
                        messages=[{"role": "system", "content": "only a system message"}]))
 
 
-@pytest.fixture
-def served(kb_home) -> Iterator[str]:  # noqa: ANN001
-    """The app on a free loopback port, served by uvicorn in a thread, with a token."""
-    app = make_app(kb_home, token=SecretStr(TOKEN))
+@contextlib.contextmanager
+def running(app) -> Iterator[str]:  # noqa: ANN001
+    """``app`` served by uvicorn in a thread on a free loopback port: its base URL."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -108,15 +108,23 @@ def served(kb_home) -> Iterator[str]:  # noqa: ANN001
                                            log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    for _ in range(500):
+    for _ in range(1000):
         if server.started:
             break
         time.sleep(0.01)
+    assert server.started, "uvicorn did not start in 10 s"
     try:
-        yield f"http://127.0.0.1:{port}/v1"
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+@pytest.fixture
+def served(kb_home) -> Iterator[str]:  # noqa: ANN001
+    """The app with a token, over real HTTP: the SDK's base URL."""
+    with running(make_app(kb_home, token=SecretStr(TOKEN))) as url:
+        yield f"{url}/v1"
 
 
 def test_sdk_over_real_http_with_the_token_as_api_key(served):

@@ -5,6 +5,7 @@ listener hook it rests on."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -224,6 +225,35 @@ def test_stream_cancels_the_method_when_the_client_goes_away(kb_home):
         assert state.limiter.in_flight == 0
 
     asyncio.run(go())
+
+
+def test_a_client_that_hangs_up_frees_its_slot_and_stops_the_method(kb_home):
+    import httpx
+
+    from test_serve_openai import running
+
+    fake = FakeLLM(respond=lambda r: "<answer>x</answer>", latency_s=1)
+    app = make_app(kb_home, fake)
+    limiter = app.state.quaderno.limiter
+    with running(app) as url:
+        with httpx.stream("POST", f"{url}/v1/ask/stream", timeout=10,
+                          json={"question": "q", "method": "vanilla-llm"}) as res:
+            assert res.status_code == 200
+            in_flight = None
+            for line in res.iter_lines():
+                if line == "event: span_open":  # the method waits for its LLM call
+                    in_flight = limiter.in_flight  # (leaving the loop closes the response)
+                    break
+            assert in_flight == 1
+        t0 = time.perf_counter()  # the connection is closed: the server notices
+        while limiter.in_flight and time.perf_counter() - t0 < 0.8:
+            time.sleep(0.01)
+        assert limiter.in_flight == 0 and time.perf_counter() - t0 < 0.8
+        time.sleep(1.2)  # past the LLM's latency: a call left running would be logged
+    from quaderno.llm.calllog import CallLog
+
+    assert len(fake.requests) == 1
+    assert CallLog(kb_home / "cache" / "llm.sqlite").latest(5) == []  # stopped, not finished
 
 
 def test_stream_of_docsage_shows_schema_sql_and_rows_with_their_chunks(tmp_path):
