@@ -177,6 +177,30 @@ def test_error_tree_statuses():
     assert info.status == 500 and "secret" not in info.message  # nothing internal leaks
 
 
+def test_a_body_that_is_not_json_is_422_and_not_text_400(app):
+    json_type = {"content-type": "application/json"}
+    assert_error(call(app, "POST", "/v1/ask", content=b"{not json", headers=json_type),
+                 422, "JSON decode error")
+    assert_error(call(app, "POST", "/v1/ask", content=b"\x80", headers=json_type), 400)
+
+
+def test_an_unexpected_failure_is_a_generic_500_that_leaks_nothing(home, caplog):
+    def broken(request):  # noqa: ANN001, ANN202
+        raise RuntimeError("secret at /srv/keys/prod.pem")
+
+    app = make_app(home, FakeLLM(respond=broken))
+
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://q.test") as c:
+            return await c.post("/v1/ask", json={"question": "q", "method": "vanilla-llm"})
+
+    res = asyncio.run(go())
+    err = assert_error(res, 500, "failed unexpectedly")
+    assert "secret" not in res.text and err["type"] == "InternalError"
+    assert "secret at /srv/keys/prod.pem" in caplog.text  # the log has it, the client not
+
+
 def test_unknown_route_and_method_use_the_error_body(app):
     assert_error(call(app, "GET", "/v1/nope"), 404)
     assert_error(call(app, "DELETE", "/v1/methods"), 405)

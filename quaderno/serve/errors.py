@@ -140,7 +140,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
 ERROR_RESPONSES: dict[int | str, dict] = {
     status: {"model": ErrorBody, "description": description}
-    for status, description in ((400, "the body is not JSON"),
+    for status, description in ((400, "the body cannot be read (not UTF-8 text)"),
                                 (401, "no or wrong bearer token (when the server has one)"),
                                 (404, "not found"), (409, "already exists or stale"),
                                 (413, "the body is over the limit"),
