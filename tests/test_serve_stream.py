@@ -182,6 +182,18 @@ def test_stream_ends_with_an_error_event_with_status_when_the_llm_fails(kb_home)
     assert closed and closed[-1]["error"].startswith("LLMTimeoutError")
 
 
+def test_stream_of_an_unexpected_failure_says_500_and_logs_it(kb_home, caplog):
+    def broken(request):  # noqa: ANN001, ANN202
+        raise RuntimeError("internal detail")
+
+    app = make_app(kb_home, FakeLLM(respond=broken))
+    events = sse(call(app, "POST", "/v1/ask/stream",
+                      json={"question": "q", "method": "vanilla-llm"}).text)
+    error = events[-1][1]["error"]
+    assert events[-1][0] == "error" and error["status"] == 500
+    assert "internal detail" not in error["message"] and "internal detail" in caplog.text
+
+
 def test_stream_checks_the_request_before_streaming(served):
     res = call(served, "POST", "/v1/ask/stream", json={"question": "q", "kbs": ["nope"]})
     assert res.status_code == 404 and res.json()["error"]["status"] == 404

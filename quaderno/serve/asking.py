@@ -10,6 +10,7 @@ through :class:`Asker`, and so through the same in-flight limiter.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,8 @@ from quaderno.serve.events import END, Event, StepEvents
 from quaderno.serve.state import ServerState
 from quaderno.serve.wire import (AskRequest, AskResponse, SearchHit, SearchRequest,
                                  ask_response)
+
+log = logging.getLogger(__name__)
 
 KEEPALIVE_S = 15.0
 
@@ -131,7 +134,10 @@ class Asker:
             try:
                 answer = task.result()
             except Exception as exc:  # the method failed: the stream says why, with a status
-                yield events.make("error", ErrorBody(error=error_info(exc)).model_dump())
+                info = error_info(exc)
+                if info.type == "InternalError":
+                    log.error("streamed question failed", exc_info=exc)
+                yield events.make("error", ErrorBody(error=info).model_dump())
                 return
             response = ask_response(answer, seconds=time.perf_counter() - t0,
                                     with_trace=request.trace)
