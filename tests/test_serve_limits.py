@@ -60,6 +60,8 @@ def test_cli_refuses_to_serve_beyond_loopback_without_a_token(monkeypatch):
     assert res.exit_code == 2 and "--token-env" in res.output
     res = runner.invoke(cli, ["serve", "--token-env", "QS_NOT_SET"])
     assert res.exit_code == 2 and "QS_NOT_SET is unset" in res.output
+    res = runner.invoke(cli, ["serve", "--ssl-certfile", "cert.pem"])
+    assert res.exit_code == 2 and "go together" in res.output
     res = runner.invoke(cli, ["mcp", "--transport", "carrier-pigeon"])
     assert res.exit_code == 2 and "stdio or http" in res.output
 

@@ -61,11 +61,18 @@ def serve(
                                          "(default 32 MiB)"),
     data_dir: Path = typer.Option(None, "--data-dir", help="Folder of evaluation datasets "
                                   "(default: $QUADERNO_DATA or ../shared/data)"),
+    ssl_certfile: Path = typer.Option(None, "--ssl-certfile", help="TLS certificate (PEM): "
+                                      "serve HTTPS, so the token does not travel in clear"),
+    ssl_keyfile: Path = typer.Option(None, "--ssl-keyfile", help="TLS private key (PEM)"),
     llm: str = LLMOpt, model: str = ModelOpt, base_url: str = BaseUrlOpt,
     api_key_env: str = KeyEnvOpt, model_path: str = ModelPathOpt, config: Path = ConfigOpt,
     home: Path = HomeOption,
 ) -> None:
     """Serve the HTTP API (/v1, OpenAPI at /docs) and the OpenAI-compatible face."""
+    from quaderno.serve.settings import is_loopback
+
+    if (ssl_certfile is None) != (ssl_keyfile is None):
+        raise ConfigError("--ssl-certfile and --ssl-keyfile go together")
     settings = _settings(home, config, host, port, token_env,
                          {"backend": llm, "model": model, "base_url": base_url,
                           "api_key_env": api_key_env, "model_path": model_path},
@@ -79,10 +86,16 @@ def serve(
         raise DependencyError(MISSING) from exc
     app = create_app(settings)
     uvicorn = _uvicorn()
-    err_console.print(f"quaderno serving on http://{host}:{port} (OpenAPI: /docs; "
+    scheme = "https" if ssl_certfile else "http"
+    err_console.print(f"quaderno serving on {scheme}://{host}:{port} (OpenAPI: /docs; "
                       f"token {'required' if settings.token else 'off: loopback only'})",
                       highlight=False)
-    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
+    if ssl_certfile is None and not is_loopback(host):
+        log.warning("serving plain HTTP on %s: the bearer token travels in clear; give "
+                    "--ssl-certfile/--ssl-keyfile or put a TLS proxy in front", host)
+    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False,
+                ssl_certfile=str(ssl_certfile) if ssl_certfile else None,
+                ssl_keyfile=str(ssl_keyfile) if ssl_keyfile else None)
 
 
 @friendly_errors
