@@ -175,6 +175,17 @@ def test_eval_run_job_records_and_report(kb_home, tmp_path):
     asyncio.run(go())
 
 
+def test_datasets_say_which_files_the_server_has(kb_home, tmp_path):
+    from quaderno.eval.datasets import DATASETS
+
+    data = tmp_path / "data"
+    (data / "bamboogle").mkdir(parents=True)
+    (data / "bamboogle" / "bamboogle_25.json").write_text("[]")
+    listed = call(make_app(kb_home, data_dir=data), "GET", "/v1/datasets").json()
+    assert [d["name"] for d in listed] == list(DATASETS)
+    assert {d["name"] for d in listed if d["available"]} == {"bamboogle"}
+
+
 def test_eval_requests_are_checked_before_a_job_starts(kb_home, tmp_path):
     data = tmp_path / "data"
     write_dataset(data)

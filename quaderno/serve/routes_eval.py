@@ -16,7 +16,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import FileResponse
 
 from quaderno.errors import NotFoundError
-from quaderno.eval.datasets import load_dataset
+from quaderno.eval.datasets import DATASETS, data_dir, load_dataset
 from quaderno.eval.records import read_results
 from quaderno.eval.report import load_run, paired, table, write_report
 from quaderno.eval.runner import EvalRunner, RunConfig
@@ -24,8 +24,8 @@ from quaderno.methods.registry import get_spec
 from quaderno.serve.errors import ERROR_RESPONSES
 from quaderno.serve.jobs import Job
 from quaderno.serve.state import ServerState
-from quaderno.serve.wire import (EvalRequest, JobOut, PairedOut, RecordsPage, ReportOut,
-                                 ReportRequest, RunSummary)
+from quaderno.serve.wire import (DatasetInfo, EvalRequest, JobOut, PairedOut, RecordsPage,
+                                 ReportOut, ReportRequest, RunSummary)
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES, tags=["evals"])
 
@@ -56,6 +56,15 @@ def _run_names(state: ServerState) -> list[str]:
     if not state.runs_dir.is_dir():
         return []
     return sorted(p.name for p in state.runs_dir.iterdir() if (p / "config.json").is_file())
+
+
+@router.get("/datasets", response_model=list[DatasetInfo])
+async def datasets(request: Request) -> list[DatasetInfo]:
+    """The named evaluation datasets (POST /v1/evals takes them by name) and whether the
+    server has each one's file; a file of your own goes under the server's --data-dir."""
+    base = data_dir(_state(request).settings.data_dir)
+    return [DatasetInfo(name=name, format=fmt, available=(base / rel).is_file())
+            for name, (rel, fmt) in DATASETS.items()]
 
 
 @router.post("/evals", response_model=JobOut, status_code=202)

@@ -184,6 +184,12 @@ class JobOut(BaseModel):
     finished: float | None = None
 
 
+class DatasetInfo(BaseModel):
+    name: str
+    format: str
+    available: bool = Field(..., description="whether its file is in the server's data folder")
+
+
 class EvalRequest(_In):
     dataset: str = Field(..., description="a named dataset, or a file under the server's "
                                           "data folder (with format)")
