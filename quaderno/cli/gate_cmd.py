@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from quaderno.cli.common import HomeOption, console, friendly_errors, workspace
+from quaderno.cli.common import HomeOption, console, friendly_errors, print_json, workspace
 from quaderno.cli.llm_cmd import (BaseUrlOpt, ConfigOpt, KeyEnvOpt, LLMOpt, ModelOpt,
                                   ModelPathOpt, build_lm, llm_config)
 from quaderno.errors import ConfigError
@@ -161,7 +161,7 @@ def eval_(
 
     if run is not None:
         summary = score_run(read_results(run / "results.jsonl"))
-        console.print_json(json.dumps(summary))
+        print_json(summary)
         return
     if answers is None:
         raise ConfigError("give --answers FILE (labels or precomputed answers) or --run DIR")
@@ -270,7 +270,7 @@ def info(gate: Path = typer.Argument(..., help="Gate directory"),
                         if not isinstance(v, dict) or k == "train_labels"}
     data["gates"] = bundle.names
     if json_out:
-        console.print_json(json.dumps(data))
+        print_json(data)
         return
     console.print(f"[bold]{gate}[/]: gates {', '.join(bundle.names)} (default "
                   f"{data['default']})")

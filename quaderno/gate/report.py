@@ -56,7 +56,7 @@ def markdown(result: dict[str, Any], *, labels: LabelFile | None = None,
               "and always retrieving; LLM calls per question count the closed-book call only "
               "where a gate needs it (SN-only gates can decide before generating).", ""]
     lines += ["| gate | EM | F1 | ACC | retrieval rate | gain vs never | gain vs always | "
-              "LLM calls/q | AUROC | bal. acc | fallback rate | novelty rate | gate ms |",
+              "LLM calls/q | AUROC | bal. acc | fallback rate | novelty rate | gate ms/q (batch) |",
               "|" + "---|" * 13]
     for name, g in result["gates"].items():
         s = GateScore.model_validate(g["score"])
