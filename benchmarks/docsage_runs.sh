@@ -55,25 +55,25 @@ PY
     $Q index build "ds-$bin" --embedder minilm --home "$HOME_DIR"
   fi
 done
-run() {  # name, method, then options
+run() {  # name, method, then options; over the bin $BIN
   local name=$1 method=$2; shift 2
   case " $CONFIGS " in *" all "*|*" $name "*) ;; *) return 0 ;; esac
   local opts=()
   while [ $# -gt 0 ]; do opts+=(--opt "$1"); shift; done
-  for bin in $BINS; do
-    local fam=${FAMILY[$bin]}
-    $Q eval -d "$COLL/$fam-$bin-s0/questions-ordered.jsonl" --format synth --limit "$LIMIT" \
-      --method "$method" --pool kb --kb "ds-$bin" --retrieval hybrid --measure synth_score \
-      --out "$OUT" --name "$name-$bin" --home "$HOME_DIR" "${LLM_FLAGS[@]}" "${opts[@]}"
-  done
+  local fam=${FAMILY[$BIN]}
+  $Q eval -d "$COLL/$fam-$BIN-s0/questions-ordered.jsonl" --format synth --limit "$LIMIT" \
+    --method "$method" --pool kb --kb "ds-$BIN" --retrieval hybrid --measure synth_score \
+    --out "$OUT" --name "$name-$BIN" --home "$HOME_DIR" "${LLM_FLAGS[@]}" "${opts[@]}"
 }
-# most informative first
-run vanilla-llm            vanilla-llm
-run docsage                docsage
-run docsage-no-extraction  docsage-no-extraction
-run docsage-no-sql         docsage-no-sql
-run docsage-generic-schema docsage-generic-schema
-run docsage-no-clear       docsage-no-clear
-run docsage-passive        docsage-passive
+# bin by bin (every configuration of set1 before set2), most informative first
+for BIN in $BINS; do
+  run vanilla-llm            vanilla-llm
+  run docsage                docsage
+  run docsage-no-extraction  docsage-no-extraction
+  run docsage-no-sql         docsage-no-sql
+  run docsage-generic-schema docsage-generic-schema
+  run docsage-no-clear       docsage-no-clear
+  run docsage-passive        docsage-passive
+done
 mkdir -p "$OUT"
 .venv/bin/python benchmarks/docsage_report.py "$OUT" "$COLL" > "$OUT/report.md"
