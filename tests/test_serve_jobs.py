@@ -201,7 +201,7 @@ def test_eval_requests_are_checked_before_a_job_starts(kb_home, tmp_path):
     assert_error(post({"dataset": "mini.jsonl", "method": "vanilla-llm"}), 422,
                  "give format")
     assert_error(post({"dataset": "mini.jsonl", "format": "question-answer",
-                       "method": "nope"}), 422, "unknown method")
+                       "method": "nope"}), 404, "no method")
     assert_error(post({"dataset": "mini.jsonl", "format": "question-answer",
                        "method": "vanilla-llm", "options": {"bogus": 1}}), 422, "bogus")
     assert_error(post({"dataset": "mini.jsonl", "format": "question-answer",

@@ -31,7 +31,7 @@ def kb_home(tmp_path):  # noqa: ANN001, ANN201
 
 def sdk(app) -> openai.AsyncOpenAI:  # noqa: ANN001
     transport = httpx.ASGITransport(app=app)
-    return openai.AsyncOpenAI(base_url="http://quaderno.test/v1", api_key="unused",
+    return openai.AsyncOpenAI(base_url="http://127.0.0.1/v1", api_key="unused",
                               http_client=httpx.AsyncClient(transport=transport),
                               max_retries=0)
 

@@ -27,7 +27,8 @@ def _app():  # noqa: ANN202 - the app under test, built once for the module
     home = make_home(root)
     Workspace(home).retriever(["mma"]).retrieve("warm up", 1)  # BM25's JIT, before timing
     return make_app(home, FakeLLM(respond=lambda r: "<answer>x</answer>"),
-                    max_inflight=64, max_inflight_per_client=64)
+                    max_inflight=64, max_inflight_per_client=64,
+                    allowed_hosts=("testserver",))  # the ASGI client's host name
 
 
 APP = _app()
@@ -45,7 +46,8 @@ def not_a_server_fault(ctx, response, case) -> None:  # noqa: ANN001
 @settings(max_examples=12, deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 def test_api_conforms_to_its_openapi_schema(case):
-    case.call_and_validate(checks=[not_a_server_fault, status_code_conformance,
+    case.call_and_validate(headers={"X-Quaderno": "1"},  # as the page sends it
+                           checks=[not_a_server_fault, status_code_conformance,
                                    content_type_conformance, response_schema_conformance])
 
 

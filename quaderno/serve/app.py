@@ -15,13 +15,14 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping
 
 from fastapi import FastAPI
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from quaderno import __version__
 from quaderno.llm.lm import LM
 from quaderno.serve import openai_face, routes_ask, routes_eval, routes_info, routes_kb
 from quaderno.serve.asking import Asker
 from quaderno.serve.errors import install_error_handlers
-from quaderno.serve.guard import BearerAuth, DataHeaders, DeclaredSizeLimit
+from quaderno.serve.guard import BearerAuth, CrossSiteGuard, DataHeaders, DeclaredSizeLimit
 from quaderno.serve.settings import ServeSettings
 from quaderno.serve.state import ServerState
 
@@ -55,7 +56,10 @@ def create_app(settings: ServeSettings | None = None, *, lm: LM | None = None,
         app.include_router(router, max_body_size=settings.max_request_bytes)
     app.add_middleware(DeclaredSizeLimit, default=settings.max_request_bytes,
                        larger={("POST", "/v1/kbs"): settings.max_upload_bytes})
+    app.add_middleware(CrossSiteGuard, token=settings.token)
     app.add_middleware(DataHeaders)
     if settings.token is not None:
         app.add_middleware(BearerAuth, token=settings.token)
+    # outermost: a request for another host name (DNS rebinding) is refused first
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.trusted_hosts())
     return app

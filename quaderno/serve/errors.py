@@ -20,13 +20,17 @@ from quaderno.errors import (AlreadyExistsError, ConfigError, DependencyError,
                              EmbedderMismatchError, IndexFormatError, InputFormatError,
                              LLMError, LLMTimeoutError, NotFoundError, ParseError,
                              QuadernoError, SQLExecutionError, SQLRefusedError,
-                             StaleIndexError)
+                             StaleIndexError, StepError)
 
 log = logging.getLogger(__name__)
 
 
 class UnauthorizedError(QuadernoError):
     """The request carries no bearer token, or not the server's."""
+
+
+class ForbiddenError(QuadernoError):
+    """A state-changing request without the header a cross-site form cannot send."""
 
 
 class TooManyRequestsError(QuadernoError):
@@ -45,6 +49,8 @@ class BodyTooLargeError(QuadernoError):
 STATUSES: tuple[tuple[type[BaseException], int, str], ...] = (
     (UnauthorizedError, 401, "send the header 'Authorization: Bearer <token>' with the "
                              "server's token"),
+    (ForbiddenError, 403, "send the header 'X-Quaderno: 1' (or the bearer token) with "
+                          "requests that change state"),
     (TooManyRequestsError, 429, "wait for an answer in flight to finish, then retry"),
     (BodyTooLargeError, 413, "send a smaller body, or start the server with a larger limit"),
     (LLMTimeoutError, 504, "the LLM did not answer in time; retry, or raise its timeout"),
@@ -78,14 +84,30 @@ class ErrorBody(BaseModel):
     error: ErrorInfo
 
 
+# what a client reads of an LLM failure: its text may hold the upstream's URL or its body
+LLM_MESSAGES: tuple[tuple[type[BaseException], str], ...] = (
+    (LLMTimeoutError, "the LLM did not answer in time"),
+    (StepError, "a step could not use the LLM's reply"),
+    (LLMError, "the LLM call failed"),
+)
+
+
 def error_info(exc: BaseException) -> ErrorInfo:
-    """The status, message and hint of ``exc`` (500 for an error quaderno did not expect)."""
+    """The status, message and hint of ``exc`` (500 for an error quaderno did not expect).
+    An LLM failure's own text and an unmapped error's are logged, never sent."""
+    name = type(exc).__name__
     for cls, status, hint in STATUSES:
         if isinstance(exc, cls):
-            return ErrorInfo(type=type(exc).__name__, status=status, message=str(exc),
-                             hint=hint)
+            message = str(exc)
+            if isinstance(exc, LLMError):
+                log.warning("%s: %s", name, exc)
+                message = next(m for c, m in LLM_MESSAGES if isinstance(exc, c))
+                message = f"{message} ({name}); the server log has the details"
+            return ErrorInfo(type=name, status=status, message=message, hint=hint)
     if isinstance(exc, QuadernoError):
-        return ErrorInfo(type=type(exc).__name__, status=500, message=str(exc))
+        log.error("unmapped %s: %s", name, exc)
+        return ErrorInfo(type=name, status=500,
+                         message="the server failed; its log has the details")
     return ErrorInfo(type="InternalError", status=500,
                      message="the server failed unexpectedly; its log has the details")
 
@@ -98,7 +120,7 @@ def error_response(info: ErrorInfo, headers: dict[str, str] | None = None) -> JS
 async def _quaderno_error(request: Request, exc: Exception) -> JSONResponse:
     info = error_info(exc)
     if info.status >= 500:
-        log.warning("%s %s -> %d: %s", request.method, request.url.path, info.status, exc)
+        log.warning("%s %s -> %d", request.method, request.url.path, info.status)
     headers = {}
     if isinstance(exc, TooManyRequestsError):
         headers["Retry-After"] = str(exc.retry_after)
@@ -142,6 +164,7 @@ ERROR_RESPONSES: dict[int | str, dict] = {
     status: {"model": ErrorBody, "description": description}
     for status, description in ((400, "the body cannot be read (not UTF-8 text)"),
                                 (401, "no or wrong bearer token (when the server has one)"),
+                                (403, "a state-changing request without X-Quaderno"),
                                 (404, "not found"), (409, "already exists or stale"),
                                 (413, "the body is over the limit"),
                                 (422, "invalid input"), (429, "too many questions in flight"),

@@ -48,6 +48,7 @@ class Event:
 
 
 END = Event(name="end", data=None)
+HIDDEN_ERROR = "failed (the server log has the details; ask with trace: true to see them)"
 
 
 class SpanOpened(BaseModel):
@@ -117,10 +118,17 @@ class StepEvents:
         self._put("span_open", SpanOpened(id=span.id, parent=span.parent, name=span.name,
                                           inputs=_json(span.inputs), t=self._t()))
 
+    def _error(self, error: str | None) -> str | None:
+        """An error's text only for a client that asked for the trace (it may hold the
+        server's paths, an upstream URL or body); otherwise that there was one."""
+        if error is None or self.prompts:
+            return error
+        return HIDDEN_ERROR
+
     def span_closed(self, span: Span) -> None:
         self._put("span_close", SpanClosed(
             id=span.id, parent=span.parent, name=span.name, outputs=_json(span.outputs),
-            error=span.error, notes=list(span.notes), t=self._t(),
+            error=self._error(span.error), notes=list(span.notes), t=self._t(),
             seconds=round(span.seconds, 4)))
 
     def call_recorded(self, call: CallRecord) -> None:
@@ -128,7 +136,7 @@ class StepEvents:
             span_id=call.span_id, step=call.step, model=call.model,
             prompt_tokens=call.usage.prompt_tokens,
             completion_tokens=call.usage.completion_tokens, latency_s=call.latency_s,
-            cached=call.cached, error=call.error, t=self._t(),
+            cached=call.cached, error=self._error(call.error), t=self._t(),
             prompt=call.prompt if self.prompts else None,
             response=call.response if self.prompts else None))
 

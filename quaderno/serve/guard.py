@@ -8,6 +8,12 @@ the headers that keep responses data.
 * :class:`DeclaredSizeLimit`: a body whose declared ``Content-Length`` is over its
   route's limit is answered 413 (with the error body) before it is read; a body sent
   without a length is cut off at the same limit by FastAPI's ``max_body_size``.
+* :class:`CrossSiteGuard`: a request that changes state (POST, PUT, PATCH, DELETE, and
+  ``GET /v1/ask/stream``, which spends model time) must carry what a cross-site HTML form
+  cannot send without a CORS preflight (which this server never grants): the bearer token,
+  a JSON ``Content-Type``, or the header ``X-Quaderno: 1`` (required for multipart
+  uploads). With Starlette's ``TrustedHostMiddleware`` (DNS rebinding) it keeps a web page
+  on another site from driving a tokenless loopback server.
 * :class:`DataHeaders`: ``X-Content-Type-Options: nosniff`` and ``Cache-Control:
   no-store`` on every response, so JSON holding document or model text is never sniffed
   into HTML by a browser, nor cached.
@@ -25,7 +31,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from quaderno.errors import ConfigError
-from quaderno.serve.errors import (BodyTooLargeError, ErrorBody, ErrorInfo,
+from quaderno.serve.errors import (BodyTooLargeError, ErrorBody, ErrorInfo, ForbiddenError,
                                    TooManyRequestsError, UnauthorizedError, error_info)
 
 OPEN_PATHS = ("/v1/health",)
@@ -56,6 +62,43 @@ class BearerAuth:
                else "the bearer token is not this server's")
         await _send_error(send, error_info(UnauthorizedError(f"unauthorized: {why}")),
                           [(b"www-authenticate", b"Bearer")])
+
+
+CUSTOM_HEADER = "x-quaderno"
+UNSAFE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+# GET routes that spend model time: protected as if they changed state
+COSTLY_GETS = ("/v1/ask/stream",)
+
+
+class CrossSiteGuard:
+    """Refuse (403) a state-changing request a cross-site form could have sent."""
+
+    def __init__(self, app: ASGIApp, token: SecretStr | None = None) -> None:
+        self.app = app
+        self.token = token
+
+    def _allowed(self, headers: Headers) -> bool:
+        if headers.get(CUSTOM_HEADER, "").strip():
+            return True
+        scheme, _, given = headers.get("authorization", "").partition(" ")
+        if self.token is not None and scheme.lower() == "bearer" and given \
+                and token_matches(given.strip(), self.token):
+            return True
+        media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        return media == "application/json"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            method, path = scope["method"], scope["path"].rstrip("/")
+            costly = method == "GET" and path in COSTLY_GETS
+            if (method in UNSAFE_METHODS or costly) and not self._allowed(Headers(scope=scope)):
+                what = ("a GET that spends model time" if costly
+                        else f"a {method} without a JSON body")
+                await _send_error(send, error_info(ForbiddenError(
+                    f"{what} must carry the header 'X-Quaderno: 1' (or the bearer token): "
+                    "a cross-site form cannot send it")))
+                return
+        await self.app(scope, receive, send)
 
 
 class DeclaredSizeLimit:

@@ -4,7 +4,10 @@ A job is an asyncio task on the server's loop (blocking work goes to a thread in
 Its progress is a :class:`~quaderno.serve.wire.JobProgress` replaced whole on each update,
 so a worker thread may report it without a lock; ``version`` grows with every change, and
 :meth:`JobManager.changes` yields a job's states as they change (the SSE progress stream).
-One job at a time works on a target (a knowledge base, a run): a second is a 409.
+One job at a time works on a target (a knowledge base, a run): a second is a 409; at most
+``max_running`` jobs run at once in all, and at most ``max_watchers`` progress streams are
+open at once (429 beyond either). A stream polls every :data:`POLL_S` (it never spins) and
+sends a keep-alive every :data:`KEEPALIVE_S` while nothing changes.
 """
 
 from __future__ import annotations
@@ -18,12 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quaderno.errors import AlreadyExistsError, NotFoundError
-from quaderno.serve.errors import error_info
+from quaderno.serve.errors import TooManyRequestsError, error_info
 from quaderno.serve.wire import JobOut, JobProgress
 
 log = logging.getLogger(__name__)
 
-POLL_S = 0.05
+POLL_S = 0.5
+KEEPALIVE_S = 15.0
 
 
 @dataclass
@@ -63,8 +67,12 @@ Work = Callable[[Job], Awaitable[dict[str, Any]]]
 class JobManager:
     """The jobs of one server; finished ones are kept (the newest ``keep``) for reading."""
 
-    def __init__(self, keep: int = 200) -> None:
+    def __init__(self, keep: int = 200, *, max_running: int = 4,
+                 max_watchers: int = 32) -> None:
         self.keep = keep
+        self.max_running = max_running
+        self.max_watchers = max_watchers
+        self.watchers = 0
         self._jobs: dict[str, Job] = {}
 
     def start(self, kind: str, target: str, work: Work) -> Job:
@@ -75,6 +83,11 @@ class JobManager:
         if busy:
             raise AlreadyExistsError(f"job {busy[0].id} ({busy[0].kind}) is already working on "
                                      f"{target!r}; wait for it (GET /v1/jobs/{busy[0].id})")
+        running = sum(1 for j in self._jobs.values() if not j.done)
+        if running >= self.max_running:
+            raise TooManyRequestsError(f"the server is running {running} jobs, its limit "
+                                       f"({self.max_running}); wait for one to finish",
+                                       retry_after=5)
         job = Job(id=uuid.uuid4().hex[:12], kind=kind, target=target)
         self._jobs[job.id] = job
         job.task = asyncio.get_running_loop().create_task(self._run(job, work),
@@ -115,17 +128,43 @@ class JobManager:
         return next((j for j in self._jobs.values()
                      if j.kind == kind and j.target == target and not j.done), None)
 
-    async def changes(self, job_id: str) -> AsyncIterator[JobOut]:
-        """The job's state now, then each time it changes, until it is done."""
+    def watch(self, job_id: str) -> tuple[AsyncIterator[JobOut | None], Callable[[], None]]:
+        """Take a watcher's place now (429 when ``max_watchers`` are open): the job's
+        changes, and the function that gives the place back (once, however often called)."""
+        self.get(job_id)
+        if self.watchers >= self.max_watchers:
+            raise TooManyRequestsError(f"{self.watchers} job progress streams are open, the "
+                                       f"server's limit; poll GET /v1/jobs/{job_id} instead",
+                                       retry_after=5)
+        self.watchers += 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                self.watchers -= 1
+
+        return self.changes(job_id), release
+
+    async def changes(self, job_id: str, *, poll_s: float = POLL_S,
+                      keepalive_s: float = KEEPALIVE_S) -> AsyncIterator[JobOut | None]:
+        """The job's state now, then each time it changes, until it is done; ``None`` (a
+        keep-alive) after ``keepalive_s`` without a change."""
         job = self.get(job_id)
         seen = -1
+        quiet = 0.0
         while True:
             if job.version != seen:
-                seen = job.version
+                seen, quiet = job.version, 0.0
                 yield job.out()
                 if job.done:
                     return
-            await asyncio.sleep(POLL_S)
+            elif quiet >= keepalive_s:
+                quiet = 0.0
+                yield None
+            await asyncio.sleep(poll_s)
+            quiet += poll_s
 
     async def aclose(self) -> None:
         """Cancel the jobs still running (the server is stopping)."""

@@ -20,9 +20,9 @@ from quaderno.eval.datasets import DATASETS, data_dir, load_dataset
 from quaderno.eval.records import read_results
 from quaderno.eval.report import load_run, paired, table, write_report
 from quaderno.eval.runner import EvalRunner, RunConfig
-from quaderno.methods.registry import get_spec
 from quaderno.serve.errors import ERROR_RESPONSES
 from quaderno.serve.jobs import Job
+from quaderno.serve.policy import check_options, method_spec
 from quaderno.serve.state import ServerState
 from quaderno.serve.wire import (DatasetInfo, EvalRequest, JobOut, PairedOut, RecordsPage,
                                  ReportOut, ReportRequest, RunSummary)
@@ -74,8 +74,8 @@ async def start_eval(body: EvalRequest, request: Request) -> JobOut:
     from quaderno.cli.eval_cmd import default_k, method_options_for
 
     state = _state(request)
-    # an unknown method or option is a 422 before any job starts
-    get_spec(body.method).validate(body.options)
+    # an unknown method is a 404, a bad, capped or path option a 422, before any job starts
+    method_spec(body.method).validate(check_options(body.method, body.options))
     options = method_options_for(body.method, int(body.options.get("max_iters", 10)),
                                  body.options)
     dataset = state.dataset_path(body.dataset, body.format)
@@ -84,7 +84,9 @@ async def start_eval(body: EvalRequest, request: Request) -> JobOut:
             state.workspace.kb(kb)
     name = body.name or f"{Path(body.dataset).stem}-{body.method}"
     run_dir = state.run_dir(name)
-    concurrency = min(body.concurrency, state.settings.eval_concurrency_max)
+    # an evaluation answers questions too: never more at once than the in-flight limit
+    concurrency = min(body.concurrency, state.settings.eval_concurrency_max,
+                      state.settings.max_inflight)
 
     async def work(job: Job) -> dict[str, Any]:
         lm = await state.lm()

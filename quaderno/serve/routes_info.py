@@ -46,9 +46,16 @@ async def info(request: Request) -> InfoOut:
 @router.get("/llm/log", response_model=list[CallRow])
 async def llm_log(request: Request, n: int = Query(20, ge=0, le=1000),
                   model: str | None = Query(None, max_length=200)) -> list[CallRow]:
-    """The latest ``n`` LLM calls, oldest first: step, tokens, latency, cache, errors (no
-    prompts: the log never holds them)."""
-    path = _state(request).workspace.root / "cache" / "llm.sqlite"
+    """The latest ``n`` LLM calls, oldest first: step, tokens, latency, cache (no prompts:
+    the log never holds them). Question labels and error texts belong to the clients that
+    asked; they are shown only when the server runs with ``--llm-log-details``."""
+    state = _state(request)
+    path = state.workspace.root / "cache" / "llm.sqlite"
     if not path.is_file():
         return []
-    return await asyncio.to_thread(lambda: CallLog(path).latest(n, model=model))
+    rows = await asyncio.to_thread(lambda: CallLog(path).latest(n, model=model))
+    if state.settings.llm_log_details:
+        return rows
+    return [r.model_copy(update={"label": None,
+                                 "error": None if r.error is None else "failed"})
+            for r in rows]

@@ -17,6 +17,7 @@ from quaderno.errors import AlreadyExistsError, ConfigError
 from quaderno.serve.errors import ERROR_RESPONSES, BodyTooLargeError
 from quaderno.serve.events import SSE_DOC, SSEResponse
 from quaderno.serve.jobs import Job
+from quaderno.serve.policy import check_embedder
 from quaderno.serve.state import ServerState
 from quaderno.serve.wire import IndexBuildRequest, JobOut, KBInfo
 from quaderno.storage import check_name
@@ -91,6 +92,7 @@ def router(max_upload_bytes: int) -> APIRouter:
         state = _state(request)
         ws = state.workspace
         check_name(name, "knowledge base name")
+        embedder = check_embedder(embedder, state.settings.embedder_allow)
         if format != "auto" and format not in FORMATS:
             raise ConfigError(f"unknown format {format!r}; choose auto or one of "
                               f"{', '.join(FORMATS)}")
@@ -150,7 +152,7 @@ def router(max_upload_bytes: int) -> APIRouter:
         state = _state(request)
         ws = state.workspace
         ws.kb(name)
-        embedder = None if body.embedder in (None, "none") else body.embedder
+        embedder = check_embedder(body.embedder, state.settings.embedder_allow)
         if not body.bm25 and embedder is None:
             raise ConfigError("an index needs a component: bm25=true, or an embedder")
 
@@ -178,16 +180,22 @@ def router(max_upload_bytes: int) -> APIRouter:
         """``event: job`` (a JobOut) now and on every change, until it succeeds or fails."""
         from quaderno.serve.events import Event
 
-        manager = _state(request).jobs
-        manager.get(job_id)
+        # a 404, or a 429 when too many progress streams are open
+        changes, release = _state(request).jobs.watch(job_id)
 
         async def events():  # noqa: ANN202 - an async generator of events
             n = 0
-            async for out in manager.changes(job_id):
-                yield Event(name="job", data=out.model_dump(mode="json"), id=n)
-                n += 1
+            try:
+                async for out in changes:
+                    if out is None:  # a keep-alive while nothing changes
+                        yield Event(name="", data=None, comment="working")
+                        continue
+                    yield Event(name="job", data=out.model_dump(mode="json"), id=n)
+                    n += 1
+            finally:
+                await changes.aclose()  # type: ignore[attr-defined]
 
-        return SSEResponse(events())
+        return SSEResponse(events(), on_close=release)
 
     return r
 

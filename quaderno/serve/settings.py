@@ -69,7 +69,21 @@ class ServeSettings(BaseModel):
                                                     "[default: $QUADERNO_DATA or "
                                                     "../shared/data]")
     eval_concurrency_max: int = Field(8, ge=1, description="most questions one evaluation "
-                                                           "run may answer at once")
+                                                           "run may answer at once (and "
+                                                           "never more than max_inflight)")
+    max_jobs: int = Field(4, ge=1, description="background jobs (uploads, index builds, "
+                                               "evaluation runs) running at once, in all")
+    max_job_watchers: int = Field(32, ge=1, description="job progress streams "
+                                                        "(/v1/jobs/{id}/events) open at once")
+    embedder_allow: tuple[str, ...] = Field((), description="embedders clients may name "
+                                                            "beyond none, minilm and "
+                                                            "hash[:DIM] (--embedder-allow)")
+    allowed_hosts: tuple[str, ...] = Field((), description="Host header values accepted "
+                                                           "beyond loopback names and the "
+                                                           "bound host (--allowed-host)")
+    llm_log_details: bool = Field(False, description="/v1/llm/log shows every client's "
+                                                     "question labels and error texts "
+                                                     "(--llm-log-details)")
 
     def check(self) -> None:
         """Refuse settings that would expose the server: a non-loopback address without a
@@ -79,6 +93,14 @@ class ServeSettings(BaseModel):
                 f"--host {self.host} listens beyond this machine, so clients must send a "
                 "bearer token: export one in a variable and pass --token-env NAME (or bind "
                 "--host 127.0.0.1)")
+
+    def trusted_hosts(self) -> list[str]:
+        """Host header values the server answers (DNS rebinding defence): loopback names,
+        the bound host and the operator's ``--allowed-host`` names."""
+        hosts = ["127.0.0.1", "localhost", "[::1]", "::1", *self.allowed_hosts]
+        if self.host not in ("0.0.0.0", "::", ""):  # every address: --allowed-host names
+            hosts.append(f"[{self.host}]" if ":" in self.host else self.host)
+        return list(dict.fromkeys(hosts))
 
     @property
     def root(self) -> Path:

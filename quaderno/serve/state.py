@@ -35,7 +35,8 @@ class ServerState:
         self.settings = settings
         self.workspace = Workspace(settings.root)
         self.limiter = InflightLimiter(settings.max_inflight, settings.max_inflight_per_client)
-        self.jobs = JobManager()
+        self.jobs = JobManager(max_running=settings.max_jobs,
+                               max_watchers=settings.max_job_watchers)
         self._lm = lm
         self._roles: dict[str, LM] | None = dict(roles or {}) if lm is not None else None
         self._lm_lock = asyncio.Lock()
@@ -96,7 +97,7 @@ class ServerState:
         if not folder.is_dir():
             known = sorted(p.name for p in (self.workspace.root / "gates").glob("*")
                            if p.is_dir())
-            raise NotFoundError(f"no gate {name!r} under {self.workspace.root / 'gates'} "
+            raise NotFoundError(f"no gate {name!r} in the server's gates folder "
                                 f"(known: {', '.join(known) or 'none'}; or always | never)")
         return f"{folder}:{inner}" if inner else str(folder)
 

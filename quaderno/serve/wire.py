@@ -156,7 +156,8 @@ class IndexBuildRequest(_In):
     index: str = Field("default", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     bm25: bool = True
     embedder: str | None = Field(None, max_length=200,
-                                 description="minilm | hash[:DIM] | st:MODEL | none "
+                                 description="none | minilm | hash[:DIM] (DIM ≤ 4096) | "
+                                             "a name the server allows (--embedder-allow) "
                                              "[default: none, BM25 only]")
 
 
