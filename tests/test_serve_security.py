@@ -329,3 +329,50 @@ def test_stream_hides_step_error_text_unless_traced(kb_home):
     events = sse(call(app, "POST", "/v1/ask/stream",
                       json={"question": "q", "method": "vanilla-llm"}).text)
     assert "/srv/keys" not in json.dumps(events)
+
+
+# -- 7. correctness --------------------------------------------------------------------------
+def test_a_validation_error_inside_a_method_is_422(kb_home, monkeypatch):
+    from pydantic import BaseModel
+
+    class Inner(BaseModel):
+        n: int
+
+    async def failing(*args: Any, **kwargs: Any) -> Any:
+        Inner.model_validate({"n": "many"})
+
+    monkeypatch.setattr("quaderno.serve.asking.aask", failing)
+    app = make_app(kb_home)
+    assert_error(call(app, "POST", "/v1/ask", json={"question": "q", "method": "vanilla-llm"}),
+                 422, "n")
+    events = sse(call(app, "POST", "/v1/ask/stream",
+                      json={"question": "q", "method": "vanilla-llm"}).text)
+    assert events[-1][0] == "error" and events[-1][1]["error"]["status"] == 422
+
+
+def test_models_retrieve_with_the_openai_sdk(kb_home):
+    import openai
+
+    from test_serve_openai import sdk
+
+    async def go() -> tuple[str, Any]:
+        async with sdk(make_app(kb_home)) as c:
+            card = await c.models.retrieve("quaderno-pager")
+            try:
+                await c.models.retrieve("gpt-4")
+            except openai.NotFoundError as exc:
+                return card.id, exc
+        return card.id, None
+
+    found, missing = asyncio.run(go())
+    assert found == "quaderno-pager" and missing is not None
+
+
+def test_cli_passes_the_new_limits_to_the_settings():
+    from quaderno.cli.serve_cmd import _settings
+
+    s = _settings(None, None, "127.0.0.1", 8765, None, {}, max_jobs=2,
+                  embedder_allow=("st:custom",), allowed_hosts=("q.lan",),
+                  llm_log_details=True)
+    assert (s.max_jobs, s.embedder_allow, s.llm_log_details) == (2, ("st:custom",), True)
+    assert "q.lan" in s.trusted_hosts() and "evil.example" not in s.trusted_hosts()

@@ -61,6 +61,17 @@ def serve(
                                          "(default 32 MiB)"),
     data_dir: Path = typer.Option(None, "--data-dir", help="Folder of evaluation datasets "
                                   "(default: $QUADERNO_DATA or ../shared/data)"),
+    max_jobs: int = typer.Option(None, "--max-jobs", help="Background jobs (uploads, index "
+                                 "builds, evaluation runs) at once, in all (default 4)"),
+    embedder_allow: list[str] = typer.Option(None, "--embedder-allow", help="An embedder "
+                                             "clients may name beyond none, minilm and "
+                                             "hash[:DIM] (repeat for several)"),
+    allowed_host: list[str] = typer.Option(None, "--allowed-host", help="A Host name "
+                                           "clients may use beyond loopback and --host "
+                                           "(repeat; e.g. behind a proxy)"),
+    llm_log_details: bool = typer.Option(False, "--llm-log-details", help="Let /v1/llm/log "
+                                         "show every client's question labels and error "
+                                         "texts (off: hidden)"),
     ssl_certfile: Path = typer.Option(None, "--ssl-certfile", help="TLS certificate (PEM): "
                                       "serve HTTPS, so the token does not travel in clear"),
     ssl_keyfile: Path = typer.Option(None, "--ssl-keyfile", help="TLS private key (PEM)"),
@@ -79,7 +90,11 @@ def serve(
                          max_inflight=max_inflight,
                          max_inflight_per_client=max_inflight_per_client,
                          max_request_bytes=max_request_bytes,
-                         max_upload_bytes=max_upload_bytes, data_dir=data_dir)
+                         max_upload_bytes=max_upload_bytes, data_dir=data_dir,
+                         max_jobs=max_jobs,
+                         embedder_allow=tuple(embedder_allow) if embedder_allow else None,
+                         allowed_hosts=tuple(allowed_host) if allowed_host else None,
+                         llm_log_details=llm_log_details or None)
     try:
         from quaderno.serve.app import create_app
     except ImportError as exc:

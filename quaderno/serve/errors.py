@@ -13,7 +13,7 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from quaderno.errors import (AlreadyExistsError, ConfigError, DependencyError,
@@ -96,6 +96,12 @@ def error_info(exc: BaseException) -> ErrorInfo:
     """The status, message and hint of ``exc`` (500 for an error quaderno did not expect).
     An LLM failure's own text and an unmapped error's are logged, never sent."""
     name = type(exc).__name__
+    if isinstance(exc, ValidationError):  # a model a method built from its input
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}"
+                             for e in exc.errors()[:5])
+        return ErrorInfo(type="ValidationError", status=422,
+                         message=f"invalid {exc.title}: {problems}",
+                         hint="change the named values")
     for cls, status, hint in STATUSES:
         if isinstance(exc, cls):
             message = str(exc)
@@ -155,6 +161,7 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
 
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(QuadernoError, _quaderno_error)
+    app.add_exception_handler(ValidationError, _quaderno_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(Exception, _unexpected)

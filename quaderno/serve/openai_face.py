@@ -141,6 +141,16 @@ async def models() -> ModelList:
                            for name, spec in METHODS.items()])
 
 
+@router.get("/models/{model_id}", response_model=ModelCard)
+async def model(model_id: str) -> ModelCard:
+    """One model (the openai SDK's ``models.retrieve``)."""
+    name = model_id.removeprefix(MODEL_PREFIX)
+    if not model_id.startswith(MODEL_PREFIX) or name not in METHODS:
+        raise NotFoundError(f"no model {model_id!r}; GET /v1/models lists them "
+                            f"(quaderno-<method>, e.g. {MODEL_PREFIX}pager)")
+    return ModelCard(id=model_id, description=METHODS.spec(name).summary)
+
+
 @router.post("/chat/completions", response_model=ChatCompletion,
              responses={200: {"content": {"application/json": {},
                                           **SSE_DOC["content"]}}})
