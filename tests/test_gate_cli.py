@@ -119,9 +119,15 @@ def test_gate_eval_on_precomputed_answers_needs_no_llm(tmp_path, trained):
              "answer_no_retrieval": "lima", "answer_retrieval": "cusco"}]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     js = tmp_path / "r.json"
+    # answers without provenance: their LLM is unknown, so a learned gate is refused ...
     res = runner.invoke(app, ["gate", "eval", "always", "never", f"{gate}:ccsk", "--answers",
                               str(path), "--json-out", str(js)])
+    assert res.exit_code == 2 and "unknown" in res.output, res.output
+    # ... unless allowed, and then warned about
+    res = runner.invoke(app, ["gate", "eval", "always", "never", f"{gate}:ccsk", "--answers",
+                              str(path), "--json-out", str(js), "--allow-other-llm"])
     assert res.exit_code == 0, res.output
+    assert "WARNING" in res.output and "no splits" in res.output
     gates = json.loads(js.read_text())["gates"]
     assert gates["always"]["score"]["acc"] == 0.5 and gates["never"]["score"]["acc"] == 0.5
     assert gates["always"]["score"]["gain_over_never"] == 0.0
@@ -154,3 +160,35 @@ def test_ask_and_eval_with_gate_never(tmp_path, home, server):
     res = runner.invoke(app, ["gate", "eval", "always", "--run", str(run)])
     assert res.exit_code == 0, res.output
     assert '"retrieval_rate": 1.0' in res.output and '"gated": 1' in res.output
+
+
+def test_gate_train_exclude_and_eval_scores_test_by_default(trained, tmp_path):
+    labels, gate = trained
+    # evaluation questions in a label file: kept out of the memory, counted in the manifest
+    data = read_labels(labels)
+    held = {r.question for r in data.records if r.split != "train"}
+    evals = [r for r in data.split("train") if r.question not in held][:3]
+    other = tmp_path / "eval.jsonl"
+    writer = LabelWriter(other, data.provenance)
+    for r in evals:
+        writer.write(r.model_copy(update={"split": "test"}))
+    res = runner.invoke(app, ["gate", "train", "--labels", str(labels), "--out",
+                              str(tmp_path / "g"), "--embedder", "hash:64", "--exclude",
+                              str(other), "--min-child-samples", "3", "--rqm-rounds", "40",
+                              "--epochs", "5"])
+    assert res.exit_code == 0, res.output
+    assert "--exclude removed 3 train" in res.output
+    info = json.loads(runner.invoke(app, ["gate", "info", str(tmp_path / "g"), "--json"]).output)
+    assert info["training"]["excluded"]["train"] == 3
+    memory = json.loads(next((tmp_path / "g").rglob("memory.json")).read_text())
+    assert not {r.question for r in evals} & {m["question"] for m in memory}
+    # eval: test rows by default; --split all warns that train/val rows are optimistic
+    js = tmp_path / "r.json"
+    res = runner.invoke(app, ["gate", "eval", "never", "--answers", str(labels), "--json-out",
+                              str(js)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(js.read_text())["n"] == 20 and "WARNING" not in res.output
+    res = runner.invoke(app, ["gate", "eval", "never", "--answers", str(labels), "--split",
+                              "all", "--json-out", str(js)])
+    assert res.exit_code == 0 and "WARNING" in res.output and "optimistic" in res.output
+    assert json.loads(js.read_text())["n"] == 80

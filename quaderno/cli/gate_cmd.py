@@ -17,6 +17,26 @@ from quaderno.errors import ConfigError
 from quaderno.eval.datasets import DATASETS, load_dataset
 from quaderno.methods.registry import parse_opts
 
+def _exclude_questions(names: list[str] | None, fmt: str | None, data_dir: Path | None
+                       ) -> list[str]:
+    """Questions of each ``--exclude``: a named dataset, a dataset FILE (with --format), or a
+    label / precomputed-answer file (JSONL)."""
+    from quaderno.gate.labels import read_labels
+
+    out: list[str] = []
+    for name in names or []:
+        if name in DATASETS or fmt is not None:
+            out += [r.question for r in load_dataset(name, fmt=None if name in DATASETS
+                                                     else fmt, data=data_dir)]
+        elif Path(name).is_file():
+            out += [r.question for r in read_labels(Path(name)).records]
+        else:
+            raise ConfigError(f"--exclude {name!r} is neither a dataset ({', '.join(DATASETS)}) "
+                              "nor a file: give a dataset name, a label file, or a dataset "
+                              "FILE with --exclude-format")
+    return out
+
+
 app = typer.Typer(help="CCSK: decide per question whether to retrieve (label, train, eval, "
                        "info, explain).", no_args_is_help=True)
 
@@ -111,6 +131,13 @@ def train(
     label_metric: str = typer.Option(None, help="Judge the stored answers again with this "
                                                 "metric (em | cover_em | acc | f1>0.5) "
                                                 "[default: the file's labels]"),
+    exclude: list[str] = typer.Option(None, "--exclude", help="Evaluation questions kept out "
+                                      "of the SN memory and training: a dataset name, a label "
+                                      "file, or a dataset FILE with --exclude-format "
+                                      "(repeatable)"),
+    exclude_format: str = typer.Option(None, "--exclude-format", help="Format of --exclude "
+                                                                      "dataset FILEs"),
+    data_dir: Path = typer.Option(None, help="Benchmark data folder (for --exclude)"),
 ) -> None:
     """Train CCSK (paper-literal and recommended) and the baselines; thresholds on val."""
     from quaderno.gate.labels import SKR_LLM, read_labels, read_skr, relabel
@@ -122,13 +149,17 @@ def train(
         label_file = relabel(label_file, label_metric)
     bundle = train_bundle(label_file, make_embedder(embedder),
                           extra_memory=read_skr(skr) if skr else (), extra_llm=SKR_LLM,
+                          exclude_questions=_exclude_questions(exclude, exclude_format, data_dir),
                           seed=seed, folds=folds, k=k, novelty=novelty,
                           min_child_samples=min_child_samples, pos_weight=pos_weight,
                           rqm_rounds=rqm_rounds, epochs=epochs)
     bundle.save(out)
     t = bundle.manifest.training
+    ex = t["excluded"]
     console.print(f"trained gates {', '.join(bundle.names)} into {out} ({t['train']} train, "
-                  f"{t['val']} val, SN memory {t['memory_drop_same']} / {t['memory_all']})")
+                  f"{t['val']} val, SN memory {t['memory_drop_same']} / {t['memory_all']}; "
+                  f"--exclude removed {ex['train']} train and {ex['extra_memory']} extra "
+                  "memory questions)")
 
 
 @app.command("eval")
@@ -139,7 +170,9 @@ def eval_(
     answers: Path = typer.Option(None, "--answers", help="Label file or precomputed answers "
                                  "(JSONL {question, golden_answers, answer_no_retrieval, "
                                  "answer_retrieval})"),
-    split: str = typer.Option(None, help="Only records of this split (e.g. test)"),
+    split: str = typer.Option("test", help="Records of this split; `all` scores every split "
+                                           "(train/val rows are in the SN memory or tuned "
+                                           "the thresholds: optimistic)"),
     run: Path = typer.Option(None, "--run", help="Or: a `quaderno eval --gate` run directory"),
     report: Path = typer.Option(None, help="Write a Markdown report here"),
     json_out: Path = typer.Option(None, "--json-out", help="Write the full result as JSON"),
@@ -158,6 +191,7 @@ def eval_(
     from quaderno.gate.report import evaluate, markdown
     from quaderno.gate.scoring import score_run
     from quaderno.gate.store import GateBundle, load_gate, split_spec
+    from quaderno.gate.wrapper import check_llm
 
     if run is not None:
         summary = score_run(read_results(run / "results.jsonl"))
@@ -168,9 +202,21 @@ def eval_(
     data = read_labels(answers)
     if label_metric:
         data = relabel(data, label_metric)
-    records = data.split(split) if split else data.records
+    if split == "all":
+        records = data.records
+        if any(r.split in ("train", "val") for r in records):
+            console.print("[bold yellow]WARNING: --split all scores train and val rows too: "
+                          "train questions are in the SN memory and val tuned the thresholds, "
+                          "so these figures are optimistic; score --split test[/]")
+    elif not any(r.split for r in data.records):  # precomputed answers carry no split
+        records = data.records
+        console.print(f"{answers} has no splits: scoring all {len(records)} records")
+    else:
+        records = data.split(split)
     if not records:
-        raise ConfigError(f"{answers} has no records" + (f" of split {split!r}" if split else ""))
+        present = sorted({r.split or "''" for r in data.records})
+        raise ConfigError(f"{answers} has no records of split {split!r} (it has "
+                          f"{', '.join(present)}); pick one with --split, or --split all")
     gates, bundle = [], None
     for spec in gate:
         path, name = split_spec(spec)
@@ -179,15 +225,10 @@ def eval_(
             gates += [bundle.gate(n) for n in bundle.names]
         else:
             gates.append(load_gate(spec))
-    llm = data.provenance.llm if data.provenance else None
+    llm = data.provenance.llm if data.provenance else None  # None: the answers' LLM unknown
     for g in gates:
-        if g.labels_llm and llm and g.labels_llm != llm:
-            if not allow_other_llm:
-                raise ConfigError(f"gate {g.name!r} was trained on {g.labels_llm!r}'s labels but "
-                                  f"these answers are {llm!r}'s; pass --allow-other-llm to "
-                                  "score it anyway")
-            console.print(f"[bold yellow]WARNING: gate {g.name} was trained on "
-                          f"{g.labels_llm}'s labels; these answers are {llm}'s[/]")
+        for note in check_llm(g, llm, allow_other_llm=allow_other_llm):
+            console.print(f"[bold yellow]WARNING: gate {g.name}: {note}[/]")
     result = evaluate(gates, records)
     table = Table("gate", "EM", "F1", "ACC", "retr.", "vs never", "vs always", "calls/q",
                   "AUROC", title=f"{len(records)} questions")
@@ -224,6 +265,10 @@ def cv(
     min_child_samples: int = typer.Option(20, help="LightGBM min_data_in_leaf"),
     rqm_rounds: int = typer.Option(2000), epochs: int = typer.Option(30),
     label_metric: str = typer.Option(None, help="Judge the stored answers with this metric"),
+    exclude: list[str] = typer.Option(None, "--exclude", help="Evaluation questions kept out "
+                                      "of every fold's SN memory (as gate train --exclude)"),
+    exclude_format: str = typer.Option(None, "--exclude-format"),
+    data_dir: Path = typer.Option(None, help="Benchmark data folder (for --exclude)"),
     report: Path = typer.Option(None, help="Write a Markdown report here"),
     json_out: Path = typer.Option(None, "--json-out", help="Write the full result as JSON"),
 ) -> None:
@@ -240,7 +285,8 @@ def cv(
     records, decided = cross_validate(
         data, make_embedder(embedder), folds=folds, seed=seed, val_fraction=val_fraction,
         extra_memory=read_skr(skr) if skr else (), extra_llm=SKR_LLM,
-        min_child_samples=min_child_samples, rqm_rounds=rqm_rounds, epochs=epochs)
+        min_child_samples=min_child_samples, rqm_rounds=rqm_rounds, epochs=epochs,
+        exclude_questions=_exclude_questions(exclude, exclude_format, data_dir))
     result = evaluate_decisions(records, decided)
     for name, g in result["gates"].items():
         s = g["score"]
@@ -267,7 +313,7 @@ def info(gate: Path = typer.Argument(..., help="Gate directory"),
     bundle = GateBundle.load(gate)
     data = bundle.manifest.model_dump(mode="json")
     data["training"] = {k: v for k, v in data["training"].items()
-                        if not isinstance(v, dict) or k == "train_labels"}
+                        if not isinstance(v, dict) or k in ("train_labels", "excluded")}
     data["gates"] = bundle.names
     if json_out:
         print_json(data)

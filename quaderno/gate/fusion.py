@@ -198,3 +198,17 @@ def token_states(embedder: Embedder, texts: Sequence[str], *, max_len: int = 32
         states[i, :len(row[:n])] = row[:n]
         mask[i, :n] = True
     return torch.from_numpy(states), torch.from_numpy(mask)
+
+
+def fusion_inputs(embedder: Embedder, q: np.ndarray, r: np.ndarray, f: np.ndarray,
+                  questions: Sequence[str], responses: Sequence[str], *, attention: str,
+                  token_len: int = 32) -> FusionInputs:
+    """The fusion's batch from pooled vectors, F and the texts (token states for token
+    attention) — the one function training and inference share."""
+    x = FusionInputs(q=torch.from_numpy(np.asarray(q, dtype=np.float32)),
+                     r=torch.from_numpy(np.asarray(r, dtype=np.float32)),
+                     f=torch.from_numpy(np.asarray(f, dtype=np.float32)))
+    if attention == "token":
+        x.q_tok, x.q_mask = token_states(embedder, questions, max_len=token_len)
+        x.r_tok, x.r_mask = token_states(embedder, responses, max_len=token_len)
+    return x

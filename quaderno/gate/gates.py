@@ -26,7 +26,7 @@ import torch
 from quaderno.errors import ConfigError
 from quaderno.gate import signals as S
 from quaderno.gate.decision import GateDecision
-from quaderno.gate.fusion import AttentionFusion, FusionInputs, token_states
+from quaderno.gate.fusion import AttentionFusion, FusionInputs, fusion_inputs
 from quaderno.gate.rqm import ResponseQuality
 from quaderno.gate.rule import Thresholds, branch_names, decide, single_score
 from quaderno.gate.sn import SimilarQueries, flashrag_rule, skr_rule
@@ -42,7 +42,8 @@ class ConstantGate:
     """Always or never retrieve."""
 
     needs_response = False
-    labels_llm: str | None = None
+    labels_llm: str | None = None  # no labels at all
+    notes: tuple[str, ...] = ()
 
     def __init__(self, retrieve: bool) -> None:
         self.retrieve = bool(retrieve)
@@ -58,6 +59,7 @@ class KNNRuleGate:
     """SKR's (``rule="skr"``) or FlashRAG's (``rule="flashrag"``) vote over similar questions."""
 
     needs_response = False
+    notes: tuple[str, ...] = ()  # added to every decision (e.g. memory of another LLM)
 
     def __init__(self, sn: SimilarQueries, *, rule: str, labels_llm: str | None = None) -> None:
         if rule not in ("skr", "flashrag"):
@@ -69,7 +71,7 @@ class KNNRuleGate:
         _check_lengths(questions, responses)
         t0 = time.perf_counter()
         fn = skr_rule if self.rule == "skr" else flashrag_rule
-        scores = self.sn.score(questions)
+        scores = self.sn.score(questions)  # leave-one-out: a question never votes for itself
         each = (time.perf_counter() - t0) / max(len(questions), 1)
         return [GateDecision(
             gate=self.name, retrieve=fn(s, k=self.sn.k, train_better=self.sn.train_better,
@@ -77,12 +79,15 @@ class KNNRuleGate:
                                         train_total=self.sn.train_total),
             f_sn=s.f_sn, max_sim=s.max_sim, labels_llm=self.labels_llm, seconds=each,
             neighbours=[self.sn.questions[i] for i in s.neighbours],
-            notes=[f"neighbours: {s.better} ir_better, {s.worse} ir_worse"]) for s in scores]
+            notes=[f"neighbours: {s.better} ir_better, {s.worse} ir_worse", *self.sn.notes(s),
+                   *self.notes]) for s in scores]
 
 
 class ScoreGate:
     """One score against one threshold: ``sn`` (F_SN), ``rqm`` (F_RQM) or ``linear``
     (w·F_SN + (1 − w)·F_RQM)."""
+
+    notes: tuple[str, ...] = ()
 
     def __init__(self, kind: str, embedder: Embedder, sn: SimilarQueries,
                  rqm: ResponseQuality | None, *, tau: float, weight: float = 0.5,
@@ -114,7 +119,8 @@ class ScoreGate:
                 p=float(p[i]), thresholds={"tau": self.tau} | (
                     {"weight": self.weight} if self.name == "linear" else {}),
                 novelty_fired=s.novelty_fired, max_sim=s.max_sim, labels_llm=self.labels_llm,
-                neighbours=[self.sn.questions[j] for j in s.neighbours], seconds=each))
+                neighbours=[self.sn.questions[j] for j in s.neighbours], seconds=each,
+                notes=[*self.sn.notes(s), *self.notes]))
         return out
 
 
@@ -122,6 +128,7 @@ class CCSKGate:
     """SN + RQM + the attention fusion + Eq. 7."""
 
     needs_response = True
+    notes: tuple[str, ...] = ()
 
     def __init__(self, embedder: Embedder, sn: SimilarQueries, rqm: ResponseQuality,
                  fusion: AttentionFusion, thresholds: Thresholds, *, name: str = "ccsk",
@@ -136,13 +143,8 @@ class CCSKGate:
     def inputs(self, questions: Sequence[str], responses: Sequence[str], sig: S.Signals
                ) -> FusionInputs:
         f = np.stack([sig.f_sn, sig.f_rqm], axis=1).astype(np.float32)
-        x = FusionInputs(q=torch.from_numpy(np.asarray(sig.q_vecs, dtype=np.float32)),
-                         r=torch.from_numpy(np.asarray(sig.r_vecs, dtype=np.float32)),
-                         f=torch.from_numpy(f))
-        if self.fusion.attention == "token":
-            x.q_tok, x.q_mask = token_states(self.embedder, questions, max_len=self.token_len)
-            x.r_tok, x.r_mask = token_states(self.embedder, responses, max_len=self.token_len)
-        return x
+        return fusion_inputs(self.embedder, sig.q_vecs, sig.r_vecs, f, questions, responses,
+                             attention=self.fusion.attention, token_len=self.token_len)
 
     def decide(self, questions: Sequence[str], responses: Sequence[str]) -> list[GateDecision]:
         _check_lengths(questions, responses)
@@ -164,4 +166,5 @@ class CCSKGate:
             g=[float(v) for v in out.g[i]], p=float(p[i]), trust=float(trust[i]),
             thresholds=th, novelty_fired=s.novelty_fired, max_sim=s.max_sim,
             neighbours=[self.sn.questions[j] for j in s.neighbours],
-            labels_llm=self.labels_llm, seconds=each) for i, s in enumerate(sig.sn)]
+            labels_llm=self.labels_llm, seconds=each, notes=[*self.sn.notes(s), *self.notes])
+            for i, s in enumerate(sig.sn)]

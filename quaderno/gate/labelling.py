@@ -12,7 +12,8 @@ from typing import Any
 from quaderno.errors import ConfigError, LLMError
 from quaderno.eval.datasets import QARecord
 from quaderno.gate.labels import (LabelProvenance, LabelRecord, LabelWriter, judge, metric_fn,
-                                  normalize_question, prompt_id, rqm_target)
+                                  normalize_question, prompt_id, target_for)
+from quaderno.gate.protocol import CLOSED_BOOK
 from quaderno.index.embedders import Embedder
 from quaderno.index.retrievers import Retriever
 from quaderno.llm.lm import LM
@@ -21,8 +22,6 @@ from quaderno.methods.baselines import LLM_ANSWER
 from quaderno.methods.registry import get_spec, make_method
 
 log = logging.getLogger(__name__)
-
-CLOSED_BOOK = "vanilla-llm"
 
 
 def provenance_for(lm: LM, retriever: Retriever | None, *, method: str = "vanilla-rag",
@@ -88,7 +87,6 @@ async def make_labels(records: Sequence[QARecord], writer: LabelWriter, lm: LM,
         except LLMError as exc:
             log.warning("question %s failed (%s); left out, run again to retry", record.id, exc)
             continue
-        vecs = embedder.embed_documents([a0.explanation or a0.answer, *record.answers])
         fn = metric_fn(prov.metric)
         label = LabelRecord(
             id=record.id, question=record.question, golden_answers=record.answers,
@@ -98,7 +96,7 @@ async def make_labels(records: Sequence[QARecord], writer: LabelWriter, lm: LM,
             judgement=judge(a0.answer, a1.answer, record.answers, prov.metric),
             score_no_retrieval=fn(a0.answer, record.answers),
             score_retrieval=fn(a1.answer, record.answers),
-            rqm_target=rqm_target(a0.explanation or a0.answer, record.answers, vecs[0], vecs[1:],
+            rqm_target=target_for(a0.explanation or a0.answer, record.answers, embedder,
                                   prov.rqm_weights),
             split=split, source=source,
             llm_calls_no_retrieval=len(a0.trace.calls), llm_calls_retrieval=len(a1.trace.calls),

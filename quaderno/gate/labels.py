@@ -101,6 +101,14 @@ def rqm_target(response: str, golds: Sequence[str], response_vec: np.ndarray,
     return float(np.clip(best, 0.0, 1.0))
 
 
+def target_for(response: str, golds: Sequence[str], embedder: Any,
+               weights: Sequence[float] = (0.3, 0.7)) -> float:
+    """:func:`rqm_target` of a response, embedding it and the golds with ``embedder`` (the
+    one function labelling and training use)."""
+    vecs = embedder.embed_documents([response, *golds])
+    return rqm_target(response, golds, vecs[0], vecs[1:], weights)
+
+
 # -- records and provenance ---------------------------------------------------------------
 class LabelProvenance(BaseModel):
     """What the labels were made with (L4): the same question gets other labels from another

@@ -7,6 +7,9 @@ from typing import Protocol, runtime_checkable
 
 from quaderno.gate.decision import GateDecision
 
+CLOSED_BOOK = "vanilla-llm"  # the method whose answer is the closed-book response r
+UNKNOWN_LLM = "unknown"  # labels_llm of a trained gate whose labels carry no provenance
+
 
 @runtime_checkable
 class Gate(Protocol):
@@ -14,7 +17,8 @@ class Gate(Protocol):
 
     ``needs_response``: the gate reads the closed-book response r (RQM, CCSK), so r is
     generated before it decides; a gate that reads only the question (SN, SKR-kNN) could
-    decide first. ``labels_llm``: the LLM whose labels trained it (None: no labels)."""
+    decide first. ``labels_llm``: the LLM whose labels trained it (None: no labels, e.g. ``always``;
+    :data:`UNKNOWN_LLM`: labels of an unknown LLM, treated like another LLM's)."""
 
     name: str
     needs_response: bool

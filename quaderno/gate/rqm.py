@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from quaderno.errors import ConfigError, IndexFormatError
-from quaderno.index.embedders import Embedder
+from quaderno.index.embedders import Embedder, _normalize
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ def features(questions: Sequence[str], responses: Sequence[str], embedder: Embed
     r = response_vecs if response_vecs is not None else embedder.embed_documents(list(responses))
     q = question_vecs if question_vecs is not None else embedder.embed_queries(list(questions))
     le = np.array([length_richness(t) for t in responses], dtype=np.float32).reshape(-1, 2)
-    cos = np.einsum("ij,ij->i", _unit(r), _unit(q)).astype(np.float32).reshape(-1, 1)
+    cos = np.einsum("ij,ij->i", _normalize(r), _normalize(q)).astype(np.float32).reshape(-1, 1)
     return np.hstack([le, np.asarray(r, dtype=np.float32), cos])
 
 
@@ -119,10 +119,3 @@ class ResponseQuality:
         model = cls()
         model.booster = lgb.Booster(model_file=str(path))
         return model
-
-
-def _unit(v: np.ndarray) -> np.ndarray:
-    v = np.asarray(v, dtype=np.float32)
-    n = np.linalg.norm(v, axis=1, keepdims=True)
-    n[n == 0] = 1.0
-    return v / n

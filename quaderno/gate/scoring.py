@@ -48,7 +48,17 @@ def _answers(record: LabelRecord) -> tuple[str, str]:
     return record.answer_no_retrieval, record.answer_retrieval
 
 
-def _calls(record: LabelRecord, retrieve: bool, needs_response: bool) -> int:
+def answers_acc(records: Sequence[LabelRecord]) -> tuple[np.ndarray, np.ndarray]:
+    """ACC (cover-EM) of each record's closed-book and retrieval answers."""
+    pairs = [_answers(r) for r in records]
+    return (np.array([M.cover_em(a0, r.golden_answers) for (a0, _), r in zip(pairs, records)]),
+            np.array([M.cover_em(a1, r.golden_answers) for (_, a1), r in zip(pairs, records)]))
+
+
+def llm_calls(record: LabelRecord, retrieve: bool, needs_response: bool) -> int:
+    """LLM calls :class:`~quaderno.gate.wrapper.GatedMethod` makes for one question: the
+    closed-book call when the gate reads the response or says no, plus the method's calls
+    when it says yes (a gate that reads only the question decides first)."""
     closed = record.llm_calls_no_retrieval if record.llm_calls_no_retrieval is not None else 1
     rag = record.llm_calls_retrieval if record.llm_calls_retrieval is not None else 1
     return (closed if (needs_response or not retrieve) else 0) + (rag if retrieve else 0)
@@ -61,12 +71,8 @@ def score_decisions(records: Sequence[LabelRecord], decisions: Sequence[GateDeci
         raise ConfigError(f"{len(records)} records but {len(decisions)} decisions")
     if not records:
         raise ConfigError("nothing to score: no records")
-    picked, acc_never, acc_always = [], [], []
-    for r, d in zip(records, decisions):
-        a0, a1 = _answers(r)
-        picked.append(a1 if d.retrieve else a0)
-        acc_never.append(M.cover_em(a0, r.golden_answers))
-        acc_always.append(M.cover_em(a1, r.golden_answers))
+    acc_never, acc_always = answers_acc(records)
+    picked = [_answers(r)[1 if d.retrieve else 0] for r, d in zip(records, decisions)]
     em = np.mean([M.em(a, r.golden_answers) for a, r in zip(picked, records)])
     f1 = np.mean([M.f1(a, r.golden_answers) for a, r in zip(picked, records)])
     acc = float(np.mean([M.cover_em(a, r.golden_answers) for a, r in zip(picked, records)]))
@@ -82,7 +88,7 @@ def score_decisions(records: Sequence[LabelRecord], decisions: Sequence[GateDeci
         gate=decisions[0].gate, n=len(records), em=float(em), f1=float(f1), acc=acc,
         retrieval_rate=float(pred.mean()), gain_over_never=acc - float(np.mean(acc_never)),
         gain_over_always=acc - float(np.mean(acc_always)),
-        llm_calls=float(np.mean([_calls(r, d.retrieve, needs_response)
+        llm_calls=float(np.mean([llm_calls(r, d.retrieve, needs_response)
                                  for r, d in zip(records, decisions)])),
         auroc=_auroc(y, np.asarray(scores, dtype=float)),
         balanced_accuracy=_balanced(y, pred),

@@ -37,7 +37,8 @@ def compute(embedder: Embedder, questions: Sequence[str], responses: Sequence[st
     f_rqm = (rqm.f_rqm(features(questions, responses, embedder, response_vecs=r,
                                 question_vecs=q)) if rqm is not None
              else np.full(len(questions), np.nan))
-    return Signals(q_vecs=q, r_vecs=r, sn=sn.score_vectors(q), f_rqm=np.asarray(f_rqm))
+    return Signals(q_vecs=q, r_vecs=r, sn=sn.score_vectors(q, questions=questions),
+                   f_rqm=np.asarray(f_rqm))
 
 
 def _same_side(embedder: Embedder) -> bool:

@@ -2,10 +2,12 @@
 
 One shared (frozen) encoder φ embeds the new question and every memory question; the
 similarity is their cosine (Eq. 1). The K = 5 most similar memory questions vote:
-F_SN = (1/K) Σ y_(k) (Eq. 2), unweighted. When even the nearest one is less similar than
+F_SN = (1/K) Σ y_(k) (Eq. 2), unweighted (K = the neighbours used when the memory holds
+fewer). When even the nearest one is less similar than
 θ_new the question is novel and F_SN = 1 (retrieve; SN3). The paper gives no θ_new; it is
 calibrated here as the 5th percentile of the memory's own leave-one-out max-similarity
-(REC SN3). A memory question is scored without itself (leave-one-out, SN5).
+(REC SN3). A memory question is scored without itself (leave-one-out, SN5), at training and at
+inference alike: a query never votes with a memory item whose normalized question equals it.
 
 The memory holds ``ir_better`` and ``ir_worse`` questions only (``drop_same``: SKR's
 knn.py) or every label (``all``: FlashRAG's judger). SKR's and FlashRAG's own rules read
@@ -21,8 +23,8 @@ from typing import Literal
 import numpy as np
 
 from quaderno.errors import ConfigError
-from quaderno.gate.labels import LabelRecord, label_to_y
-from quaderno.index.embedders import Embedder
+from quaderno.gate.labels import LabelRecord, label_to_y, normalize_question
+from quaderno.index.embedders import Embedder, _normalize
 
 MemoryMode = Literal["drop_same", "all"]
 
@@ -37,6 +39,7 @@ class SNScore:
     neighbours: list[int]  # memory indices, most similar first
     better: int  # ir_better among the neighbours
     worse: int  # ir_worse among the neighbours
+    left_out: tuple[int, ...] = ()  # memory items equal to the query, kept from voting (LOO)
 
 
 class SimilarQueries:
@@ -58,6 +61,7 @@ class SimilarQueries:
         self.judgements: list[str] = []
         self.sources: list[str] = []
         self.vectors = np.zeros((0, embedder.dim), dtype=np.float32)
+        self._keys: dict[str, list[int]] = {}  # normalized question → memory indices
         # SKR's rule compares with the balance of the whole labelled set, same included
         self.train_better = self.train_worse = self.train_total = 0
 
@@ -77,9 +81,12 @@ class SimilarQueries:
         self.questions = [records[i].question for i in keep]
         self.judgements = [judged[i] for i in keep]
         self.sources = [records[i].source for i in keep]
+        self._keys: dict[str, list[int]] = {}
+        for i, q in enumerate(self.questions):
+            self._keys.setdefault(normalize_question(q), []).append(i)
         vecs = vectors[keep] if vectors is not None else self.embedder.embed_queries(
             self.questions)
-        self.vectors = _unit(vecs)
+        self.vectors = _normalize(np.asarray(vecs, dtype=np.float32))
         if self.theta_new is None and self.novelty:
             self.theta_new = self.calibrate()
         return self
@@ -98,33 +105,64 @@ class SimilarQueries:
         return float(np.percentile(sims.max(axis=1), self.novelty_percentile))
 
     # -- scoring ------------------------------------------------------------------------
-    def score_vectors(self, vectors: np.ndarray, exclude: Sequence[int | None] | None = None
-                      ) -> list[SNScore]:
-        """Scores for query vectors; ``exclude[i]`` is a memory index left out for query i
-        (leave-one-out when the query is that memory question)."""
+    def self_matches(self, questions: Sequence[str]) -> list[list[int]]:
+        """Per question, the memory items whose normalized question equals it."""
+        return [list(self._keys.get(normalize_question(q), [])) for q in questions]
+
+    def score_vectors(self, vectors: np.ndarray,
+                      exclude: Sequence[int | Sequence[int] | None] | None = None,
+                      questions: Sequence[str] | None = None) -> list[SNScore]:
+        """Scores for query vectors; ``exclude[i]`` is a memory index (or indices) left out
+        for query i (leave-one-out when the query is that memory question). With
+        ``questions`` (the queries' text) every memory item whose normalized question
+        equals the query is left out too: a question never votes for itself."""
         if not len(self.questions):
             raise ConfigError("SN has no memory: fit it on labelled records first")
-        sims = _unit(vectors) @ self.vectors.T
+        sims = _normalize(np.asarray(vectors, dtype=np.float32)) @ self.vectors.T
+        n = len(sims)
+        drop: list[set[int]] = [set() for _ in range(n)]
         if exclude is not None:
             for i, j in enumerate(exclude):
                 if j is not None:
-                    sims[i, j] = -np.inf
+                    drop[i].update([j] if isinstance(j, (int, np.integer)) else j)
+        if questions is not None:
+            if len(questions) != n:
+                raise ConfigError(f"{n} query vectors but {len(questions)} questions")
+            for i, same in enumerate(self.self_matches(questions)):
+                drop[i].update(same)
         y = self.y
-        k = min(self.k, len(self.questions) - (1 if exclude is not None else 0))
         out = []
-        for row in sims:
+        for row, left in zip(sims, drop):
+            if left:
+                row[sorted(left)] = -np.inf
+            k = min(self.k, len(self.questions) - len(left))
+            if k < 1:
+                raise ConfigError("the SN memory holds nothing but the question itself: "
+                                  "add labels of other questions")
             top = np.argsort(-row, kind="stable")[:k]
             max_sim = float(row[top[0]])
             fired = bool(self.novelty and self.theta_new is not None and max_sim < self.theta_new)
-            f_sn = 1.0 if fired else float(y[top].sum()) / self.k
+            # Eq. 2 over the neighbours actually used (fewer than K in a small memory)
+            f_sn = 1.0 if fired else float(y[top].sum()) / len(top)
             judged = [self.judgements[i] for i in top]
             out.append(SNScore(f_sn=f_sn, max_sim=max_sim, novelty_fired=fired,
                                neighbours=[int(i) for i in top],
-                               better=judged.count("ir_better"), worse=judged.count("ir_worse")))
+                               better=judged.count("ir_better"), worse=judged.count("ir_worse"),
+                               left_out=tuple(sorted(left)) if questions is not None else ()))
         return out
 
+    def notes(self, s: SNScore) -> list[str]:
+        """What a decision should say about SN's view (leave-one-out at inference)."""
+        if not s.left_out:
+            return []
+        labels = ", ".join(f"{self.judgements[i]} from {self.sources[i] or 'labels'}"
+                           for i in s.left_out)
+        return [f"leave-one-out: the question itself is in the SN memory ({labels}); it "
+                "did not vote"]
+
     def score(self, questions: Sequence[str]) -> list[SNScore]:
-        return self.score_vectors(self.embedder.embed_queries(list(questions)))
+        return self.score_vectors(self.embedder.embed_queries(list(questions)),
+                                  questions=questions)
 
     def loo(self) -> list[SNScore]:
         """Every memory question scored without itself (SN5)."""
@@ -157,8 +195,3 @@ def flashrag_rule(s: SNScore, *, k: int, train_better: int, train_worse: int,
     return topk > 0 and topk >= bound
 
 
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    v = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(v, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return v / norms

@@ -19,6 +19,7 @@ its default gate (``ccsk``).
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +31,14 @@ from quaderno.errors import ConfigError, IndexFormatError, NotFoundError
 from quaderno.gate.fusion import AttentionFusion
 from quaderno.gate.gates import CCSKGate, ConstantGate, KNNRuleGate, ScoreGate
 from quaderno.gate.labels import LabelProvenance, LabelRecord
-from quaderno.gate.protocol import Gate
+from quaderno.gate.protocol import UNKNOWN_LLM, Gate
 from quaderno.gate.rqm import ResponseQuality
 from quaderno.gate.rule import Thresholds
 from quaderno.gate.sn import SimilarQueries
 from quaderno.index.embedders import Embedder, make_embedder
 from quaderno.storage import VersionedDir, read_manifest, write_json_atomic
+
+log = logging.getLogger(__name__)
 
 KIND = "quaderno-gate"
 FORMAT_VERSION = 1
@@ -94,6 +97,23 @@ class GateBundle:
         self.memory_vectors, self.rqm, self.fusions = memory_vectors, rqm, fusions
         self.extras = dict(extras or {})  # JSON files saved beside (grids, Fig. 4)
         self._sn: dict[str, SimilarQueries] = {}
+        self.other_llm_note = self._other_llm_memory()
+        if self.other_llm_note:
+            log.warning("%s", self.other_llm_note)
+
+    def _other_llm_memory(self) -> str | None:
+        """A note when the SN memory holds labels made with another LLM than the gate's own
+        labels (e.g. SKR's InstructGPT labels)."""
+        own = self.manifest.labels_llm
+        other = {src: llm for src, llm in self.manifest.memory_sources.items() if llm != own}
+        if not other:
+            return None
+        n = sum(1 for r in self.memory if r.source in other)
+        if n == 0 and not any(r.source in self.manifest.memory_sources for r in self.memory):
+            n = len(self.memory)  # sources not recorded per item: the whole memory
+        described = ", ".join(f"{src} ({llm})" for src, llm in sorted(other.items()))
+        return (f"SN memory holds {n} labels made with another LLM: {described}; their "
+                "votes are about that model's knowledge")
 
     def sn(self, mode: str = "drop_same") -> SimilarQueries:
         if mode not in self._sn:
@@ -111,9 +131,15 @@ class GateBundle:
 
     def gate(self, name: str | None = None) -> Gate:
         name = name or self.manifest.default
-        llm = self.manifest.labels_llm
         if name in CONSTANT:
             return ConstantGate(CONSTANT[name])
+        learned = self._learned(name)
+        if self.other_llm_note:
+            learned.notes = (self.other_llm_note,)
+        return learned
+
+    def _learned(self, name: str) -> CCSKGate | KNNRuleGate | ScoreGate:
+        llm = self.manifest.labels_llm or UNKNOWN_LLM
         if name in self.fusions:
             cfg = self.manifest.fusions[name]
             if self.rqm is None:

@@ -1,15 +1,18 @@
 """A gate in front of any method (CCSK §3.1, spec A10).
 
-:class:`GatedMethod` answers closed-book first (the ``vanilla-llm`` method's own step, on
-the same episode), asks the gate, and then either returns that closed-book answer — no
-retrieval happens — or runs the wrapped method on the same :class:`Episode`, so the trace
-and the provenance stay one. The decision (signals, thresholds, Eq. 7's branch, the time it
-took) is a ``gate`` span in the trace and ``Answer.gate``; the wrapped method's own
-``details`` stay as they are.
+:class:`GatedMethod` asks a gate that reads the closed-book response (``needs_response``:
+RQM, CCSK) after answering closed-book (the ``vanilla-llm`` method's own step, on the same
+episode); a gate that reads only the question (constant, SN, the kNN rules) decides first
+("decide first"), so a question it sends to retrieval costs no closed-book call. Then
+either the closed-book answer is returned — no retrieval happens — or the wrapped method
+runs on the same :class:`Episode`, so the trace and the provenance stay one. The LLM calls
+per question are those of :func:`quaderno.gate.scoring.llm_calls`. The decision (signals,
+thresholds, Eq. 7's branch, the time it took) is a ``gate`` span in the trace and
+``Answer.gate``; the wrapped method's own ``details`` stay as they are.
 
 Labels belong to the LLM they were made with: a gate trained on another LLM's labels is
-refused, unless ``allow_other_llm`` is set, and then a warning is logged and noted in every
-decision.
+refused, and so is one whose labels' LLM is unknown, unless ``allow_other_llm`` is set, and
+then a warning is logged and noted in every decision.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ import logging
 import time
 
 from quaderno.errors import ConfigError
-from quaderno.gate.protocol import Gate
+from quaderno.gate.decision import GateDecision
+from quaderno.gate.protocol import CLOSED_BOOK, UNKNOWN_LLM, Gate
 from quaderno.llm.lm import LM
 from quaderno.methods.answer import Answer
 from quaderno.methods.base import BaseMethod, Method
@@ -27,26 +31,41 @@ from quaderno.methods.episode import Episode
 
 log = logging.getLogger(__name__)
 
-CLOSED_BOOK = "vanilla-llm"
 
-
-def check_llm(gate: Gate, lm: LM, *, allow_other_llm: bool = False) -> list[str]:
-    """Refuse (ConfigError) a gate whose labels were made with another LLM than ``lm``; with
-    ``allow_other_llm`` warn loudly instead. Returns the notes to add to each decision."""
-    if gate.labels_llm is None or gate.labels_llm == lm.model_id:
+def check_llm(gate: Gate, lm: LM | str | None, *, allow_other_llm: bool = False) -> list[str]:
+    """Refuse (ConfigError) a gate whose labels were made with another LLM than ``lm`` (an
+    :class:`LM` or a model id; None: the answers' LLM is unknown), or with an unknown LLM;
+    with ``allow_other_llm`` warn loudly instead. A gate without labels (``always``,
+    ``never``) passes. Returns the notes to add to each decision."""
+    if gate.labels_llm is None:
         return []
-    message = (f"gate {gate.name!r} was trained on labels made with {gate.labels_llm!r}, but "
-               f"the answering LLM is {lm.model_id!r}: its decisions are about another "
-               "model's knowledge")
+    model_id = lm.model_id if isinstance(lm, LM) else lm
+    if gate.labels_llm != UNKNOWN_LLM and gate.labels_llm == model_id:
+        return []
+    if gate.labels_llm == UNKNOWN_LLM:
+        message = (f"gate {gate.name!r} was trained on labels whose LLM is unknown (the label "
+                   "file has no provenance), so its decisions may be about another model's "
+                   "knowledge")
+        note = "labels of an unknown LLM"
+    elif model_id is None:
+        message = (f"gate {gate.name!r} was trained on labels made with {gate.labels_llm!r}, "
+                   "but the answering LLM is unknown (the answers carry no provenance)")
+        note = f"labels of {gate.labels_llm}; the answering LLM is unknown"
+    else:
+        message = (f"gate {gate.name!r} was trained on labels made with {gate.labels_llm!r}, "
+                   f"but the answering LLM is {model_id!r}: its decisions are about another "
+                   "model's knowledge")
+        note = f"labels of another LLM: {gate.labels_llm}"
     if not allow_other_llm:
         raise ConfigError(f"{message}. Label and train a gate for this LLM (quaderno gate "
                           "label / train), or pass --gate-allow-other-llm to use it anyway")
     log.warning("%s (allowed by --gate-allow-other-llm)", message.upper())
-    return [f"labels of another LLM: {gate.labels_llm}"]
+    return [note]
 
 
 class GatedMethod(BaseMethod):
-    """``gate`` in front of ``method``: closed-book answer, decide, maybe run ``method``."""
+    """``gate`` in front of ``method``: decide (after a closed-book answer when the gate reads
+    it), then either the closed-book answer or ``method``."""
 
     def __init__(self, gate: Gate, method: Method, lm: LM, *, allow_other_llm: bool = False,
                  closed_book: Method | None = None) -> None:
@@ -63,9 +82,7 @@ class GatedMethod(BaseMethod):
         self.closed_book = closed_book
         self.name = f"{gate.name}>{method.name}"
 
-    async def run(self, episode: Episode) -> Answer:
-        closed = await self.closed_book.run(episode)
-        response = closed.explanation or closed.answer
+    async def _decide(self, episode: Episode, response: str) -> GateDecision:
         with episode.trace.span("gate", gate=self.gate.name) as span:
             t0 = time.perf_counter()
             decision = (await asyncio.to_thread(self.gate.decide, [episode.question],
@@ -73,6 +90,25 @@ class GatedMethod(BaseMethod):
             decision.seconds = time.perf_counter() - t0
             decision.notes.extend(self.notes)
             span.outputs = decision.model_dump(mode="json", exclude_none=True)
+        return decision
+
+    async def run(self, episode: Episode) -> Answer:
+        if not self.gate.needs_response:  # decide first: no closed-book call when retrieving
+            decision = await self._decide(episode, "")
+            if decision.retrieve:
+                answer = await self.method.run(episode)
+                return answer.model_copy(update={"gate": decision})
+            closed = await self.closed_book.run(episode)
+            return closed.model_copy(update={"gate": decision})
+        prepare = getattr(self.gate, "prepare", None)
+        warm = asyncio.create_task(asyncio.to_thread(prepare, [episode.question])) \
+            if prepare is not None else None
+        try:
+            closed = await self.closed_book.run(episode)
+        finally:
+            if warm is not None:
+                await warm
+        decision = await self._decide(episode, closed.explanation or closed.answer)
         if not decision.retrieve:
             return closed.model_copy(update={"gate": decision})
         answer = await self.method.run(episode)
