@@ -15,11 +15,11 @@ from rich.text import Text
 
 from quaderno.cli.common import HomeOption, console, friendly_errors, print_json
 from quaderno.llm.calllog import CallLog, CallRow
-from quaderno.llm.config import LLMConfig, make_backend, make_lm, resolve, resolve_role
+from quaderno.llm.config import make_backend
 from quaderno.llm.lm import LM
+from quaderno.llm.setup import build_lm, llm_config, llm_db, role_lms  # noqa: F401 - re-exported
 from quaderno.llm.trace import Trace
 from quaderno.llm.types import ChatResponse
-from quaderno.workspace import default_home
 
 app = typer.Typer(help="Check the configured LLM and read its call log.", no_args_is_help=True)
 
@@ -35,41 +35,12 @@ ModelPathOpt = typer.Option(None, "--model-path", help="GGUF file for llama-cpp"
 ConfigOpt = typer.Option(None, "--config", help="Config file [default: $QUADERNO_HOME/config.toml]")
 
 
-def llm_config(home: Path | None, config: Path | None, **flags: Any) -> LLMConfig:
-    root = Path(home) if home else default_home()
-    return resolve(flags, config_path=config or root / "config.toml")
-
-
 ReasonerLLMOpt = typer.Option(None, "--reasoner-llm", help="Backend of the reasoner LLM "
                                                            "(methods with a reasoner role)")
 ReasonerModelOpt = typer.Option(None, "--reasoner-model", help="Reasoner model, e.g. "
                                                                "deepseek-reasoner [default: the "
                                                                "answering LLM]")
 ReasonerBaseUrlOpt = typer.Option(None, "--reasoner-base-url", help="Reasoner server base URL")
-
-
-def role_lms(home: Path | None, config: Path | None, main: LLMConfig, *,
-             cache: bool | None = None, **roles: dict[str, Any]) -> dict[str, LM]:
-    """LMs for method roles named by flags, env or config tables (``reasoner={...flags}``);
-    a role nobody names is left out (the method uses the main LM)."""
-    root = Path(home) if home else default_home()
-    out = {}
-    for role, flags in roles.items():
-        cfg = resolve_role(role, main, flags, config_path=config or root / "config.toml")
-        if cfg is not None:
-            out[role] = build_lm(cfg, home, cache=cache)
-    return out
-
-
-def llm_db(home: Path | None) -> Path:
-    """The SQLite file of the response cache and the call log (two tables, one file)."""
-    return (Path(home) if home else default_home()) / "cache" / "llm.sqlite"
-
-
-def build_lm(cfg: LLMConfig, home: Path | None, *, cache: bool | None = None) -> LM:
-    """The LM of ``cfg``: the call log always, the response cache unless ``cache`` is
-    False (or the config says ``cache = false``)."""
-    return make_lm(cfg, cache_path=llm_db(home), cache=cache)
 
 
 def probe_structured(lm: LM) -> ChatResponse:

@@ -51,7 +51,7 @@ class ServerState:
         return self._lm
 
     def _build_lms(self) -> tuple[LM, dict[str, LM]]:
-        from quaderno.cli.llm_cmd import build_lm, llm_config, role_lms
+        from quaderno.llm.setup import build_lm, llm_config, role_lms
 
         s = self.settings
         cfg = llm_config(s.home, s.config, **s.llm)
@@ -70,7 +70,7 @@ class ServerState:
         """Which LLM answers, and whether it serializes requests (the embedded llama.cpp
         model holds one lock: questions in flight wait for it in turn)."""
         if self._lm is None:
-            from quaderno.cli.llm_cmd import llm_config
+            from quaderno.llm.setup import llm_config
 
             cfg = llm_config(self.settings.home, self.settings.config, **self.settings.llm)
             embedded = cfg.backend == "llama-cpp"
