@@ -376,3 +376,50 @@ def test_cli_passes_the_new_limits_to_the_settings():
                   llm_log_details=True)
     assert (s.max_jobs, s.embedder_allow, s.llm_log_details) == (2, ("st:custom",), True)
     assert "q.lan" in s.trusted_hosts() and "evil.example" not in s.trusted_hosts()
+
+
+def test_server_and_cli_record_the_same_run_config(kb_home, tmp_path):
+    """A run started by POST /v1/evals resumes under `quaderno eval` (and back): both build
+    its RunConfig with quaderno.eval.run_config, and resuming compares them."""
+    from quaderno.eval.run_config import method_options_for, run_config
+    from quaderno.eval.runner import RunConfig
+    from quaderno.llm.lm import LM
+    from quaderno.serve.app import create_app
+    from quaderno.serve.settings import ServeSettings
+    from test_serve_jobs import wait_job, write_dataset
+
+    data = tmp_path / "data"
+    write_dataset(data)
+    lm = LM(FakeLLM(respond=lambda r: "<answer>Paris</answer>"),
+            defaults={"temperature": 0.0, "top_p": 1.0, "seed": 7})
+    app = create_app(ServeSettings(home=kb_home, data_dir=data), lm=lm)
+
+    async def go() -> None:
+        async with client(app) as c:
+            res = await c.post("/v1/evals", json={"dataset": "mini.jsonl", "name": "mini",
+                                                  "format": "question-answer",
+                                                  "method": "vanilla-llm"})
+            assert (await wait_job(c, res.json()["id"]))["state"] == "succeeded"
+
+    asyncio.run(go())
+    saved = json.loads((kb_home / "runs" / "mini" / "config.json").read_text())
+    # what `quaderno eval --dataset mini.jsonl --method vanilla-llm` builds with its defaults
+    cli = run_config(dataset="mini.jsonl", method="vanilla-llm", lm=lm, roles={},
+                     options=method_options_for("vanilla-llm", 10, {}), k=None,
+                     pool="per-question", kbs=[], retrieval="bm25", embedder=None,
+                     judge=None, judges=[], dig=False, measures=[], gate=None)
+    assert RunConfig.from_saved(saved) == cli
+
+
+def test_the_server_does_not_depend_on_the_cli(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import sys; from quaderno.serve.app import create_app; "
+            "from quaderno.serve.settings import ServeSettings; "
+            f"app = create_app(ServeSettings(home={str(tmp_path)!r})); "
+            "app.state.quaderno.llm_info(); "
+            "print(sorted(m for m in sys.modules if m.startswith('quaderno.cli')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

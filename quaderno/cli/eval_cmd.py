@@ -17,10 +17,10 @@ from quaderno.cli.llm_cmd import (BaseUrlOpt, ConfigOpt, KeyEnvOpt, LLMOpt, Mode
                                   ReasonerModelOpt, build_lm, llm_config, role_lms)
 from quaderno.errors import ConfigError
 from quaderno.eval.datasets import DATASETS, load_dataset
-from quaderno.eval.dig import DIGParams
 from quaderno.eval.report import (HEADLINE, load_run, nan_text, paired, paired_cells,
                                   run_labels, table, write_report)
-from quaderno.eval.runner import EvalRunner, RunConfig
+from quaderno.eval.run_config import default_k, method_options_for, run_config  # noqa: F401
+from quaderno.eval.runner import EvalRunner
 from quaderno.methods.registry import METHODS, get_spec, parse_opts
 
 
@@ -94,15 +94,11 @@ def eval_(
     for m in method:
         options = method_options[m]
         roles = {r: x for r, x in all_roles.items() if r in get_spec(m).roles}
-        run_cfg = RunConfig(dataset=dataset, limit=limit, method=m, method_options=options,
-                            k=k if k is not None else default_k(m),
-                            pool=pool, kbs=list(kb or []), retrieval=retrieval, embedder=embedder,
-                            model=lm.model_id, generation={"temperature": cfg.temperature,
-                                                           "top_p": cfg.top_p, "seed": cfg.seed},
-                            judge_model=judge.model_id if judge else None, judges=judge_list,
-                            dig=DIGParams() if dig else None, measures=list(measure or []),
-                            roles={r: x.model_id for r, x in roles.items()},
-                            gate=gate, gate_allow_other_llm=gate_allow_other_llm)
+        run_cfg = run_config(dataset=dataset, method=m, options=options, lm=lm, roles=roles,
+                             limit=limit, k=k, pool=pool, kbs=kb or [], retrieval=retrieval,
+                             embedder=embedder, judge=judge, judges=judge_list, dig=dig,
+                             measures=measure or [], gate=gate,
+                             gate_allow_other_llm=gate_allow_other_llm)
         gated = f"-gate-{Path(gate).name}" if gate else ""
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", name or f"{Path(dataset).stem}-{m}{gated}-"
                       f"{lm.model_id.split(':', 1)[-1]}")
@@ -122,25 +118,6 @@ def eval_(
         if runner.failures:
             console.print(f"[yellow]{len(runner.failures)} questions failed and were left out "
                           f"(run again to retry them); first: {runner.failures[0][1]}[/]")
-
-
-def default_k(method: str) -> int:
-    """The k a run records when --k is not given: the method's own default (5 for most;
-    a method without retrieval records 5, which it never uses, as runs always have)."""
-    spec = get_spec(method)
-    return int(spec.validate({}).k) if spec.needs_retrieval else 5  # type: ignore[attr-defined]
-
-
-def method_options_for(method: str, max_iters: int, extra: dict) -> dict:
-    """The options recorded for ``method`` in its run: ``--max-iters`` when the method has
-    that option, and every ``--opt`` it has; an --opt that none of the methods has, or a bad
-    value, is an error before anything runs."""
-    spec = get_spec(method)
-    fields = spec.options.model_fields
-    options = {"max_iters": max_iters} if "max_iters" in fields else {}
-    options |= {key: value for key, value in extra.items() if key in fields}
-    spec.validate(options)
-    return options
 
 
 @friendly_errors

@@ -19,7 +19,8 @@ from quaderno.errors import NotFoundError
 from quaderno.eval.datasets import DATASETS, data_dir, load_dataset
 from quaderno.eval.records import read_results
 from quaderno.eval.report import load_run, paired, table, write_report
-from quaderno.eval.runner import EvalRunner, RunConfig
+from quaderno.eval.run_config import DEFAULT_MAX_ITERS, method_options_for, run_config
+from quaderno.eval.runner import EvalRunner
 from quaderno.serve.errors import ERROR_RESPONSES
 from quaderno.serve.jobs import Job
 from quaderno.serve.policy import check_options, method_spec
@@ -71,12 +72,11 @@ async def datasets(request: Request) -> list[DatasetInfo]:
 async def start_eval(body: EvalRequest, request: Request) -> JobOut:
     """Run a method over a dataset as a job (progress: questions answered); running it
     again with the same settings resumes it."""
-    from quaderno.cli.eval_cmd import default_k, method_options_for
-
     state = _state(request)
     # an unknown method is a 404, a bad, capped or path option a 422, before any job starts
     method_spec(body.method).validate(check_options(body.method, body.options))
-    options = method_options_for(body.method, int(body.options.get("max_iters", 10)),
+    options = method_options_for(body.method,
+                                 int(body.options.get("max_iters", DEFAULT_MAX_ITERS)),
                                  body.options)
     dataset = state.dataset_path(body.dataset, body.format)
     if body.pool == "kb":
@@ -94,12 +94,9 @@ async def start_eval(body: EvalRequest, request: Request) -> JobOut:
         job.report("loading", 0)
         records = await asyncio.to_thread(load_dataset, dataset, fmt=body.format,
                                           limit=body.limit, data=state.settings.data_dir)
-        config = RunConfig(dataset=body.dataset, limit=body.limit, method=body.method,
-                           method_options=options,
-                           k=body.k if body.k is not None else default_k(body.method),
-                           pool=body.pool, kbs=body.kbs, retrieval=body.retrieval,
-                           model=lm.model_id, generation=dict(lm.defaults),
-                           roles={r: x.model_id for r, x in roles.items()})
+        config = run_config(dataset=body.dataset, method=body.method, options=options,
+                            lm=lm, roles=roles, limit=body.limit, k=body.k, pool=body.pool,
+                            kbs=body.kbs, retrieval=body.retrieval)
         runner = EvalRunner(config, run_dir, lm=lm, concurrency=concurrency, roles=roles,
                             workspace=state.workspace if body.pool == "kb" else None)
         job.report("answering", 0, len(records))
