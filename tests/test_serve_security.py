@@ -423,3 +423,26 @@ def test_the_server_does_not_depend_on_the_cli(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_eval_job_failures_do_not_echo_the_llm_error_text(kb_home, tmp_path, caplog):
+    from quaderno.errors import LLMConnectionError
+    from test_serve_jobs import wait_job, write_dataset
+
+    def refused(request: Any) -> str:
+        raise LLMConnectionError("connection refused by http://10.0.0.5:8080/v1")
+
+    data = tmp_path / "data"
+    write_dataset(data)
+    app = make_app(kb_home, FakeLLM(respond=refused), data_dir=data)
+
+    async def go() -> dict:
+        async with client(app) as c:
+            res = await c.post("/v1/evals", json={"dataset": "mini.jsonl", "name": "down",
+                                                  "format": "question-answer",
+                                                  "method": "vanilla-llm"})
+            return await wait_job(c, res.json()["id"])
+
+    job = asyncio.run(go())
+    assert "10.0.0.5" not in json.dumps(job) and "10.0.0.5" in caplog.text
+    assert job["state"] == "failed" or job["result"]["failures"]

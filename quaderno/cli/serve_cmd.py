@@ -105,6 +105,9 @@ def serve(
     err_console.print(f"quaderno serving on {scheme}://{host}:{port} (OpenAPI: /docs; "
                       f"token {'required' if settings.token else 'off: loopback only'})",
                       highlight=False)
+    if host in ("0.0.0.0", "::") and not settings.allowed_hosts:
+        log.warning("listening on every address, but only loopback Host names are answered "
+                    "(DNS rebinding defence): name the host clients use with --allowed-host")
     if ssl_certfile is None and not is_loopback(host):
         log.warning("serving plain HTTP on %s: the bearer token travels in clear; give "
                     "--ssl-certfile/--ssl-keyfile or put a TLS proxy in front", host)

@@ -166,11 +166,13 @@ class SSEResponse(StreamingResponse):
         try:
             await super().__call__(scope, receive, send)
         finally:
-            aclose = getattr(self._events, "aclose", None)
-            if aclose is not None:
-                await aclose()
-            if self._on_close is not None:
-                self._on_close()
+            try:
+                aclose = getattr(self._events, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+            finally:  # even when closing was cancelled: the slot must not leak
+                if self._on_close is not None:
+                    self._on_close()
 
 
 # one event of the stream, as OpenAPI 3.2 describes server-sent events (FastAPI's schema)

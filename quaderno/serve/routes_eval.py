@@ -31,6 +31,7 @@ from quaderno.serve.wire import (DatasetInfo, EvalRequest, JobOut, PairedOut, Re
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES, tags=["evals"])
 
 PLOTS = ("scores.png", "cost.png", "by_iteration.png")
+FAILED = "the LLM failed on this question; the server log has the details"
 
 
 def _state(request: Request) -> ServerState:
@@ -104,7 +105,9 @@ async def start_eval(body: EvalRequest, request: Request) -> JobOut:
             "answering", done, total))
         run = await asyncio.to_thread(load_run, run_dir)
         return {"run": name, "n": len(results), "mean": run["mean"],
-                "failures": [{"id": qid, "error": err} for qid, err in runner.failures]}
+                # which questions failed; the LLM's error text (an upstream URL or body)
+                # stays in the server log, where the runner wrote it
+                "failures": [{"id": qid, "error": FAILED} for qid, _ in runner.failures]}
 
     return state.jobs.start("eval", name, work).out()
 
