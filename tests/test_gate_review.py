@@ -223,3 +223,71 @@ def test_tune_single_is_the_grid_search_on_one_score():
         tau, acc = tune_single(score, acc_self, acc_ir)
         assert tau == best and acc == pytest.approx(
             float(np.where(score > best, acc_ir, acc_self).mean()))
+
+
+# -- 6. the question is embedded while the closed-book answer is generated -----------------------
+class Counting(HashEmbedder):
+    """HashEmbedder that records every text it encodes."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__(dim)
+        self.seen: list[str] = []
+
+    def embed_queries(self, texts):
+        self.seen += list(texts)
+        return super().embed_queries(texts)
+
+    def embed_documents(self, texts):
+        self.seen += list(texts)
+        return super().embed_documents(texts)
+
+
+def test_prepared_question_leaves_only_the_response_pass_after_generation(tmp_path):
+    labels = label_file(n_train=30, n_val=12, n_test=12)
+    bundle = train_bundle(labels, HashEmbedder(64), seed=0, **FAST)
+    bundle.save(tmp_path / "g")
+    emb = Counting(64)
+    emb.spec = bundle.embedder.spec
+    loaded = GateBundle.load(tmp_path / "g", emb)
+    q, r = "when was the acme company founded", "not sure <answer>unknown</answer>"
+    for name in ("ccsk", "rqm", "linear"):
+        gate = loaded.gate(name)
+        plain = gate.decide([q], [r])[0]
+        gate.prepare([q])
+        emb.seen.clear()
+        prepared = gate.decide([q], [r])[0]
+        assert emb.seen == [r], name  # the question was not encoded again
+        assert prepared.retrieve == plain.retrieve and prepared.p == pytest.approx(plain.p)
+    # the wrapper prepares the question during the closed-book call
+    lm = LM(FakeLLM(respond=reply))
+    gate = loaded.gate("ccsk")
+    gated = GatedMethod(gate, VanillaRAG(lm, ListRetriever(CHUNKS), k=2), lm,
+                        allow_other_llm=True)
+    emb.seen.clear()
+    asyncio.run(gated.answer(q))
+    assert emb.seen[0] == q and emb.seen.count(q) == 1
+
+
+# -- 9. a live run is read like offline scoring ---------------------------------------------------
+def test_score_run_gives_the_offline_fields_for_the_runs_own_decisions(tmp_path):
+    from method_contract import QUESTION, plausible
+    from quaderno.eval.datasets import Context, QARecord
+    from quaderno.eval.runner import EvalRunner, RunConfig
+    from quaderno.gate.scoring import branch_table, score_decisions, score_run
+
+    records = [QARecord(id="q0", question=QUESTION, answers=["mixed martial artist"],
+                        contexts=[Context(id=c.id, title=c.title, text=c.text, supporting=True)
+                                  for c in CHUNKS])]
+    cfg = RunConfig(dataset="toy", method="vanilla-rag", model="fake:fake", gate="always", k=2)
+    results = asyncio.run(EvalRunner(cfg, tmp_path / "run",
+                                     lm=LM(FakeLLM(respond=plausible))).run(records))
+    labels = [LabelRecord(question=QUESTION.upper(), golden_answers=["mixed martial artist"],
+                          answer_no_retrieval="wrestler", answer_retrieval="mixed martial artist",
+                          judgement="ir_better")]
+    summary = score_run(results, labels)
+    offline = score_decisions(labels, [results[0].gate]).model_dump()
+    assert summary["matched"] == 1 and summary["score"]["gain_over_never"] == 1.0
+    assert {k: v for k, v in summary["score"].items() if k not in ("llm_calls", "mean_gate_ms")} \
+        == {k: v for k, v in offline.items() if k not in ("llm_calls", "mean_gate_ms")}
+    assert summary["branch_table"] == branch_table(labels, [results[0].gate])
+    assert "score" not in score_run(results)

@@ -17,7 +17,9 @@ name               decides                                                      
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
@@ -36,6 +38,36 @@ from quaderno.index.embedders import Embedder
 def _check_lengths(questions: Sequence[str], responses: Sequence[str]) -> None:
     if len(questions) != len(responses):
         raise ConfigError(f"{len(questions)} questions but {len(responses)} responses")
+
+
+class QuestionCache:
+    """Question vectors embedded ahead of time (:meth:`prepare`), while the closed-book answer
+    is generated: after generation only the response's encoder pass and the gate's logic are
+    left. Bounded (least recently prepared dropped first), thread-safe."""
+
+    def __init__(self, embedder: Embedder, *, size: int = 256) -> None:
+        self.embedder, self.size = embedder, size
+        self._vecs: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def prepare(self, questions: Sequence[str]) -> None:
+        todo = [q for q in questions if q not in self._vecs]
+        if not todo:
+            return
+        vecs = S.embed_questions(self.embedder, todo, with_responses=True)
+        with self._lock:
+            for q, v in zip(todo, vecs):
+                self._vecs[q] = v
+                self._vecs.move_to_end(q)
+            while len(self._vecs) > self.size:
+                self._vecs.popitem(last=False)
+
+    def take(self, questions: Sequence[str]) -> np.ndarray | None:
+        """The prepared vectors of every question (and forget them), else None."""
+        with self._lock:
+            if not questions or any(q not in self._vecs for q in questions):
+                return None
+            return np.stack([self._vecs.pop(q) for q in questions])
 
 
 class ConstantGate:
@@ -101,12 +133,19 @@ class ScoreGate:
         self.name, self.embedder, self.sn, self.rqm = kind, embedder, sn, rqm
         self.tau, self.weight, self.labels_llm = tau, weight, labels_llm
         self.needs_response = kind != "sn"
+        self._cache = QuestionCache(embedder)
+
+    def prepare(self, questions: Sequence[str]) -> None:
+        """Embed the questions now (while the closed-book answer is generated)."""
+        if self.needs_response:
+            self._cache.prepare(questions)
 
     def decide(self, questions: Sequence[str], responses: Sequence[str]) -> list[GateDecision]:
         _check_lengths(questions, responses)
         t0 = time.perf_counter()
         sig = S.compute(self.embedder, questions, responses, sn=self.sn,
-                        rqm=self.rqm if self.needs_response else None)
+                        rqm=self.rqm if self.needs_response else None,
+                        q_vecs=self._cache.take(questions) if self.needs_response else None)
         f_sn, f_rqm = sig.f_sn, sig.f_rqm
         p = (f_sn if self.name == "sn" else f_rqm if self.name == "rqm"
              else self.weight * f_sn + (1 - self.weight) * f_rqm)
@@ -139,6 +178,11 @@ class CCSKGate:
         self.name, self.embedder, self.sn, self.rqm, self.fusion = name, embedder, sn, rqm, fusion
         self.thresholds, self.token_len, self.labels_llm = thresholds, token_len, labels_llm
         self.fusion.eval()
+        self._cache = QuestionCache(embedder)
+
+    def prepare(self, questions: Sequence[str]) -> None:
+        """Embed the questions now (while the closed-book answer is generated)."""
+        self._cache.prepare(questions)
 
     def inputs(self, questions: Sequence[str], responses: Sequence[str], sig: S.Signals
                ) -> FusionInputs:
@@ -149,7 +193,8 @@ class CCSKGate:
     def decide(self, questions: Sequence[str], responses: Sequence[str]) -> list[GateDecision]:
         _check_lengths(questions, responses)
         t0 = time.perf_counter()
-        sig = S.compute(self.embedder, questions, responses, sn=self.sn, rqm=self.rqm)
+        sig = S.compute(self.embedder, questions, responses, sn=self.sn, rqm=self.rqm,
+                        q_vecs=self._cache.take(questions))
         with torch.no_grad():
             out = self.fusion(self.inputs(questions, responses, sig))
         p, trust = out.p.numpy(), out.trust.numpy()

@@ -18,7 +18,9 @@ class Gate(Protocol):
     ``needs_response``: the gate reads the closed-book response r (RQM, CCSK), so r is
     generated before it decides; a gate that reads only the question (SN, SKR-kNN) could
     decide first. ``labels_llm``: the LLM whose labels trained it (None: no labels, e.g. ``always``;
-    :data:`UNKNOWN_LLM`: labels of an unknown LLM, treated like another LLM's)."""
+    :data:`UNKNOWN_LLM`: labels of an unknown LLM, treated like another LLM's). A gate that
+    reads the response may also have ``prepare(questions)``: the wrapper calls it in a worker
+    thread while the closed-book answer is generated (e.g. to embed the question)."""
 
     name: str
     needs_response: bool

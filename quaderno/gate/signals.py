@@ -24,10 +24,26 @@ class Signals:
         return np.array([s.f_sn for s in self.sn], dtype=np.float32)
 
 
+def embed_questions(embedder: Embedder, questions: Sequence[str], *, with_responses: bool
+                    ) -> np.ndarray:
+    """The question vectors :func:`compute` uses (documents-side when queries and documents
+    embed alike and responses are embedded too), e.g. to embed them ahead of time."""
+    if with_responses and _same_side(embedder):
+        return embedder.embed_documents(list(questions))
+    return embedder.embed_queries(list(questions))
+
+
 def compute(embedder: Embedder, questions: Sequence[str], responses: Sequence[str], *,
-            sn: SimilarQueries, rqm: ResponseQuality | None) -> Signals:
+            sn: SimilarQueries, rqm: ResponseQuality | None,
+            q_vecs: np.ndarray | None = None) -> Signals:
+    """``q_vecs``: the questions' vectors when already embedded (:func:`embed_questions`,
+    e.g. while the closed-book answer was generated): only the responses are encoded."""
     n = len(questions)
-    if rqm is not None and _same_side(embedder):  # one encoder pass for both (the cost)
+    if q_vecs is not None:
+        q = np.asarray(q_vecs, dtype=np.float32)
+        r = embedder.embed_documents(list(responses)) if rqm is not None else np.zeros(
+            (n, embedder.dim), dtype=np.float32)
+    elif rqm is not None and _same_side(embedder):  # one encoder pass for both (the cost)
         both = embedder.embed_documents([*questions, *responses])
         q, r = both[:n], both[n:]
     else:

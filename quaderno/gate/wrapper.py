@@ -100,9 +100,11 @@ class GatedMethod(BaseMethod):
                 return answer.model_copy(update={"gate": decision})
             closed = await self.closed_book.run(episode)
             return closed.model_copy(update={"gate": decision})
+        # the question is known first: embed it in a worker thread while the closed-book
+        # answer is generated (submitted now, before the generation holds the loop)
         prepare = getattr(self.gate, "prepare", None)
-        warm = asyncio.create_task(asyncio.to_thread(prepare, [episode.question])) \
-            if prepare is not None else None
+        warm = asyncio.get_running_loop().run_in_executor(
+            None, prepare, [episode.question]) if prepare is not None else None
         try:
             closed = await self.closed_book.run(episode)
         finally:
