@@ -74,6 +74,15 @@ def test_save_load_round_trip_gives_identical_decisions(trained):
             for key in ("f_sn", "f_rqm", "p"):
                 va, vb = getattr(x, key), getattr(y, key)
                 assert (va is None and vb is None) or va == pytest.approx(vb, abs=1e-6)
+    # the reloaded gates reproduce the val ACC their thresholds were tuned to (manifest)
+    val, training = labels.split("val"), again.manifest.training
+    for name, stored in [("ccsk", training["ccsk"]["val"]["acc"]),
+                         ("ccsk-rec", training["ccsk-rec"]["val"]["acc"]),
+                         ("sn", training["sn"]["val_acc"]), ("rqm", training["rqm"]["val_acc"]),
+                         ("linear", training["linear"]["val_acc"])]:
+        gate = again.gate(name)
+        got = score_decisions(val, decide_all(gate, val), needs_response=gate.needs_response)
+        assert got.acc == pytest.approx(stored, abs=1e-9), name
     # the directory: JSON, .npy, LightGBM text, torch state dicts; no pickle anywhere
     current = root / (root / "CURRENT").read_text()
     names = sorted(p.name for p in current.iterdir())

@@ -93,18 +93,27 @@ def test_training_is_seeded_and_learns_to_trust_the_informative_score():
 
 # -- Eq. 7 --------------------------------------------------------------------------------
 def test_t8_fused_branch_cannot_override_agreeing_scores():
-    rng = np.random.default_rng(0)
+    """AttentionFusion's p (both variants, random weights and inputs) lies between F_SN and
+    F_RQM, so on the fused branch it cannot overturn two scores that agree."""
     th = Thresholds(tau_pred=0.5, tau_conf=0.0, tau_single=0.5)  # always the fused branch
-    for _ in range(200):
-        f = rng.random(2)
-        g0 = rng.random()
-        p = np.array([g0 * f[0] + (1 - g0) * f[1]])
-        y, fused = decide(p, np.array([0.9]), np.array([0.0]), th)
-        assert fused[0]
-        if (f > 0.5).all():
-            assert y[0]
-        if (f <= 0.5).all():
-            assert not y[0]
+    for attention, trust in (("pooled", "normalized"), ("token", "unnormalized")):
+        torch.manual_seed(0)
+        model = AttentionFusion(32, attention=attention, trust=trust).eval()
+        x = batch(400, 32, seed=1)
+        if attention == "token":
+            g = torch.Generator().manual_seed(2)
+            x.q_tok, x.r_tok = torch.randn(400, 6, 32, generator=g), torch.randn(
+                400, 6, 32, generator=g)
+            x.q_mask = x.r_mask = torch.ones(400, 6, dtype=torch.bool)
+        with torch.no_grad():
+            out = model(x)
+        p, f = out.p.numpy(), x.f.numpy()
+        assert ((p >= f.min(1) - 1e-6) & (p <= f.max(1) + 1e-6)).all(), attention
+        y, fused = decide(p, np.maximum(out.trust.numpy(), 0.5), np.zeros(400), th)
+        assert fused.all()
+        agree_yes, agree_no = (f > 0.5).all(1), (f <= 0.5).all(1)
+        assert agree_yes.any() and agree_no.any()
+        assert y[agree_yes].all() and not y[agree_no].any(), attention
 
 
 def test_t9_branches_boundaries_and_dead_fallback():

@@ -193,8 +193,9 @@ def eval_(
     from quaderno.gate.store import GateBundle, load_gate, split_spec
     from quaderno.gate.wrapper import check_llm
 
-    if run is not None:
-        summary = score_run(read_results(run / "results.jsonl"))
+    if run is not None:  # with --answers: the offline figures of the run's own decisions
+        summary = score_run(read_results(run / "results.jsonl"),
+                            read_labels(answers).records if answers is not None else ())
         print_json(summary)
         return
     if answers is None:

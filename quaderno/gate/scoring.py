@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from quaderno.errors import ConfigError
 from quaderno.eval import metrics as M
 from quaderno.gate.decision import GateDecision
-from quaderno.gate.labels import LabelRecord, label_to_y
+from quaderno.gate.labels import LabelRecord, label_to_y, normalize_question
 
 
 class GateScore(BaseModel):
@@ -149,20 +149,40 @@ def _round(v: float | None) -> float | None:
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else round(v, 3)
 
 
-def score_run(results: Sequence[Any]) -> dict[str, Any]:
+def score_run(results: Sequence[Any], records: Sequence[LabelRecord] = ()) -> dict[str, Any]:
     """A live run's summary (``quaderno eval --gate``'s results.jsonl records): EM, F1, ACC
-    of the answers given, retrieval rate, LLM calls per question, branches, gate time."""
+    of the answers given, retrieval rate, LLM calls per question, branches, gate time. With
+    label ``records`` holding both answers of the run's questions (matched by normalized
+    question), also what offline scoring gives — :func:`score_decisions` on the run's own
+    decisions (gains over never and always, AUROC, balanced accuracy) and
+    :func:`branch_table` — so a live run and offline scoring are read the same way."""
     if not results:
         raise ConfigError("the run has no results")
     gated = [r for r in results if r.gate is not None]
     branches: dict[str, int] = {}
     for r in gated:
         branches[r.gate.branch] = branches.get(r.gate.branch, 0) + 1
-    return {"n": len(results), "gated": len(gated),
-            "em": float(np.mean([M.em(r.prediction, r.answers) for r in results])),
-            "f1": float(np.mean([M.f1(r.prediction, r.answers) for r in results])),
-            "acc": float(np.mean([M.cover_em(r.prediction, r.answers) for r in results])),
-            "retrieval_rate": float(np.mean([bool(r.retrieval_rounds) for r in results])),
-            "llm_calls": float(np.mean([r.llm_calls for r in results])),
-            "gate_ms": float(np.mean([r.gate.seconds for r in gated]) * 1000) if gated else None,
-            "branches": branches}
+    out: dict[str, Any] = {
+        "n": len(results), "gated": len(gated),
+        "em": float(np.mean([M.em(r.prediction, r.answers) for r in results])),
+        "f1": float(np.mean([M.f1(r.prediction, r.answers) for r in results])),
+        "acc": float(np.mean([M.cover_em(r.prediction, r.answers) for r in results])),
+        "retrieval_rate": float(np.mean([bool(r.retrieval_rounds) for r in results])),
+        "llm_calls": float(np.mean([r.llm_calls for r in results])),
+        "gate_ms": float(np.mean([r.gate.seconds for r in gated]) * 1000) if gated else None,
+        "branches": branches}
+    if records:
+        by_key = {normalize_question(r.question): r for r in records
+                  if r.answer_no_retrieval is not None and r.answer_retrieval is not None}
+        pairs = [(by_key[k], r.gate) for r in gated
+                 if (k := normalize_question(r.question)) in by_key]
+        if not pairs:
+            raise ConfigError("none of the run's gated questions has both answers in the "
+                              "label records: label them (quaderno gate label) first")
+        matched, decisions = [p[0] for p in pairs], [p[1] for p in pairs]
+        out["matched"] = len(pairs)
+        out["score"] = score_decisions(matched, decisions,
+                                       needs_response=True).model_dump()
+        out["score"]["llm_calls"] = out["llm_calls"]  # the run's own count
+        out["branch_table"] = branch_table(matched, decisions)
+    return out
