@@ -152,6 +152,8 @@ def test_body_that_is_not_a_completion(server):
 def test_logprobs_are_returned(server):
     r = ask(client(server), "two words", logprobs=True)
     assert server.requests[0]["body"]["logprobs"] is True
+    # llama-cpp-python's server sends none without top_logprobs
+    assert server.requests[0]["body"]["top_logprobs"] == 1
     assert [t.token for t in r.logprobs] == ["two", "words"]
 
 

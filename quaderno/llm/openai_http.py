@@ -156,7 +156,9 @@ class OpenAIChatLLM:
         if request.seed is not None:
             body["seed"] = request.seed
         if request.logprobs:
+            # llama-cpp-python's server sends no log-probabilities unless top_logprobs is set
             body["logprobs"] = True
+            body["top_logprobs"] = 1
         if request.json_schema is not None and mode == "json_schema":
             body["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": request.schema_name, "schema": request.json_schema,
