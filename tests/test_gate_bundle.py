@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from quaderno.errors import ConfigError, NotFoundError
+from quaderno.errors import ConfigError, IndexFormatError, NotFoundError
 from quaderno.gate.labels import read_skr
 from quaderno.gate.protocol import Gate
 from quaderno.gate.scoring import branch_table, score_decisions
@@ -62,7 +62,7 @@ def test_every_gate_meets_the_protocol_and_beats_never_on_synthetic_data(trained
         r.judgement == "ir_better" for r in kept)
 
 
-def test_save_load_round_trip_gives_identical_decisions(trained):
+def test_save_load_round_trip_gives_identical_decisions(trained, tmp_path):
     labels, bundle, root = trained
     again = GateBundle.load(root)
     test = labels.split("test")
@@ -86,13 +86,34 @@ def test_save_load_round_trip_gives_identical_decisions(trained):
     # the directory: JSON, .npy, LightGBM text, torch state dicts; no pickle anywhere
     current = root / (root / "CURRENT").read_text()
     names = sorted(p.name for p in current.iterdir())
-    assert names == ["fig4-ccsk-rec.json", "fig4-ccsk.json", "fusion-ccsk-rec.pt",
-                     "fusion-ccsk.pt", "grid-ccsk-rec.json", "grid-ccsk.json", "manifest.json",
-                     "memory.json", "memory.npy", "rqm.txt"]
+    assert names == ["fig4-ccsk-rec.json", "fig4-ccsk.json", "fusion-ccsk-rec.safetensors",
+                     "fusion-ccsk.safetensors", "grid-ccsk-rec.json", "grid-ccsk.json",
+                     "manifest.json", "memory.json", "memory.npy", "rqm.txt"]
     assert len(json.loads((current / "grid-ccsk.json").read_text())["rows"]) == 729
     np.load(current / "memory.npy", allow_pickle=False)
     import torch
-    torch.load(current / "fusion-ccsk.pt", weights_only=True)
+    from safetensors.torch import load_file
+
+    state = load_file(str(current / "fusion-ccsk.safetensors"))
+    # a bundle saved before safetensors (.pt state dicts) still loads, identically
+    old = tmp_path / "old"
+    import shutil
+    shutil.copytree(root, old)
+    old_current = old / (old / "CURRENT").read_text()
+    for name in ("ccsk", "ccsk-rec"):
+        torch.save(load_file(str(old_current / f"fusion-{name}.safetensors")),
+                   old_current / f"fusion-{name}.pt")
+        (old_current / f"fusion-{name}.safetensors").unlink()
+    x, y = decide_all(GateBundle.load(old).gate("ccsk"), test), decide_all(again.gate("ccsk"),
+                                                                          test)
+    assert [d.p for d in x] == [d.p for d in y]
+    (old_current / "fusion-ccsk.pt").write_bytes(b"not weights")
+    with pytest.raises(IndexFormatError, match="retrain"):
+        GateBundle.load(old)
+    (old_current / "fusion-ccsk.pt").unlink()
+    with pytest.raises(IndexFormatError, match="missing"):
+        GateBundle.load(old)
+    assert set(state)
     # load_gate by directory (default CCSK) and DIR:GATE
     assert load_gate(str(root)).name == "ccsk"
     assert load_gate(f"{root}:skr-knn").name == "skr-knn"

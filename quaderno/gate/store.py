@@ -8,8 +8,9 @@ previous version loadable) whose current version holds:
   of every gate, fusion configurations, a training summary;
 - ``memory.json`` + ``memory.npy`` — the SN memory (every label; ``drop_same`` is a subset),
   vectors saved with ``allow_pickle=False``;
-- ``rqm.txt`` — LightGBM's text model; ``fusion-<gate>.pt`` — torch state dicts, read back
-  with ``torch.load(weights_only=True)``; ``grid-<gate>.json``, ``fig4.json`` — the
+- ``rqm.txt`` — LightGBM's text model; ``fusion-<gate>.safetensors`` — the fusions' weights
+  (bundles saved before hold ``fusion-<gate>.pt`` state dicts, still read, with
+  ``torch.load(weights_only=True)``); ``grid-<gate>.json``, ``fig4.json`` — the
   threshold searches. Nothing is pickled.
 
 ``load_gate("never" | "always" | DIR | DIR:GATE)`` returns a :class:`Gate`; a bare DIR is
@@ -20,12 +21,15 @@ from __future__ import annotations
 
 import json
 import logging
+import pickle  # only its error: .pt files are read with weights_only=True
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from pydantic import BaseModel, ConfigDict, Field
+
+from safetensors.torch import load_file, save_file
 
 from quaderno.errors import ConfigError, IndexFormatError, NotFoundError
 from quaderno.gate.fusion import AttentionFusion
@@ -169,7 +173,8 @@ class GateBundle:
             if self.rqm is not None:
                 self.rqm.save(tmp / "rqm.txt")
             for name, model in self.fusions.items():
-                torch.save(model.state_dict(), tmp / f"fusion-{name}.pt")
+                save_file({k: v.contiguous() for k, v in model.state_dict().items()},
+                          str(tmp / f"fusion-{name}.safetensors"))
             for name, data in self.extras.items():
                 write_json_atomic(tmp / name, data)
         return Path(root)
@@ -195,14 +200,31 @@ class GateBundle:
             model = AttentionFusion(cfg.dim, heads=cfg.heads, dropout=cfg.dropout,
                                     attention=cfg.attention,  # type: ignore[arg-type]
                                     trust=cfg.trust)  # type: ignore[arg-type]
-            state = torch.load(current / f"fusion-{name}.pt", weights_only=True)
-            model.load_state_dict(state)
+            model.load_state_dict(_fusion_state(current, name))
             model.eval()
             fusions[name] = model
         extras = {p.name: json.loads(p.read_text(encoding="utf-8"))
                   for p in current.glob("*.json") if p.name not in ("manifest.json",
                                                                    "memory.json")}
         return cls(manifest, emb, memory, vectors, rqm, fusions, extras)
+
+
+def _fusion_state(current: Path, name: str) -> dict[str, torch.Tensor]:
+    """A fusion's weights: ``fusion-<gate>.safetensors``, or the ``.pt`` state dict of bundles
+    saved before (read with ``weights_only=True``)."""
+    path = current / f"fusion-{name}.safetensors"
+    if path.is_file():
+        return load_file(str(path))
+    old = current / f"fusion-{name}.pt"
+    if old.is_file():
+        try:
+            return torch.load(old, weights_only=True)
+        except (RuntimeError, ValueError, OSError, pickle.UnpicklingError) as exc:
+            raise IndexFormatError(f"{old}: unreadable fusion weights ({exc}); retrain the gate "
+                                   "(quaderno gate train)") from exc
+    raise IndexFormatError(f"{current}: the weights of gate {name!r} are missing "
+                           f"(fusion-{name}.safetensors); the gate is damaged: retrain it "
+                           "(quaderno gate train)")
 
 
 def split_spec(spec: str) -> tuple[str, str | None]:
