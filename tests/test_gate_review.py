@@ -291,3 +291,16 @@ def test_score_run_gives_the_offline_fields_for_the_runs_own_decisions(tmp_path)
         == {k: v for k, v in offline.items() if k not in ("llm_calls", "mean_gate_ms")}
     assert summary["branch_table"] == branch_table(labels, [results[0].gate])
     assert "score" not in score_run(results)
+
+
+def test_tuning_compares_float32_scores_as_the_gate_does():
+    """F_SN = 0.6 in float32 is not > 0.6 for the gate (float32 comparison); tuning must not
+    upcast and decide otherwise."""
+    score = np.array([0.6] * 4 + [0.8] * 4, dtype=np.float32)
+    acc_ir = np.array([1, 1, 1, 1, 1, 1, 1, 1], dtype=float)
+    acc_self = np.array([0, 0, 0, 0, 0, 0, 0, 0], dtype=float)
+    acc_self[:4], acc_ir[:4] = 1, 0  # at 0.6 retrieval hurts: best τ keeps 0.6 unretrieved
+    tau, acc = tune_single(score, acc_self, acc_ir)
+    assert acc == 1.0
+    assert not (score[:4] > tau).any() and (score[4:] > tau).all()  # the gate's comparison
+    assert tau == 0.6

@@ -49,7 +49,10 @@ def grid_search(p: np.ndarray, trust: np.ndarray, single: np.ndarray, acc_self: 
     unknown = set(fixed) - set(NAMES)
     if unknown:
         raise ConfigError(f"unknown thresholds {sorted(unknown)}; use {', '.join(NAMES)}")
-    arrays = [np.asarray(a, dtype=np.float64) for a in (p, trust, single, acc_self, acc_ir)]
+    # the scores keep their dtype: the gates compare float32 scores with τ at inference, and
+    # F_SN = 0.6 (float32) > 0.6 flips when upcast first; tuning must decide the same way
+    arrays = [np.asarray(a) for a in (p, trust, single)] + [
+        np.asarray(a, dtype=np.float64) for a in (acc_self, acc_ir)]
     if len({len(a) for a in arrays}) != 1 or not len(arrays[0]):
         raise ConfigError("grid search needs equally long, non-empty arrays")
     p, trust, single, acc_self, acc_ir = arrays

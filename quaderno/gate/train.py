@@ -52,7 +52,7 @@ def tune_single(score: np.ndarray, acc_self: np.ndarray, acc_ir: np.ndarray,
     """τ ∈ {0.1..0.9} maximising ACC of [score > τ] — :func:`grid.grid_search` with every row
     on the fused branch (trust 1 > τ_conf) and p = ``score``; ties: lower retrieval rate,
     nearer ``default``. Returns (τ, ACC)."""
-    score = np.asarray(score, dtype=np.float64)
+    score = np.asarray(score)  # its own dtype: compared with τ as the gate compares it
     result = G.grid_search(score, np.ones_like(score), np.zeros_like(score), acc_self, acc_ir,
                            fixed={"tau_conf": G.VALUES[0], "tau_single": 0.5},
                            default=(default, G.VALUES[0], 0.5))
