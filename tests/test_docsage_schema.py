@@ -294,3 +294,17 @@ def test_detection_merges_one_entity_stated_in_two_chunks_before_checking_keys()
     rows.append(row("company", "c#0", name="Acme", founded=1995))
     kinds = [x.kind for x in detect_all(s, rows)]
     assert kinds == ["alignment_conflict"]  # reported once, not again as a key dependency
+
+
+def test_drafts_are_capped_in_the_json_schema_and_cut_not_refused():
+    """maxItems lets a grammar stop a small model that lists on to its token limit; an
+    unconstrained model's longer lists are cut."""
+    from quaderno.methods.docsage.patch import SchemaUpdate
+    js = SchemaDraft.model_json_schema()
+    assert js["properties"]["tables"]["maxItems"] == 4
+    assert js["$defs"]["DraftTable"]["properties"]["columns"]["maxItems"] == 12
+    big = SchemaDraft.model_validate({"tables": [
+        {"name": f"t{i}", "columns": [{"name": f"c{j}"} for j in range(20)]} for i in range(6)]})
+    assert len(big.tables) == 4 and len(big.tables[0].columns) == 12
+    assert len(SchemaUpdate.model_validate({"patches": [
+        {"op": "add_column", "table": "t", "column": f"c{i}"} for i in range(20)]}).patches) == 8

@@ -12,15 +12,40 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from quaderno.errors import ParseError
 from quaderno.methods.docsage.schema import (Column, Constraint, ForeignKey,
                                              FunctionalDependency, NumericRange, QueryRequirements,
                                              Schema, Table, TemporalOrder, identifier,
                                              reserved)
+
+
+MAX_TABLES, MAX_COLUMNS = 4, 12  # a question's schema is small (spec §1: minimal)
+
+
+def capped(n: int, **kw: Any) -> Any:
+    """A list field of at most ``n`` items: ``maxItems`` in the JSON schema, so a grammar
+    stops a small model that would list on to its token limit, and longer lists from an
+    unconstrained model are cut, not refused."""
+    return Field(json_schema_extra={"maxItems": n}, **kw)
+
+
+class _Capped(BaseModel):
+    """Cuts each capped list field to its ``maxItems`` before validation."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cut(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name, info in cls.model_fields.items():
+                extra = info.json_schema_extra
+                cap = extra.get("maxItems") if isinstance(extra, dict) else None
+                if cap and isinstance(data.get(name), list):
+                    data = {**data, name: data[name][:cap]}
+        return data
 
 
 class DraftColumn(BaseModel):
@@ -36,12 +61,12 @@ class DraftForeignKey(BaseModel):
     references_column: str
 
 
-class DraftTable(BaseModel):
+class DraftTable(_Capped):
     name: str
     description: str = ""
-    columns: list[DraftColumn]
-    primary_key: list[str] = Field(default_factory=list)
-    foreign_keys: list[DraftForeignKey] = Field(default_factory=list)
+    columns: list[DraftColumn] = capped(MAX_COLUMNS)
+    primary_key: list[str] = capped(3, default_factory=list)
+    foreign_keys: list[DraftForeignKey] = capped(4, default_factory=list)
 
 
 class DraftConstraint(BaseModel):
@@ -53,17 +78,18 @@ class DraftConstraint(BaseModel):
     high: float | None = None
 
 
-class SchemaDraft(BaseModel):
+class SchemaDraft(_Capped):
     """A relational schema for the question: the fewest tables and columns that answer it."""
 
-    tables: list[DraftTable] = Field(description="tables, each with typed columns; give every "
-                                                 "table a primary key")
-    constraints: list[DraftConstraint] = Field(default_factory=list)
-    entity_types: list[str] = Field(default_factory=list)
-    required_attributes: list[str] = Field(default_factory=list,
-                                           description="table.column values the answer needs")
-    join_path: list[str] = Field(default_factory=list,
-                                 description="the tables the question joins, in order")
+    tables: list[DraftTable] = capped(MAX_TABLES, description="tables, each with typed "
+                                                              "columns; give every table a "
+                                                              "primary key")
+    constraints: list[DraftConstraint] = capped(6, default_factory=list)
+    entity_types: list[str] = capped(4, default_factory=list)
+    required_attributes: list[str] = capped(12, default_factory=list,
+                                            description="table.column values the answer needs")
+    join_path: list[str] = capped(MAX_TABLES, default_factory=list,
+                                  description="the tables the question joins, in order")
 
 
 def slug(name: str) -> str:

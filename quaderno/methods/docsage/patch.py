@@ -14,7 +14,8 @@ from pydantic import BaseModel, Field
 
 from quaderno.errors import ParseError
 from quaderno.methods.docsage.draft import (DraftColumn, DraftConstraint, DraftForeignKey,
-                                            DraftTable, from_schema, slug, to_schema)
+                                            DraftTable, _Capped, capped, from_schema, slug,
+                                            to_schema)
 from quaderno.methods.docsage.schema import Schema
 
 PatchOp = Literal["add_column", "drop_column", "retype_column", "rename_column", "add_table",
@@ -34,10 +35,10 @@ class SchemaPatch(BaseModel):
     constraint: DraftConstraint | None = None
 
 
-class SchemaUpdate(BaseModel):
+class SchemaUpdate(_Capped):
     """The changes the answers call for; an empty list when the schema already fits."""
 
-    patches: list[SchemaPatch] = Field(default_factory=list)
+    patches: list[SchemaPatch] = capped(8, default_factory=list)
 
 
 def _find(draft_tables: list[DraftTable], name: str) -> DraftTable | None:
