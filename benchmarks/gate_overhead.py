@@ -43,12 +43,21 @@ RUN = ROOT / "benchmarks" / "results" / "ccsk-webq-measuring"
 
 
 class Skipped(BaseMethod):
-    """The wrapped method: when the gate retrieves, it answers at once (its cost is not the
-    gate's), so every question measures the gate's path alone."""
+    """The wrapped method, run when the gate retrieves: its retrieval is not the gate's cost.
+    A decide-first gate (reads only the question) skips the closed-book call when it
+    retrieves, so there this method takes the one generation time (``gen_ms``); after a gate
+    that read the response it answers at once. Either way every question costs one generation
+    and the difference to vanilla-llm alone is the gate's own time."""
 
     name = "skipped"
 
+    def __init__(self, lm: LM, gen_ms: float) -> None:
+        super().__init__(lm, None)
+        self.gen_ms = gen_ms
+
     async def run(self, episode: Episode) -> Answer:
+        if self.gen_ms:
+            time.sleep(self.gen_ms / 1000)  # as the fake generation does
         return episode.finish("-")
 
 
@@ -106,7 +115,8 @@ def main() -> None:
         for name in bundle.names:
             gate = bundle.gate(name)
             # the fake LLM is not the labels' LLM: allowed here, the decisions are only timed
-            gated = GatedMethod(gate, Skipped(lm), lm, allow_other_llm=True)
+            gated = GatedMethod(gate, Skipped(lm, 0.0 if gate.needs_response else gen_ms), lm,
+                                allow_other_llm=True)
             asyncio.run(timed(gated, questions[:5]))  # warm up (model load, first call)
             ms = asyncio.run(timed(gated, questions))
             added = [a - b for a, b in zip(ms, base)]
