@@ -61,6 +61,9 @@ class LlamaCppLLM:
         self.path = path
         self.model_id = f"llama-cpp:{path.stem}"
         self.n_ctx = n_ctx
+        # token log-probabilities need logits for every token (logits_all): n_ctx × vocabulary
+        # floats, 1.6 GB for SmolLM2 at 8,192 tokens, so only when asked for
+        self.supports_logprobs = logprobs
         self._llama_cpp = llama_cpp
         self._llm = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx,
                                     n_threads=n_threads or min(4, os.cpu_count() or 1),
@@ -102,9 +105,11 @@ class LlamaCppLLM:
         elif request.json_schema is not None:
             kwargs["grammar"] = self._schema_grammar(request.json_schema)
             constrained = True
-        if request.logprobs:
+        if request.logprobs and self.supports_logprobs:
             kwargs["logprobs"] = True
             kwargs["top_logprobs"] = 1
+        # without logits_all the model cannot give them: the reply comes without, and the
+        # caller (DocSage's confidence) falls back as it does for any server that sends none
         with self._lock:
             try:
                 out = self._llm.create_chat_completion(**kwargs)
