@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from sqlglot import exp
 
 from quaderno.errors import SQLExecutionError, SQLRefusedError
+from quaderno.methods.docsage.records import RowSource
 from quaderno.methods.docsage.rows import PROV_TABLE, Correction, cell_chunks
 from quaderno.methods.docsage.sandbox import QueryResult, SQLSandbox, SQLTimeoutError
 from quaderno.methods.docsage.schema import TID
@@ -41,28 +42,6 @@ log = logging.getLogger(__name__)
 LINEAGE = "__lineage"
 
 
-class SourceRow(BaseModel):
-    """One tuple behind a result row, and where in the documents it came from."""
-
-    tid: int
-    table: str
-    doc_id: str = ""
-    chunk_id: str = ""
-    char_start: int = 0
-    char_end: int = 0
-    extractor: str = ""
-    values: dict[str, Any] = Field(default_factory=dict)
-    confidence: dict[str, float] = Field(default_factory=dict)
-    # the chunk each value came from where it is not the row's own (merged aliases,
-    # committee and backtracking corrections), and those corrections with their evidence
-    cell_chunks: dict[str, str] = Field(default_factory=dict)
-    corrections: list[dict[str, Any]] = Field(default_factory=list)
-
-    def chunk_ids(self) -> list[str]:
-        """Every chunk this tuple's values came from, its own first."""
-        return list(dict.fromkeys([self.chunk_id, *self.cell_chunks.values()]))
-
-
 class ResultLineage(BaseModel):
     """The provenance of result row ``row``: the tids that produced it (``tids``), those its
     subqueries read (``support_tids``), and their sources (at most ``max_sources``)."""
@@ -71,7 +50,7 @@ class ResultLineage(BaseModel):
     mode: Literal["row", "group", "none"]
     tids: list[int] = Field(default_factory=list)
     support_tids: list[int] = Field(default_factory=list)
-    sources: list[SourceRow] = Field(default_factory=list)
+    sources: list[RowSource] = Field(default_factory=list)
     sources_truncated: bool = False
     partial: bool = False
 
@@ -292,18 +271,18 @@ def _corrections(text: str | None, tid: int) -> list[Correction]:
         return []
 
 
-def _sources(sandbox: SQLSandbox, tids: list[int]) -> dict[int, SourceRow]:
+def _sources(sandbox: SQLSandbox, tids: list[int]) -> dict[int, RowSource]:
     if not tids:
         return {}
     prov = sandbox.run_trusted(
         f"SELECT {TID}, tbl, doc_id, chunk_id, char_start, char_end, extractor, confidence, "
         f"corrections FROM {PROV_TABLE} WHERE {TID} IN (SELECT UNNEST(?::BIGINT[]))", [tids],
         max_rows=len(tids) + 1)
-    out: dict[int, SourceRow] = {}
+    out: dict[int, RowSource] = {}
     by_table: dict[str, list[int]] = {}
     for tid, tbl, doc, chunk, start, end, extractor, conf, fixes in prov.rows:
         corrections = _corrections(fixes, tid)
-        out[tid] = SourceRow(
+        out[tid] = RowSource(
             tid=tid, table=tbl, doc_id=doc or "", chunk_id=chunk or "", char_start=start or 0,
             char_end=end or 0, extractor=extractor or "", confidence=_confidence(conf, tid),
             cell_chunks=cell_chunks(chunk or "", corrections),

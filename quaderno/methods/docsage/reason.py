@@ -21,7 +21,7 @@ from typing import Any
 
 from quaderno.errors import SQLExecutionError, SQLRefusedError, StepError
 from quaderno.methods.docsage.lineage import TracedResult, run_with_lineage
-from quaderno.methods.docsage.records import ResultTable, RowSource, SQLAttempt
+from quaderno.methods.docsage.records import ResultTable, SQLAttempt
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.sandbox import SQLSandbox
 from quaderno.methods.docsage.schema import Schema
@@ -60,9 +60,7 @@ def render_tables(schema: Schema, rows: Sequence[Row], limit: int = 200) -> str:
 
 def result_table(traced: TracedResult) -> ResultTable:
     res = traced.result
-    fields = set(RowSource.model_fields)
-    sources = [[RowSource(**{k: v for k, v in s.model_dump().items() if k in fields})
-                for s in lin.sources] for lin in traced.lineage]
+    sources = [list(lin.sources) for lin in traced.lineage]
     return ResultTable(columns=res.columns, rows=[list(r) for r in res.rows], sources=sources,
                        lineage="partial" if traced.partial else "full",
                        truncated=res.truncated)
