@@ -5,6 +5,9 @@
 #   benchmarks/docsage_runs.sh measuring 3     # the measuring model (../shared/tools/measuring-llm.sh),
 #                                              # the first 3 questions of each bin
 #   CONFIGS="docsage vanilla-llm" BINS="set1" benchmarks/docsage_runs.sh embedded 8
+#   DOCSAGE_OPTS="max_chunks=16 probe_size=8" benchmarks/docsage_runs.sh measuring 1
+#                                              # smaller extraction budgets for every DocSage
+#                                              # configuration (recorded in each config.json)
 #
 # One collection per bin, from the test families (never the train families that calibrate
 # CLEAR): award set1 (8 laureates), regulator set2 (16 companies), network set3 (101 cities),
@@ -59,6 +62,9 @@ run() {  # name, method, then options; over the bin $BIN
   local name=$1 method=$2; shift 2
   case " $CONFIGS " in *" all "*|*" $name "*) ;; *) return 0 ;; esac
   local opts=()
+  if [[ $method == docsage* ]]; then
+    for o in ${DOCSAGE_OPTS:-}; do opts+=(--opt "$o"); done
+  fi
   while [ $# -gt 0 ]; do opts+=(--opt "$1"); shift; done
   local fam=${FAMILY[$BIN]}
   $Q eval -d "$COLL/$fam-$BIN-s0/questions-ordered.jsonl" --format synth --limit "$LIMIT" \
