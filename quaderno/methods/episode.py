@@ -20,6 +20,7 @@ from quaderno.llm.lm import LM
 from quaderno.llm.steps import Step
 from quaderno.llm.trace import Trace
 from quaderno.methods.answer import Answer, Evidence, MethodDetails
+from quaderno.methods.span import to_span
 
 
 class Episode:
@@ -63,13 +64,17 @@ class Episode:
         self.evidence.extend(Evidence.of(h, query) for h in hits)
 
     # -- the answer step ------------------------------------------------------------------
-    async def answer_step(self, step: Step, **inputs: Any) -> tuple[str, str]:
+    async def answer_step(self, step: Step, *, span_only: bool = True,
+                          **inputs: Any) -> tuple[str, str]:
         """Run an answer step: (short answer, raw reply). A reply without a usable answer
-        falls back to its first line, or 'unknown' when empty; both are recorded."""
+        falls back to its first line, or 'unknown' when empty; both are recorded. With
+        ``span_only`` a tagged answer is reduced to the span benchmarks score (:mod:`.span`:
+        "Yes, both are plants." → "yes"), the rules used recorded in the span's outputs."""
         with self.trace.span("answer", question=inputs.get("question", "")) as span:
+            tagged = False
             try:
                 result = await step.run(self.lm, trace=self.trace, **inputs)
-                answer, raw = result.value, result.raw
+                answer, raw, tagged = result.value, result.raw, True
             except StepError as exc:
                 raw = exc.raw or ""
                 answer = next((ln.strip() for ln in raw.splitlines() if ln.strip()), "")
@@ -78,7 +83,13 @@ class Episode:
                 if not answer:
                     answer = "unknown"
                     self.trace.fallback("answer was empty; answered 'unknown'", span)
-            span.outputs = {"answer": answer}
+            outputs: dict[str, Any] = {"answer": answer}
+            if span_only and tagged:
+                short, rules = to_span(self.question, answer)
+                if rules:
+                    outputs = {"answer": short, "tagged": answer, "span_rules": rules}
+                    answer = short
+            span.outputs = outputs
         return answer, raw
 
     # -- the result -----------------------------------------------------------------------
