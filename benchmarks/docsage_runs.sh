@@ -9,6 +9,10 @@
 #                                              # smaller extraction budgets for every DocSage
 #                                              # configuration (recorded in each config.json)
 #
+# CLEAR's Level A threshold is calibrated per extraction model on the train families first
+# (benchmarks/docsage_calibrate.py) and passed as DOCSAGE_OPTS="calibration=FILE ..."; the
+# committed run's file and exact options are in its README.md.
+#
 # One collection per bin, from the test families (never the train families that calibrate
 # CLEAR): award set1 (8 laureates), regulator set2 (16 companies), network set3 (101 cities),
 # seed 0, one question of each of the eight types. Retrieval is hybrid BM25 + MiniLM. All
@@ -62,8 +66,13 @@ run() {  # name, method, then options; over the bin $BIN
   local name=$1 method=$2; shift 2
   case " $CONFIGS " in *" all "*|*" $name "*) ;; *) return 0 ;; esac
   local opts=()
-  if [[ $method == docsage* ]]; then
-    for o in ${DOCSAGE_OPTS:-}; do opts+=(--opt "$o"); done
+  if [[ $method == docsage* ]]; then  # the budgets this configuration has (no-extraction has none)
+    for o in ${DOCSAGE_OPTS:-}; do
+      if .venv/bin/python -c "import sys; from quaderno.methods.registry import get_spec
+sys.exit(sys.argv[2] not in get_spec(sys.argv[1]).options.model_fields)" "$method" "${o%%=*}"; then
+        opts+=(--opt "$o")
+      fi
+    done
   fi
   while [ $# -gt 0 ]; do opts+=(--opt "$1"); shift; done
   local fam=${FAMILY[$BIN]}
