@@ -207,6 +207,18 @@ def test_resume_with_another_configuration_is_refused(tmp_path):
         run(config(k=4), tmp_path / "r", LM(FakeLLM(respond=oracle)), recs=records(2))
 
 
+def test_a_run_grows_to_a_larger_limit_and_keeps_what_it_answered(tmp_path):
+    run(config(limit=2), tmp_path / "r", LM(FakeLLM(respond=oracle)), recs=records(2))
+    other = LM(FakeLLM(respond=lambda r: "<answer>something else</answer>"))
+    results, _ = run(config(limit=4), tmp_path / "r", other, recs=records(4))
+    predictions = [r["prediction"] for r in results]
+    assert len(results) == 4 and predictions.count("something else") == 2  # only the new two
+    saved = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert saved["limit"] == 4 and saved["limits"] == [2, 4]
+    with pytest.raises(ConfigError, match="may grow, never shrink"):
+        run(config(limit=3), tmp_path / "r", other, recs=records(3))
+
+
 def test_pooled_and_no_retrieval_methods(tmp_path):
     results, _ = run(config(pool="pooled"), tmp_path / "pooled", LM(FakeLLM(respond=oracle)))
     assert len(results) == 8

@@ -44,6 +44,7 @@ from quaderno.llm.trace import Trace
 from quaderno.methods.answer import Answer
 from quaderno.methods.registry import METHODS
 from quaderno.methods.spec import MethodRegistry
+from quaderno.storage import write_json_atomic
 from quaderno.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -97,6 +98,11 @@ class RunConfig(BaseModel):
             raise ConfigError(f"unknown judges {sorted(unknown)}; choose from {', '.join(JUDGES)}")
         if self.judges and self.judge_model is None:
             raise ConfigError("judges need a judge LLM")
+
+
+def _grows(before: int | None, after: int | None) -> bool:
+    """Whether a run limited to ``before`` questions may go on to ``after`` (None: all)."""
+    return before is not None and (after is None or after > before)
 
 
 def code_version() -> str:
@@ -204,10 +210,17 @@ class EvalRunner:
                 previous = RunConfig.from_saved(saved).model_dump()
             except ValueError as exc:
                 raise ConfigError(f"{path} is not a run configuration: {exc}") from exc
-            if previous != current:
-                diff = sorted(k for k in current if previous.get(k) != current[k])
+            diff = sorted(k for k in current if previous.get(k) != current[k])
+            if diff == ["limit"] and _grows(previous["limit"], current["limit"]):
+                # the same run over more questions: the answered ones are kept, the rest added
+                saved["limit"] = current["limit"]
+                saved.setdefault("limits", [previous["limit"]]).append(current["limit"])
+                write_json_atomic(path, saved)
+                return
+            if diff:
+                hint = (" (a run's --limit may grow, never shrink)" if diff == ["limit"] else "")
                 raise ConfigError(f"{self.run_dir} holds a run with another configuration "
-                                  f"(differs in {', '.join(diff)}); use a new --out")
+                                  f"(differs in {', '.join(diff)}){hint}; use a new --out")
             return
         data = {**current, "code_version": code_version(),
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
