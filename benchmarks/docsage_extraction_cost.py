@@ -44,6 +44,26 @@ def member_table(collection: Path) -> Table:
     return Table(name=name, columns=cols, primary_key=[cols[0].name])
 
 
+def cost_rows(lm, chunks: list[Chunk], schema: Schema, sizes: list[int],
+              store_dir: Path) -> list[dict]:
+    """One row per size (then a repeat of the largest): the calls, tokens, seconds and tuples
+    of extracting the first n chunks through one tuple store."""
+    store, rows, done = TupleStore(store_dir), [], 0
+    for n in sizes + [sizes[-1]]:
+        trace = Trace(label=f"n={n}")
+        start = time.perf_counter()
+        results = asyncio.run(extract(lm, chunks[:n], schema, ExtractionSettings(),
+                                      store=store, trace=trace, concurrency=1))
+        usage = trace.usage
+        rows.append({"documents": n, "new": n - done, "calls": len(trace.calls),
+                     "prompt_tokens": usage.prompt_tokens,
+                     "completion_tokens": usage.completion_tokens,
+                     "seconds": time.perf_counter() - start,
+                     "tuples": len(all_rows(results))})
+        done = max(done, n)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--collection", type=Path,
@@ -66,24 +86,14 @@ def main() -> None:
     print("| documents | new docs | calls | prompt tok | completion tok | seconds | tuples | "
           "s/new doc | s/tuple |\n|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
-        store = TupleStore(Path(tmp))
-        done = 0
-        for n in sizes + [sizes[-1]]:
-            trace = Trace(label=f"n={n}")
-            start = time.perf_counter()
-            results = asyncio.run(extract(lm, chunks[:n], schema, ExtractionSettings(),
-                                          store=store, trace=trace, concurrency=1))
-            secs = time.perf_counter() - start
-            usage = trace.usage()
-            tuples = len(all_rows(results))
-            new = n - done
-            print(f"| {n} | {new} | {len(trace.calls)} | {usage.prompt_tokens} | "
-                  f"{usage.completion_tokens} | {secs:.1f} | {tuples} | "
-                  f"{secs / new:.1f} | " if new else
-                  f"| {n} (repeat) | 0 | {len(trace.calls)} | {usage.prompt_tokens} | "
-                  f"{usage.completion_tokens} | {secs:.1f} | {tuples} | – | ", end="")
-            print(f"{secs / tuples:.2f} |" if tuples and new else "– |")
-            done = max(done, n)
+        for row in cost_rows(lm, chunks, schema, sizes, Path(tmp)):
+            n, new, secs, tuples = row["documents"], row["new"], row["seconds"], row["tuples"]
+            label = str(n) if new else f"{n} (repeat)"
+            per_doc = f"{secs / new:.1f}" if new else "–"
+            per_tuple = f"{secs / tuples:.2f}" if tuples and new else "–"
+            print(f"| {label} | {new} | {row['calls']} | {row['prompt_tokens']} | "
+                  f"{row['completion_tokens']} | {secs:.1f} | {tuples} | {per_doc} | "
+                  f"{per_tuple} |", flush=True)
 
 
 if __name__ == "__main__":
