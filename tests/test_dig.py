@@ -62,11 +62,7 @@ def test_information_gain_rises_when_the_context_holds_the_answer():
     bad = asyncio.run(information_gain(lm, q, "Paris is in France.", ["William Shakespeare"]))
     assert good["dig"] > 0.5 and good["dig_p_with"] > good["dig_p_without"]
     assert bad["dig"] == pytest.approx(0.0)
-    # the best of several gold answers counts; no context or no gold: nothing to measure
-    ctx = "By Shakespeare."
-    several = asyncio.run(information_gain(lm, q, ctx, ["Marlowe", "Shakespeare"]))
-    alone = asyncio.run(information_gain(lm, q, ctx, ["Shakespeare"]))
-    assert several == alone and alone["dig"] > 0.5
+    # no context or no gold: nothing to measure
     assert asyncio.run(information_gain(lm, q, "   ", ["x"])) is None
     assert asyncio.run(information_gain(lm, q, "text", [""])) is None
 
@@ -154,8 +150,15 @@ def test_eval_cli_with_dig_over_a_vllm_style_server(tmp_path):
         assert res.exit_code == 0, res.output
         refused = runner.invoke(app, [*args[:-2], "--llm", "openai", "--model", "fake-model",
                                       "--base-url", srv.url, "--name", "plain"])
+        likely = runner.invoke(app, [*args, "--dig-alias", "likely", "--name", "likely"])
+        bogus = runner.invoke(app, [*args, "--dig-alias", "best", "--name", "bogus"])
     assert refused.exit_code != 0 and "DIG needs the answering LLM" in refused.output
-    (run,) = (tmp_path / "runs").iterdir()
+    assert likely.exit_code == 0, likely.output
+    assert json.loads((tmp_path / "runs" / "likely" / "config.json").read_text())["dig"][
+        "alias"] == "likely"
+    assert bogus.exit_code != 0 and "--dig-alias must be one of" in bogus.output
+    assert not (tmp_path / "runs" / "bogus").exists()
+    run = next(p for p in (tmp_path / "runs").iterdir() if p.name != "likely")
     results = read_results(run / "results.jsonl")
     assert len(results) == 3 and all("dig" in r["metrics"] for r in results)
     # the gold answer is in the retrieved documents for some questions: a positive gain
@@ -176,3 +179,39 @@ def test_a_method_whose_spec_measures_dig_gets_it_without_dig_in_the_config(tmp_
         assert {"dig", "dig_p_with", "dig_p_without"} <= set(r.metrics)
         assert r.llm_calls == 1 and r.eval_calls.llm_calls == 2 * len(r.answers[:3])
     assert json.loads((tmp_path / "r" / "config.json").read_text())["dig"] is None
+
+
+def alias_scorer(messages, reply):
+    """With the knowledge, "Shakespeare" is likeliest; "Bard" gains more (it is unlikely
+    without the knowledge and fairly likely with it)."""
+    with_knowledge = "Knowledge:" in messages[-1].content
+    table = {("Shakespeare", True): -0.05, ("Shakespeare", False): -0.2,
+             ("Bard", True): -0.3, ("Bard", False): -5.0, ("Marlowe", True): -4.0,
+             ("Marlowe", False): -4.0}
+    return [table[(reply, with_knowledge)]] * len(reply.split())
+
+
+@pytest.mark.parametrize(("rule", "alias"), [("first", 0), ("likely", 1), ("max_gain", 2)])
+def test_the_gold_alias_is_chosen_by_a_rule_that_does_not_look_at_the_gain(rule, alias):
+    lm = LM(FakeLLM(echo=True, scorer=alias_scorer))
+    golds = ["Marlowe", "Shakespeare", "Bard"]
+    gain = asyncio.run(information_gain(lm, "Who wrote Hamlet?", "Hamlet is by the Bard.",
+                                        golds, DIGParams(alias=rule)))
+    assert gain["dig_alias"] == alias
+    alone = asyncio.run(information_gain(lm, "Who wrote Hamlet?", "Hamlet is by the Bard.",
+                                         [golds[alias]]))
+    assert {k: v for k, v in gain.items() if k != "dig_alias"} == \
+        {k: v for k, v in alone.items() if k != "dig_alias"}
+    if rule != "max_gain":  # the default and "likely" report less than the optimistic pick
+        best = asyncio.run(information_gain(lm, "Who wrote Hamlet?", "Hamlet is by the Bard.",
+                                            golds, DIGParams(alias="max_gain")))
+        assert gain["dig"] < best["dig"]
+
+
+def test_a_dig_run_saved_before_the_alias_rule_resumes_as_it_ran():
+    saved = {"dataset": "d", "method": "vanilla-rag", "model": "m",
+             "dig": {"window": 3, "head": 3, "head_weight": 2.0, "alpha": 0.5,
+                     "max_answers": 3}}
+    assert RunConfig.from_saved(saved).dig.alias == "max_gain"
+    assert RunConfig(dataset="d", method="vanilla-rag", model="m",
+                     dig=DIGParams()).dig.alias == "first"

@@ -17,6 +17,7 @@ from quaderno.cli.llm_cmd import (BaseUrlOpt, ConfigOpt, KeyEnvOpt, LLMOpt, Mode
                                   ReasonerModelOpt, build_lm, llm_config, role_lms)
 from quaderno.errors import ConfigError
 from quaderno.eval.datasets import DATASETS, load_dataset
+from quaderno.eval.dig import DIG_ALIASES
 from quaderno.eval.report import (HEADLINE, load_run, nan_text, paired, paired_cells,
                                   run_labels, table, write_report)
 from quaderno.eval.run_config import default_k, method_options_for, run_config  # noqa: F401
@@ -59,6 +60,9 @@ def eval_(
                                       "name (repeatable; see quaderno.eval.measures)"),
     dig: bool = typer.Option(False, "--dig", help="Document information gain of each answer's "
                              "context (PAGER A.3; the answering LLM scores the gold answer)"),
+    dig_alias: str = typer.Option("first", "--dig-alias", help="Which gold alias DIG scores: "
+                                  "first, likely (highest p(gold | q, context)) or max_gain "
+                                  "(optimistic: chosen by the gain itself)"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the LLM cache"),
     llm: str = LLMOpt, model: str = ModelOpt, base_url: str = BaseUrlOpt,
     api_key_env: str = KeyEnvOpt, model_path: str = ModelPathOpt, config: Path = ConfigOpt,
@@ -69,6 +73,9 @@ def eval_(
 ) -> None:
     """Run methods over a dataset; resumable (run again with the same options to continue)."""
     extra = parse_opts(opt)
+    if dig_alias not in DIG_ALIASES:
+        raise ConfigError(f"--dig-alias must be one of {', '.join(DIG_ALIASES)}, got "
+                          f"{dig_alias!r}")
     method_options = {m: method_options_for(m, max_iters, extra) for m in method}
     known = {key for m in method for key in get_spec(m).options.model_fields}
     unused = sorted(set(extra) - known)
@@ -97,6 +104,7 @@ def eval_(
         run_cfg = run_config(dataset=dataset, method=m, options=options, lm=lm, roles=roles,
                              limit=limit, k=k, pool=pool, kbs=kb or [], retrieval=retrieval,
                              embedder=embedder, judge=judge, judges=judge_list, dig=dig,
+                             dig_alias=dig_alias,
                              measures=measure or [], gate=gate,
                              gate_allow_other_llm=gate_allow_other_llm)
         gated = f"-gate-{Path(gate).name}" if gate else ""

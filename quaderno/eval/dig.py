@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
 
+DIG_ALIASES = ("first", "likely", "max_gain")
 WITH_CONTEXT = ("Answer the question using the knowledge below.\n\nKnowledge:\n{context}\n\n"
                 "Question: {question}\nAnswer:")
 WITHOUT_CONTEXT = "Answer the question.\n\nQuestion: {question}\nAnswer:"
@@ -38,7 +40,13 @@ class DIGParams(BaseModel):
     head: int = Field(default=3, ge=0, description="k: leading tokens weighted apart")
     head_weight: float = Field(default=2.0, gt=0, description="ω_i of each leading token")
     alpha: float = Field(default=0.5, ge=0, le=1, description="α: emphasis on the head")
-    max_answers: int = Field(default=3, ge=1, description="gold answers scored (max taken)")
+    max_answers: int = Field(default=3, ge=1, description="gold answers considered")
+    alias: Literal["first", "likely", "max_gain"] = Field(
+        default="first", description="which gold alias y is: the first; the one the model "
+                                     "finds likeliest with the context, p(y | q, O); or "
+                                     "max_gain, the largest gain (optimistic: it picks y by "
+                                     "the quantity it reports; runs saved before this option "
+                                     "existed used it)")
 
     @field_validator("window")
     @classmethod
@@ -74,22 +82,29 @@ def calibrated_log_probability(logprobs: Sequence[float], params: DIGParams) -> 
 async def information_gain(lm: LM, question: str, context: str, answers: Sequence[str],
                            params: DIGParams | None = None, *,
                            trace: Trace | None = None) -> dict[str, float] | None:
-    """DIG of ``context`` for ``question``: the largest over the first ``max_answers`` gold
-    answers, with the two probabilities it came from. None when there is no context (a
-    method that retrieved nothing gains nothing measurable) or no gold answer."""
+    """DIG of ``context`` for ``question`` for one gold alias, chosen by ``params.alias``
+    among the first ``max_answers`` gold answers without looking at the gain (unless
+    ``max_gain`` is asked for by name), with the two probabilities it came from and the
+    alias's index. None when there is no context (a method that retrieved nothing gains
+    nothing measurable) or no gold answer."""
     params = params or DIGParams()
     golds = [a.strip() for a in answers if a.strip()][:params.max_answers]
     if not context.strip() or not golds:
         return None
+    if params.alias == "first":
+        golds = golds[:1]
     best: dict[str, float] | None = None
-    for gold in golds:
+    for index, gold in enumerate(golds):
         with_ctx = await lm.score(WITH_CONTEXT.format(context=context, question=question),
                                   gold, trace=trace, step="dig.with_context")
+        p_with = math.exp(calibrated_log_probability([t.logprob for t in with_ctx], params))
+        if best is not None and params.alias == "likely" and p_with <= best["dig_p_with"]:
+            continue  # not the likeliest alias: its p(y | q) is never needed
         without = await lm.score(WITHOUT_CONTEXT.format(question=question), gold,
                                  trace=trace, step="dig.without_context")
-        p_with = math.exp(calibrated_log_probability([t.logprob for t in with_ctx], params))
         p_without = math.exp(calibrated_log_probability([t.logprob for t in without], params))
-        gain = {"dig": p_with - p_without, "dig_p_with": p_with, "dig_p_without": p_without}
-        if best is None or gain["dig"] > best["dig"]:
+        gain = {"dig": p_with - p_without, "dig_p_with": p_with, "dig_p_without": p_without,
+                "dig_alias": float(index)}
+        if best is None or params.alias == "likely" or gain["dig"] > best["dig"]:
             best = gain
     return best

@@ -41,6 +41,7 @@ def run_config(*, dataset: str, method: str, options: Mapping[str, Any], lm: LM,
                k: int | None = None, pool: str = "per-question", kbs: Iterable[str] = (),
                retrieval: str = "bm25", embedder: str | None = None,
                judge: LM | None = None, judges: Iterable[str] = (), dig: bool = False,
+               dig_alias: str = "first",
                measures: Iterable[str] = (), gate: str | None = None,
                gate_allow_other_llm: bool = False) -> RunConfig:
     """The configuration of a run of ``method`` (its ``options`` as
@@ -52,6 +53,6 @@ def run_config(*, dataset: str, method: str, options: Mapping[str, Any], lm: LM,
                      model=lm.model_id,
                      generation={key: lm.defaults.get(key) for key in GENERATION_KEYS},
                      judge_model=judge.model_id if judge else None, judges=list(judges),
-                     dig=DIGParams() if dig else None, measures=list(measures),
+                     dig=DIGParams(alias=dig_alias) if dig else None, measures=list(measures),
                      roles={r: x.model_id for r, x in (roles or {}).items()},
                      gate=gate, gate_allow_other_llm=gate_allow_other_llm)

@@ -86,7 +86,10 @@ class RunConfig(BaseModel):
     def from_saved(cls, saved: dict[str, Any]) -> RunConfig:
         """The configuration in a run's config.json (which also holds code version and start
         time); options added since the run started read as their defaults."""
-        return cls(**{k: v for k, v in saved.items() if k in cls.model_fields})
+        known = {k: v for k, v in saved.items() if k in cls.model_fields}
+        if isinstance(known.get("dig"), dict) and "alias" not in known["dig"]:
+            known["dig"] = {**known["dig"], "alias": "max_gain"}  # what DIG did before
+        return cls(**known)
 
     def check(self) -> None:
         if self.pool not in POOLS:
