@@ -7,6 +7,7 @@ models follow formats only that way); servers get the plain instruction.
 from __future__ import annotations
 
 from quaderno.llm.parsing import extract_tag, parse_outline
+from quaderno.methods.span import SPAN_RULES
 from quaderno.llm.steps import Step, text_output
 
 OUTLINE_INSTRUCTION = """You are a Page Planning Expert.
@@ -116,7 +117,7 @@ Page:
 
 Question: {question}
 
-Using the page (and your own knowledge where the page is silent), reason briefly about the answer, then give the final answer as a short span (an entity, a date, a number, or a few words) inside <answer></answer> tags."""
+Using the page (and your own knowledge where the page is silent), reason briefly about the answer, then give the final answer as a short span (an entity, a date, a number, or a few words) inside <answer></answer> tags. """ + SPAN_RULES
 
 SUMMARIZE_INSTRUCTION = """You are building notes to answer a question from retrieved documents.
 
