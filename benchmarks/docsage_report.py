@@ -35,6 +35,14 @@ def mean(xs: list[float]) -> str:
     return f"{sum(xs) / len(xs):.2f}" if xs else "–"
 
 
+def count(xs: list[float]) -> str:
+    """A mean of counts: a whole number as one, otherwise to one decimal."""
+    if not xs:
+        return "–"
+    m = sum(xs) / len(xs)
+    return f"{m:,.0f}" if m == int(m) else f"{m:,.1f}"
+
+
 def main(out_dir: Path, collections: Path) -> None:
     questions = question_index(collections)
     runs: dict[str, dict[str, list]] = defaultdict(dict)
@@ -73,13 +81,14 @@ def main(out_dir: Path, collections: Path) -> None:
             tuples = [c.get("tuples_extracted", 0) for c in clear]
             secs = sum(r.latency_s for r in recs)
             per_tuple = f"{secs / sum(tuples):.1f}" if clear and sum(tuples) else "–"
-            print(f"| {config} | {b} | {mean([r.llm_calls for r in recs])} | "
-                  f"{mean([r.cached_calls for r in recs])} | "
-                  f"{mean([r.prompt_tokens for r in recs])} | "
-                  f"{mean([r.completion_tokens for r in recs])} | "
-                  f"{mean([r.latency_s for r in recs])} | {mean(chunks)} | {mean(tuples)} | "
-                  f"{mean([c.get('llm_calls_extract', 0) for c in clear])} | "
-                  f"{mean([c.get('cache_hits', 0) for c in clear])} | {per_tuple} |")
+            print(f"| {config} | {b} | {count([r.llm_calls for r in recs])} | "
+                  f"{count([r.cached_calls for r in recs])} | "
+                  f"{count([r.prompt_tokens for r in recs])} | "
+                  f"{count([r.completion_tokens for r in recs])} | "
+                  f"{secs / len(recs):.1f} | {count(chunks)} | "
+                  f"{count(tuples)} | "
+                  f"{count([c.get('llm_calls_extract', 0) for c in clear])} | "
+                  f"{count([c.get('cache_hits', 0) for c in clear])} | {per_tuple} |")
     print("\nPer question (config, bin, type, score, answer vs gold):\n")
     for config, by_bin in runs.items():
         for b in BINS:
