@@ -1,7 +1,11 @@
 """What a CCSK gate adds per question beyond the closed-book generation (target <= 5 ms).
 
-Run:  .venv/bin/python benchmarks/gate_overhead.py --gate DIR [--labels FILE] [--n 60]
-      [--gen-ms 0 100]
+Run:  .venv/bin/python benchmarks/gate_overhead.py --gate DIR [DIR ...] [--labels FILE]
+      [--n 60] [--gen-ms 0 100]
+
+With several gate directories (the same labels, different embedders: ``minilm`` and the
+distilled ``static:minilm``) each is timed, and the decisions of the others are compared with
+the first's on the labels' test split: agreement, ACC and retrieval rate, the price of speed.
 
 The closed-book generation is the in-memory fake LLM, with zero latency and with a simulated
 generation time (``--gen-ms``; a real closed-book answer takes seconds): gates that read the
@@ -27,7 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from quaderno.gate.labels import read_labels
+from quaderno.gate.labels import LabelFile, read_labels
+from quaderno.gate.scoring import score_decisions
 from quaderno.gate.store import GateBundle
 from quaderno.gate.wrapper import GatedMethod
 from quaderno.llm.fake import FakeLLM
@@ -72,7 +77,9 @@ async def timed(method: BaseMethod, questions: list[str]) -> list[float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--gate", type=Path, required=True, help="a trained gate directory")
+    ap.add_argument("--gate", type=Path, nargs="+", required=True,
+                    help="trained gate directories (e.g. one on minilm, one on static:minilm): "
+                         "each is timed, and the first's decisions are compared with the others'")
     ap.add_argument("--labels", type=Path, default=RUN / "labels.jsonl")
     ap.add_argument("--n", type=int, default=60)
     ap.add_argument("--threads", type=int, default=1, help="torch threads (2 threads on 2 "
@@ -84,10 +91,25 @@ def main() -> None:
     logging.getLogger("quaderno.gate").setLevel(logging.ERROR)  # other-LLM warnings: timed only
     import torch
     torch.set_num_threads(args.threads)
-    records = read_labels(args.labels).records[:args.n]
-    by_question = {r.question: r.response for r in records}
+    labels = read_labels(args.labels)
+    by_question = {r.question: r.response for r in labels.records[:args.n]}
+    bundles = [GateBundle.load(g) for g in args.gate]
+    lines = [f"# CCSK gate overhead per question ({len(by_question)} WebQuestions questions and "
+             f"their closed-book responses; torch threads {args.threads}; fake LLM; median / "
+             "p95 ms)"]
+    for bundle in bundles:
+        lines += ["", *overhead_lines(bundle, by_question, args.gen_ms)]
+    if len(bundles) > 1:
+        lines += ["", *compare_lines(bundles, labels)]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    args.out.write_text(text, encoding="utf-8")
+
+
+def overhead_lines(bundle: GateBundle, by_question: dict[str, str],
+                   gen_times: list[float]) -> list[str]:
+    """One gate directory's encoder passes, added time per gate and decide() alone."""
     questions = list(by_question)
-    bundle = GateBundle.load(args.gate)
     encode, encode_q, encode_r = [], [], []
     for q in questions:
         t0 = time.perf_counter()
@@ -99,14 +121,12 @@ def main() -> None:
         encode.append((t1 - t0) * 1000)
         encode_q.append((t2 - t1) * 1000)
         encode_r.append((time.perf_counter() - t2) * 1000)
-    lines = [f"# CCSK gate overhead per question ({len(questions)} WebQuestions questions and "
-             f"their closed-book responses; embedder {bundle.manifest.embedder}; torch threads "
-             f"{args.threads}; fake LLM; median / p95 ms)", "",
+    lines = [f"# embedder {bundle.manifest.embedder}", "",
              f"one encoder pass over question + response: {statistics.median(encode):.2f} / "
              f"{_p95(encode):.2f} ms; question alone {statistics.median(encode_q):.2f} / "
              f"{_p95(encode_q):.2f} ms; response alone {statistics.median(encode_r):.2f} / "
              f"{_p95(encode_r):.2f} ms"]
-    for gen_ms in args.gen_ms:
+    for gen_ms in gen_times:
         lm = LM(FakeLLM(respond=_responder(by_question, gen_ms)))
         base = asyncio.run(timed(VanillaLLM(lm), questions * 2))[len(questions):]  # warm
         lines += ["", f"## closed-book generation {gen_ms:g} ms (vanilla-llm alone: "
@@ -138,9 +158,30 @@ def main() -> None:
             else 0.0)
         lines.append(f"{name:13s} {statistics.median(decide):6.2f} / {_p95(decide):6.2f} ms"
                      f"   {rest:6.2f} ms")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    args.out.write_text(text, encoding="utf-8")
+    return lines
+
+
+def compare_lines(bundles: list[GateBundle], labels: LabelFile) -> list[str]:
+    """The price of a cheaper embedder: on the labels' test split, how often each other gate
+    directory decides as the first one does, and both's ACC and retrieval rate."""
+    test = labels.split("test")
+    qs, rs = [r.question for r in test], [r.response for r in test]
+    ref = bundles[0]
+    lines = [f"# decisions on the test split (n = {len(test)}): {ref.manifest.embedder} "
+             "against " + ", ".join(b.manifest.embedder for b in bundles[1:]), "",
+             "gate          agree   ACC " + "  ".join(f"{b.manifest.embedder:>16s}"
+                                                   for b in bundles) +
+             "   retrieval rate " + "  ".join(f"{b.manifest.embedder:>16s}" for b in bundles)]
+    for name in ref.names:
+        decisions = [b.gate(name).decide(qs, rs) for b in bundles]
+        scores = [score_decisions(test, d, needs_response=b.gate(name).needs_response)
+                  for b, d in zip(bundles, decisions)]
+        agree = min(sum(x.retrieve == y.retrieve for x, y in zip(decisions[0], d)) / len(test)
+                    for d in decisions[1:])
+        lines.append(f"{name:13s} {agree:6.0%}       " +
+                     "  ".join(f"{100 * s.acc:16.1f}" for s in scores) + "                  " +
+                     "  ".join(f"{s.retrieval_rate:16.0%}" for s in scores))
+    return lines
 
 
 def _responder(by_question: dict[str, str], gen_ms: float):

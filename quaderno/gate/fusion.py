@@ -179,10 +179,14 @@ def train_fusion(model: AttentionFusion, x: FusionInputs, y: Sequence[int], *, s
 def token_states(embedder: Embedder, texts: Sequence[str], *, max_len: int = 32
                  ) -> tuple[torch.Tensor, torch.Tensor]:
     """Token states (n, max_len, d) and masks for token attention: a sentence-transformers
-    model's last-layer token embeddings, else each word embedded alone (HashEmbedder)."""
+    model's last-layer token embeddings, a static embedder's token rows, else each word
+    embedded alone (HashEmbedder)."""
     model = getattr(embedder, "_model", None)
+    token_vectors = getattr(embedder, "token_vectors", None)
     rows: list[np.ndarray] = []
-    if model is not None and hasattr(model, "encode"):
+    if token_vectors is not None:
+        rows = [np.asarray(v, dtype=np.float32)[:max_len] for v in token_vectors(list(texts))]
+    elif model is not None and hasattr(model, "encode"):
         out = model.encode(list(texts), output_value="token_embeddings", convert_to_numpy=False,
                            show_progress_bar=False)
         rows = [np.asarray(t.detach().cpu().numpy() if hasattr(t, "detach") else t,

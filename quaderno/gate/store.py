@@ -77,6 +77,8 @@ class Manifest(BaseModel):
     kind: str = KIND
     format_version: int = FORMAT_VERSION
     embedder: str
+    # the table's SHA-256 for a static embedder ("" for a model, and in bundles saved before)
+    embedder_fingerprint: str = ""
     labels: LabelProvenance | None = None
     labels_llm: str | None = None
     memory_sources: dict[str, str] = Field(default_factory=dict)  # source → the labels' LLM
@@ -97,6 +99,12 @@ class GateBundle:
         if embedder.spec != manifest.embedder:
             raise ConfigError(f"this gate was trained with embedder {manifest.embedder!r}; "
                               f"got {embedder.spec!r}: load it with the same embedder")
+        found = getattr(embedder, "fingerprint", "")
+        if manifest.embedder_fingerprint and found and found != manifest.embedder_fingerprint:
+            raise ConfigError(f"this gate was trained with the {manifest.embedder} table "
+                              f"{manifest.embedder_fingerprint[:12]}; this machine's is "
+                              f"{found[:12]}: retrain the gate, or restore the table it was "
+                              "trained with")
         self.manifest, self.embedder, self.memory = manifest, embedder, memory
         self.memory_vectors, self.rqm, self.fusions = memory_vectors, rqm, fusions
         self.extras = dict(extras or {})  # JSON files saved beside (grids, Fig. 4)

@@ -216,7 +216,8 @@ def train_bundle(labels: LabelFile, embedder: Embedder, *,
         sources |= {r.source or "extra": extra_llm or "unknown" for r in extra}
     counts = {j: sum(r.labelled() == j for r in train) for j in ("ir_better", "ir_worse", "same")}
     manifest = Manifest(
-        embedder=embedder.spec, labels=provenance, labels_llm=labels_llm,
+        embedder=embedder.spec, embedder_fingerprint=getattr(embedder, "fingerprint", ""),
+        labels=provenance, labels_llm=labels_llm,
         memory_sources=sources,
         sn=SNConfig(k=k, novelty=novelty, novelty_percentile=novelty_percentile,
                     theta_new={"drop_same": sn_final.theta_new, "all": sn_all.theta_new}),

@@ -201,11 +201,21 @@ class OpenAIEmbedder:
 def make_embedder(spec: str) -> Embedder:
     """Build an embedder from its spec string.
 
-    ``minilm`` · ``hash`` / ``hash:DIM`` · ``st:MODEL_ID`` · ``openai:MODEL@BASE_URL``.
+    ``minilm`` · ``static:minilm`` / ``static:minilm:DIM`` (distilled token table,
+    :mod:`quaderno.index.static_embedder`) · ``hash`` / ``hash:DIM`` · ``st:MODEL_ID`` ·
+    ``openai:MODEL@BASE_URL``.
     """
     kind, _, rest = spec.partition(":")
     if kind == "minilm" and not rest:
         return SentenceTransformerEmbedder("minilm")
+    if kind == "static" and rest:
+        from quaderno.index.static_embedder import StaticEmbedder
+
+        source, _, dim = rest.partition(":")
+        if dim and not dim.isdigit():
+            raise ConfigError(f"bad embedder spec {spec!r}: static:SOURCE:DIM needs an "
+                              "integer DIM")
+        return StaticEmbedder(source, dim=int(dim) if dim else 256)
     if kind == "hash":
         try:
             return HashEmbedder(int(rest) if rest else 512)
@@ -217,4 +227,5 @@ def make_embedder(spec: str) -> Embedder:
         model, _, url = rest.partition("@")
         return OpenAIEmbedder(model, url)
     raise ConfigError(
-        f"unknown embedder spec {spec!r}; use minilm, hash[:DIM], st:MODEL_ID or openai:MODEL@URL")
+        f"unknown embedder spec {spec!r}; use minilm, static:minilm[:DIM], hash[:DIM], "
+        "st:MODEL_ID or openai:MODEL@URL")
