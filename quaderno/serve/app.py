@@ -19,7 +19,8 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from quaderno import __version__
 from quaderno.llm.lm import LM
-from quaderno.serve import openai_face, routes_ask, routes_eval, routes_info, routes_kb
+from quaderno.serve import (openai_face, routes_ask, routes_eval, routes_info, routes_kb,
+                            routes_web)
 from quaderno.serve.asking import Asker
 from quaderno.serve.errors import install_error_handlers
 from quaderno.serve.guard import BearerAuth, CrossSiteGuard, DataHeaders, DeclaredSizeLimit
@@ -52,7 +53,7 @@ def create_app(settings: ServeSettings | None = None, *, lm: LM | None = None,
     # bodies sent without a length are cut off at the route's limit (the upload has its own)
     for router in (routes_info.router, routes_ask.router,
                    routes_kb.router(settings.max_upload_bytes), routes_eval.router,
-                   openai_face.router):
+                   openai_face.router, routes_web.router):
         app.include_router(router, max_body_size=settings.max_request_bytes)
     app.add_middleware(DeclaredSizeLimit, default=settings.max_request_bytes,
                        larger={("POST", "/v1/kbs"): settings.max_upload_bytes})

@@ -2,7 +2,8 @@
 the headers that keep responses data.
 
 * :class:`BearerAuth` (ASGI middleware): with a token set, every request but
-  ``/v1/health`` must carry ``Authorization: Bearer <token>``, compared in constant time.
+  ``/v1/health`` and the web page's static files must carry
+  ``Authorization: Bearer <token>``, compared in constant time.
 * :class:`InflightLimiter`: at most N questions answered at once per client address and
   in all; one more is refused at once with a 429 (no queue that grows without bound).
 * :class:`DeclaredSizeLimit`: a body whose declared ``Content-Length`` is over its
@@ -35,6 +36,14 @@ from quaderno.serve.errors import (BodyTooLargeError, ErrorBody, ErrorInfo, Forb
                                    TooManyRequestsError, UnauthorizedError, error_info)
 
 OPEN_PATHS = ("/v1/health",)
+# the web page and its static files hold no data (they read /v1 with the token): open
+PAGE_PATHS = ("/",)
+PAGE_PREFIX = "/web/"
+
+
+def is_open(path: str) -> bool:
+    """Whether ``path`` is served without the bearer token."""
+    return path in OPEN_PATHS or path in PAGE_PATHS or path.startswith(PAGE_PREFIX)
 
 
 def token_matches(given: str, token: SecretStr) -> bool:
@@ -50,7 +59,7 @@ class BearerAuth:
         self.token = token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or scope.get("path") in OPEN_PATHS:
+        if scope["type"] not in ("http", "websocket") or is_open(scope.get("path", "")):
             await self.app(scope, receive, send)
             return
         header = Headers(scope=scope).get("authorization", "")
