@@ -186,8 +186,14 @@ def test_fill_that_appends_sections_like_real_qwen3(retriever):
         out = re.sub(r"(## ([^\n]+)\n)<TO BE FILLED>", r"\1\2 text.", page, count=1)
         return out + "\n\n## Conclusion\nAn extra section."
     answer = run(pager(Scripted(rewrite=grow), retriever)[0])
-    assert len(answer.page.sections) == 3
-    assert sum("appended" in f for f in answer.trace.fallbacks) == 3
+    # the official loop keeps the model's page: the appended section stays (once: later
+    # fills append the same title again, which is not a new section)
+    assert [s.title for s in answer.page.sections][-1] == "Conclusion"
+    assert len(answer.page.sections) == 4
+    assert answer.page.sections[-1].filled
+    assert answer.page.sections[-1].content == "An extra section."
+    assert answer.details.appended == ["Conclusion"] and answer.details.fills == 3
+    assert sum("rewrite appended" in f for f in answer.trace.fallbacks) == 3
 
 
 def test_fill_without_usable_output_uses_retrieved_text(retriever):

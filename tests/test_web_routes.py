@@ -4,11 +4,11 @@ page's own files."""
 
 from __future__ import annotations
 
-from test_serve_api import assert_error, call, home, make_app  # noqa: F401 - fixture
+from test_serve_api import assert_error, call, make_app, make_home
 
 
-def test_page_and_files_served_without_token_api_still_locked(home):
-    app = make_app(home, token="a-token-of-sixteen-chars")
+def test_page_and_files_served_without_token_api_still_locked(tmp_path):
+    app = make_app(make_home(tmp_path / "home"), token="a-token-of-sixteen-chars")
     page = call(app, "GET", "/")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     csp = page.headers["content-security-policy"]

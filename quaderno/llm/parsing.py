@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -163,10 +163,14 @@ class OutlineSection(BaseModel):
 class Outline(BaseModel):
     title: str
     sections: list[OutlineSection]
+    # how the sections were found: markdown headings, **bold** lines, or a numbered/bulleted
+    # list (small models); a caller may record the last two as repairs
+    form: Literal["headings", "bold", "list"] = "headings"
 
 
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s*(.*?)\s*#*\s*$")
 _BOLD_HEADING = re.compile(r"^\s*(?:\d+[.)]\s*)?\*\*(.+?)\*\*:?\s*$")
+_LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(.+?)\s*$")
 
 
 def parse_outline(text: str, *, min_sections: int = 1) -> Outline:
@@ -188,10 +192,17 @@ def parse_outline(text: str, *, min_sections: int = 1) -> Outline:
     lines = text.splitlines()
     headings = [(i, len(m.group(1)), m.group(2)) for i, line in enumerate(lines)
                 if (m := _HEADING.match(line)) and m.group(2)]
+    form = "headings"
     if not headings:
-        bold = [(i, 2, m.group(1).strip()) for i, line in enumerate(lines)
-                if (m := _BOLD_HEADING.match(line))]
-        headings = bold
+        headings = [(i, 2, m.group(1).strip()) for i, line in enumerate(lines)
+                    if (m := _BOLD_HEADING.match(line))]
+        form = "bold"
+    if not headings:
+        items = [m.group(1).strip() for line in lines if (m := _LIST_ITEM.match(line))]
+        if len(items) >= max(2, min_sections):  # a numbered or bulleted outline: each item
+            # a section; no title (the text around a list is chatter, not a page title)
+            return Outline(title="", form="list",
+                           sections=[OutlineSection(title=t) for t in items])
     if not headings:
         raise ParseError("no markdown headings (# Title / ## Section) in the reply")
     levels = sorted({level for _, level, _ in headings})
@@ -212,4 +223,4 @@ def parse_outline(text: str, *, min_sections: int = 1) -> Outline:
     if len(sections) < min_sections:
         raise ParseError(f"the outline has {len(sections)} sections, at least {min_sections} "
                          "are needed")
-    return Outline(title=title, sections=sections)
+    return Outline(title=title, sections=sections, form=form)

@@ -17,10 +17,18 @@ from quaderno.methods.page import Page
 
 
 class PagerDetails(BaseModel):
-    """PAGER: the page the answer was generated from, with each section's provenance."""
+    """PAGER: the page the answer was generated from, with each section's provenance, and
+    what the loop did on the way (fills, retries, appended sections, the outline's repairs,
+    repeated sub-queries re-asked): what a report reads to see when PAGER degenerated."""
 
     kind: Literal["pager"] = "pager"
     page: Page
+    fills: int = 0
+    retries: list[str] = Field(default_factory=list)
+    appended: list[str] = Field(default_factory=list)
+    fallback_fills: list[str] = Field(default_factory=list)
+    outline_fallbacks: list[str] = Field(default_factory=list)
+    subquery_reasks: list[str] = Field(default_factory=list)
 
 
 class NotesDetails(BaseModel):

@@ -27,6 +27,9 @@ class PagerOptions(RetrievalOptions):
     fill_mode: Literal["rewrite", "section"] = Field(
         "rewrite", description="rewrite: the LLM returns the whole page (paper); section: only "
                                "the slot's text")
+    fill_retries: int = Field(1, ge=0, description="retries of a slot whose fill failed, then "
+                                                   "the retrieved text fills it (the official "
+                                                   "loop retries until max_iters)")
 
 
 class PagerAblationOptions(RetrievalOptions):

@@ -1,13 +1,12 @@
 """The order in which each PAGER variant fills its slots (Table 2's ablations).
 
-- :func:`iterative` (the full method): for the first open slot, a sub-query from the
-  current page, a retrieval, a fill; repeat.
+- ``iterative`` (the full method): the official slot loop, :func:`.loop.official_loop`.
 - :func:`parallel`: sub-queries for all slots from the initial page, one retrieval each,
   every slot filled independently from the initial page (section mode).
 - :func:`single_retrieval` (w/o iterative retrieval): one retrieval with the question,
   then every slot filled from it.
 
-Each fills at most ``max_iters`` slots of ``page`` in place.
+Each fills at most ``max_iters`` slots of ``page`` in place and counts them in the log.
 """
 
 from __future__ import annotations
@@ -19,22 +18,13 @@ from quaderno.index.hits import Hit
 from quaderno.methods.episode import Episode
 from quaderno.methods.page import Page
 from quaderno.methods.pager.fill import fill_slot
+from quaderno.methods.pager.loop import FillLog, official_loop
 
 if TYPE_CHECKING:
     from quaderno.methods.pager.method import Pager
 
 
-async def iterative(pager: Pager, episode: Episode, page: Page) -> None:
-    for _ in range(pager.max_iters):
-        index = page.first_unfilled()
-        if index is None:
-            return
-        query = await pager.sub_query(episode, page, index)
-        hits = await episode.retrieve(query, pager.k)
-        await fill_slot(episode, page, index, query, hits, pager.fill_mode)
-
-
-async def parallel(pager: Pager, episode: Episode, page: Page) -> None:
+async def parallel(pager: Pager, episode: Episode, page: Page, log: FillLog) -> None:
     indexes = [i for i, s in enumerate(page.sections) if not s.filled][:pager.max_iters]
     snapshot = page.model_copy(deep=True)
 
@@ -58,12 +48,15 @@ async def parallel(pager: Pager, episode: Episode, page: Page) -> None:
     for i, view in await asyncio.gather(*[fill_one(i, q, h)
                                            for i, q, h in zip(indexes, queries, all_hits)]):
         page.sections[i] = view.sections[i]
+    log.fills += len(indexes)
 
 
-async def single_retrieval(pager: Pager, episode: Episode, page: Page) -> None:
+async def single_retrieval(pager: Pager, episode: Episode, page: Page, log: FillLog) -> None:
     hits = await episode.retrieve(episode.question, pager.k)
     for index in range(len(page.sections))[:pager.max_iters]:
         await fill_slot(episode, page, index, episode.question, hits, pager.fill_mode)
+        log.fills += 1
 
 
-ORDERS = {"iterative": iterative, "parallel": parallel, "no_iter_retrieval": single_retrieval}
+ORDERS = {"iterative": official_loop, "parallel": parallel,
+          "no_iter_retrieval": single_retrieval}

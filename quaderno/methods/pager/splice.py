@@ -24,6 +24,9 @@ class Splice:
     damaged: list[str] = field(default_factory=list)
     appended: list[str] = field(default_factory=list)
     renamed: bool = False  # the target came back under another title; taken by position
+    # the appended sections themselves (title and content, placeholder or text), in order
+    new_sections: list[OutlineSection] = field(default_factory=list)
+    title: str | None = None  # the target's title as the model returned it
 
 
 def _align(page: Page, returned: Outline) -> list[OutlineSection | None]:
@@ -59,6 +62,7 @@ def splice(page: Page, index: int, returned: Outline) -> Splice:
     for i, section in enumerate(page.sections):
         if i != index:
             (kept if _intact(section, aligned[i]) else damaged).append(section.title)
-    appended = [s.title for s in returned.sections[len(page.sections):]]
+    new = list(returned.sections[len(page.sections):])
     return Splice(content=match.content if match is not None else None, kept=kept,
-                  damaged=damaged, appended=appended, renamed=renamed)
+                  damaged=damaged, appended=[s.title for s in new], renamed=renamed,
+                  new_sections=new, title=match.title if match is not None else None)

@@ -57,6 +57,13 @@ Task Steps:
   - Be concise: include no unnecessary background.
 4. **Output format:** Output only one line containing the English retrieval question, with no additional comments or explanations."""
 
+# quaderno's re-ask (issue 14.7), not the paper's: a sub-query that repeats the question or an
+# earlier sub-query retrieves what is already there; asked once, naming the section
+SUBQUERY_REASK_INSTRUCTION = SUBQUERY_INSTRUCTION + """
+
+Your previous retrieval question was: {previous}
+It repeats {repeats}, so it would retrieve the same documents again. Write a different retrieval question that targets only the section "{section}"."""
+
 FILL_REWRITE_INSTRUCTION = """You are a professional page content writer.
 
 Please strictly follow the instructions below.
@@ -169,6 +176,9 @@ OUTLINE = Step(name="pager.outline", instruction=OUTLINE_INSTRUCTION, inputs=("q
 SUBQUERY = Step(name="pager.subquery", instruction=SUBQUERY_INSTRUCTION,
                 inputs=("question", "page"), parse=_one_line, grammar=SUBQUERY_GRAMMAR,
                 max_tokens=96)
+SUBQUERY_REASK = Step(name="pager.subquery_reask", instruction=SUBQUERY_REASK_INSTRUCTION,
+                      inputs=("question", "page", "previous", "repeats", "section"),
+                      parse=_one_line, grammar=SUBQUERY_GRAMMAR, max_tokens=96)
 FILL_REWRITE = Step(name="pager.fill_rewrite", instruction=FILL_REWRITE_INSTRUCTION,
                     inputs=("question", "sub_question", "docs", "page"), parse=parse_outline,
                     max_tokens=2048)
