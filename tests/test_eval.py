@@ -678,3 +678,29 @@ def test_report_cli_prints_paired_differences_of_the_committed_runs(tmp_path):
     # 6 questions only vanilla-rag covers, none the other way: McNemar p = 2 / 2^6
     assert "| hotpotqa | vanilla-rag | vanilla-llm | 50 | 12.0 | 0.0 | +12.0 |" in md
     assert "| 6 | 0 | 44 | 0.0312 |" in md
+
+
+def test_report_splits_by_closed_book_knowledge_and_shows_pager_degeneration(tmp_path):
+    from test_pager import Scripted
+
+    run(config(), tmp_path / "rag", LM(FakeLLM(respond=oracle)))
+    run(config(method="vanilla-llm"), tmp_path / "llm",
+        LM(FakeLLM(respond=lambda r: "<answer>Chief of Protocol</answer>")))
+    run(config(method="pager"), tmp_path / "pager", LM(FakeLLM(respond=Scripted())))
+    md = write_report([tmp_path / "rag", tmp_path / "llm", tmp_path / "pager"],
+                      tmp_path / "report", plots=False)["markdown"].read_text()
+    # Table 3: the one question the closed-book LLM gets right, and the seven others
+    llm = load_run(tmp_path / "llm")["scores"]
+    known = [q for q, m in llm.items() if m["cover_em"] > 0]
+    assert len(known) == 1
+    rag = load_run(tmp_path / "rag")["scores"]
+    conflict = rag[known[0]]["cover_em"] * 100
+    utilization = sum(m["cover_em"] for q, m in rag.items() if q not in known) / 7 * 100
+    assert f"| vanilla-rag | hotpot-fixture | {conflict:.1f} (n=1) | {utilization:.1f} (n=7) |" \
+        in md
+    assert "| vanilla-llm | hotpot-fixture |" not in md.split("## Knowledge conflict")[1] \
+        .split("##")[0]
+    # PAGER's degeneration: a good outline, 3 distinct retrievals per question
+    section = md.split("## PAGER: did it degenerate")[1].split("\n## ")[0]
+    assert "| pager | hotpot-fixture | 8 | 0% | 0% |" in section
+    assert "vanilla-rag" not in section

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from quaderno.errors import ConfigError, NotFoundError
+from quaderno.eval.analyses import degeneration_lines, knowledge_split_lines
 from quaderno.eval.paired import RESAMPLES, SEED, PairedDifference, paired_difference
 from quaderno.eval.records import read_results
 
@@ -168,6 +169,9 @@ def markdown(runs: list[dict[str, Any]], plots: list[str],
             lines.append(f"| {m} | " + " | ".join(row) + " |")
         lines.append("")
     lines += paired_markdown(diffs or [], paired_metric)
+    labels = run_labels(runs)
+    lines += degeneration_lines(runs, labels)
+    lines += knowledge_split_lines(runs, labels, paired_metric)
     lines += ["## Runs", "", "| method | dataset | n | model | k | pool | LLM calls/q | "
               "prompt tok/q | completion tok/q | s/q | cached calls | fallbacks/q | "
               "NaN (judge failed) | other metrics |",
