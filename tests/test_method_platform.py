@@ -255,7 +255,7 @@ def test_cli_methods_lists_every_method_with_options():
     assert [m["name"] for m in data] == list(METHODS)
     pager = next(m for m in data if m["name"] == "pager")
     assert set(pager["options"]["properties"]) == {"k", "max_iters", "max_sections", "fill_mode",
-                                                   "fill_retries"}
+                                                   "fill_retries", "answer_step"}
     assert pager["needs_retrieval"] and "PAGER" in pager["paper"]
     table = CliRunner().invoke(app, ["methods"], env={"COLUMNS": "200"})
     assert table.exit_code == 0 and "iter-retgen" in table.output and "fill_mode" in table.output

@@ -12,7 +12,8 @@ from rich.text import Text
 from rich.table import Table
 
 from quaderno.ask import aask
-from quaderno.cli.common import (GateOption, GateOtherLLMOption, HomeOption, console,
+from quaderno.cli.common import (GateOption, GateOtherLLMOption, HomeOption, ProfileOption,
+                                 console,
                                  friendly_errors, print_json, workspace)
 from quaderno.cli.llm_cmd import (BaseUrlOpt, ConfigOpt, KeyEnvOpt, LLMOpt, ModelOpt,
                                   ModelPathOpt, ReasonerBaseUrlOpt, ReasonerLLMOpt,
@@ -20,6 +21,7 @@ from quaderno.cli.llm_cmd import (BaseUrlOpt, ConfigOpt, KeyEnvOpt, LLMOpt, Mode
 from quaderno.errors import ConfigError
 from quaderno.methods.answer import Answer
 from quaderno.methods.details import DocSageDetails
+from quaderno.llm.profiles import apply_profile, get_profile, profile_options
 from quaderno.methods.registry import METHODS, get_spec, parse_opts
 
 
@@ -44,9 +46,11 @@ def ask(
     reasoner_llm: str = ReasonerLLMOpt, reasoner_model: str = ReasonerModelOpt,
     reasoner_base_url: str = ReasonerBaseUrlOpt,
     gate: str = GateOption, gate_allow_other_llm: bool = GateOtherLLMOption,
+    profile: str = ProfileOption,
     home: Path = HomeOption,
 ) -> None:
     """Answer QUESTION from your knowledge bases."""
+    get_profile(profile)  # an unknown profile fails before anything loads
     cfg = llm_config(home, config, backend=llm, model=model, base_url=base_url,
                      api_key_env=api_key_env, model_path=model_path)
     options = parse_opts(opt)
@@ -54,6 +58,7 @@ def ask(
         options.setdefault("max_iters", max_iters)
     if k is not None and get_spec(method).needs_retrieval:
         options.setdefault("k", k)
+    options = profile_options(profile, get_spec(method).options.model_fields, options)
     get_spec(method).validate(options)  # a bad option fails before any model loads
     cache = False if no_cache else None
     named = [flag for flag, value in (("--reasoner-llm", reasoner_llm),
@@ -66,9 +71,11 @@ def ask(
                                "base_url": reasoner_base_url},
                      # other roles (DocSage's extractor, committee): config table or env only
                      **{r: {} for r in get_spec(method).roles if r != "reasoner"})
-    roles = {r: lm for r, lm in roles.items() if r in get_spec(method).roles}
+    roles = {r: apply_profile(lm, profile) for r, lm in roles.items()
+             if r in get_spec(method).roles}
     answer = asyncio.run(aask(question, method=method, kbs=kb, mode=mode, k=k,
-                              lm=build_lm(cfg, home, cache=cache), roles=roles,
+                              lm=apply_profile(build_lm(cfg, home, cache=cache), profile),
+                              roles=roles,
                               workspace=workspace(home), options=options, gate=gate,
                               gate_allow_other_llm=gate_allow_other_llm))
     if json_out:

@@ -25,6 +25,10 @@ HomeOption = typer.Option(None, "--home", envvar="QUADERNO_HOME",
                           help="Workspace folder for knowledge bases and indexes "
                                "[default: ~/.quaderno]")
 
+ProfileOption = typer.Option(
+    "deterministic", "--profile", help="Generation profile: deterministic (greedy, the "
+    "default) | paper (PAGER's authors: temperature 0.7, top-p 0.8, top-k 20, seed 66, "
+    "repetition penalty 1.02, Qwen3 thinking off, the official answer step)")
 GateOption = typer.Option(None, "--gate", help="Decide per question whether to retrieve "
                           "(CCSK): always | never | a trained gate DIR | DIR:GATE "
                           "(quaderno gate train)")

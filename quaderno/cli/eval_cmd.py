@@ -10,7 +10,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from quaderno.cli.common import (GateOption, GateOtherLLMOption, HomeOption, console,
+from quaderno.cli.common import (GateOption, GateOtherLLMOption, HomeOption, ProfileOption,
+                                 console,
                                  friendly_errors, workspace)
 from quaderno.cli.llm_cmd import (BaseUrlOpt, ConfigOpt, KeyEnvOpt, LLMOpt, ModelOpt,
                                   ModelPathOpt, ReasonerBaseUrlOpt, ReasonerLLMOpt,
@@ -22,6 +23,7 @@ from quaderno.eval.report import (HEADLINE, load_run, nan_text, paired, paired_c
                                   run_labels, table, write_report)
 from quaderno.eval.run_config import default_k, method_options_for, run_config  # noqa: F401
 from quaderno.eval.runner import EvalRunner
+from quaderno.llm.profiles import apply_profile, get_profile, profile_options
 from quaderno.methods.registry import METHODS, get_spec, parse_opts
 
 
@@ -69,14 +71,17 @@ def eval_(
     reasoner_llm: str = ReasonerLLMOpt, reasoner_model: str = ReasonerModelOpt,
     reasoner_base_url: str = ReasonerBaseUrlOpt,
     gate: str = GateOption, gate_allow_other_llm: bool = GateOtherLLMOption,
+    profile: str = ProfileOption,
     home: Path = HomeOption,
 ) -> None:
     """Run methods over a dataset; resumable (run again with the same options to continue)."""
+    get_profile(profile)
     extra = parse_opts(opt)
     if dig_alias not in DIG_ALIASES:
         raise ConfigError(f"--dig-alias must be one of {', '.join(DIG_ALIASES)}, got "
                           f"{dig_alias!r}")
-    method_options = {m: method_options_for(m, max_iters, extra) for m in method}
+    method_options = {m: method_options_for(m, max_iters, profile_options(
+        profile, get_spec(m).options.model_fields, extra)) for m in method}
     known = {key for m in method for key in get_spec(m).options.model_fields}
     unused = sorted(set(extra) - known)
     if unused:
@@ -84,10 +89,13 @@ def eval_(
     cfg = llm_config(home, config, backend=llm, model=model, base_url=base_url,
                      api_key_env=api_key_env, model_path=model_path, temperature=temperature,
                      top_p=top_p, seed=seed)
-    lm = build_lm(cfg, home, cache=False if no_cache else True)
-    all_roles = role_lms(home, config, cfg, cache=False if no_cache else True,
-                         reasoner={"backend": reasoner_llm, "model": reasoner_model,
-                                   "base_url": reasoner_base_url})
+    lm = _profiled(build_lm(cfg, home, cache=False if no_cache else True), profile,
+                   temperature=temperature, top_p=top_p, seed=seed)
+    all_roles = {r: _profiled(x, profile, temperature=temperature, top_p=top_p, seed=seed)
+                 for r, x in role_lms(home, config, cfg, cache=False if no_cache else True,
+                                      reasoner={"backend": reasoner_llm,
+                                                "model": reasoner_model,
+                                                "base_url": reasoner_base_url}).items()}
     judge_list = [j.strip() for j in judges.split(",") if j.strip()]
     judge = None
     if judge_list:
@@ -165,3 +173,11 @@ def report(
     paths = write_report(run_dirs, out or Path(run_dirs[0]).parent / "report", plots=plots,
                          metric=metric, runs=runs, diffs=diffs)
     console.print(f"wrote {paths['markdown']} and {paths['html']}")
+
+
+def _profiled(lm, profile: str, **explicit):  # noqa: ANN001, ANN202 - an LM
+    """``lm`` with the generation profile; a --temperature/--top-p/--seed given explicitly
+    wins over the profile's."""
+    apply_profile(lm, profile)
+    lm.defaults.update({k: v for k, v in explicit.items() if v is not None})
+    return lm

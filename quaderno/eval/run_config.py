@@ -17,6 +17,21 @@ GENERATION_KEYS = ("temperature", "top_p", "seed")
 DEFAULT_MAX_ITERS = 10
 
 
+def generation_of(lm: LM) -> dict[str, Any]:
+    """How ``lm`` samples, as a run records it: temperature, top-p, seed; and, only when set
+    (runs saved before had none, and must resume), top-k, the repetition penalty, the chat
+    template's arguments and a profile other than the deterministic default."""
+    out = {key: lm.defaults.get(key) for key in GENERATION_KEYS}
+    for key in ("top_k", "repetition_penalty", "chat_template_kwargs"):
+        if lm.defaults.get(key) is not None:
+            out[key] = lm.defaults[key]
+    profile = getattr(lm, "profile", "deterministic")
+    if profile != "deterministic":
+        out["profile"] = profile
+        out["step_max_tokens"] = dict(getattr(lm, "step_max_tokens", {}))
+    return out
+
+
 def default_k(method: str) -> int:
     """The k a run records when none is given: the method's own default (5 for most;
     a method without retrieval records 5, which it never uses, as runs always have)."""
@@ -51,7 +66,7 @@ def run_config(*, dataset: str, method: str, options: Mapping[str, Any], lm: LM,
                      k=k if k is not None else default_k(method),
                      pool=pool, kbs=list(kbs), retrieval=retrieval, embedder=embedder,
                      model=lm.model_id,
-                     generation={key: lm.defaults.get(key) for key in GENERATION_KEYS},
+                     generation=generation_of(lm),
                      judge_model=judge.model_id if judge else None, judges=list(judges),
                      dig=DIGParams(alias=dig_alias) if dig else None, measures=list(measures),
                      roles={r: x.model_id for r, x in (roles or {}).items()},

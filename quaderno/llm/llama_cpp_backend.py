@@ -98,6 +98,11 @@ class LlamaCppLLM:
             "max_tokens": request.max_tokens, "temperature": request.temperature,
             "top_p": request.top_p, "stop": list(request.stop) or None, "seed": request.seed,
         }
+        if request.top_k is not None:
+            kwargs["top_k"] = request.top_k
+        if request.repetition_penalty is not None:
+            kwargs["repeat_penalty"] = request.repetition_penalty
+        # chat_template_kwargs: the embedded models have no thinking switch; not applied
         constrained = False
         if request.grammar is not None:
             kwargs["grammar"] = self._grammar(request.grammar)

@@ -45,6 +45,9 @@ class LM:
             log = cache.call_log() if cache is not None else None
         self.log: CallLog | None = log
         self.defaults = dict(defaults or {})
+        # the generation profile (quaderno.llm.profiles) and its per-step token budgets
+        self.profile = "deterministic"
+        self.step_max_tokens: dict[str, int] = {}
 
     @property
     def model_id(self) -> str:

@@ -155,6 +155,13 @@ class OpenAIChatLLM:
             body["stop"] = list(request.stop)
         if request.seed is not None:
             body["seed"] = request.seed
+        if request.top_k is not None:
+            body["top_k"] = request.top_k  # vLLM, SGLang, llama.cpp servers
+        if request.repetition_penalty is not None:
+            body["repetition_penalty"] = request.repetition_penalty  # vLLM, SGLang
+            body["repeat_penalty"] = request.repetition_penalty  # llama.cpp servers' name
+        if request.chat_template_kwargs is not None:
+            body["chat_template_kwargs"] = dict(request.chat_template_kwargs)
         if request.logprobs:
             # llama-cpp-python's server sends no log-probabilities unless top_logprobs is set
             body["logprobs"] = True
@@ -317,6 +324,13 @@ class OpenAIChatLLM:
             return LLMRateLimitError(f"{self.base_url} is rate-limiting (429: {detail})")
         if status >= 500 or status in RETRY_STATUS:
             return LLMServerError(f"{self.base_url} failed ({status}: {detail})")
+        named = [k for k in ("top_k", "repetition_penalty", "repeat_penalty",
+                             "chat_template_kwargs") if k in detail]
+        if status in (400, 422) and named:
+            return LLMBadRequestError(
+                f"{self.base_url} does not take {', '.join(named)} ({status}: {detail}); these "
+                "come from the `paper` generation profile and need a server that accepts "
+                "them (vLLM, SGLang, llama.cpp): use --profile deterministic with this one")
         return LLMBadRequestError(f"{self.base_url} rejected the request ({status}: {detail})")
 
     def _parse(self, resp: httpx.Response, retries: int, request: ChatRequest,

@@ -141,7 +141,8 @@ class Step(Generic[T]):
             constrain = {"json_schema": self.json_schema(), "schema_name": self.name}
         elif grammar is not None and lm.supports_grammar:
             constrain = {"grammar": grammar}
-        params = {"max_tokens": self.max_tokens, **self.params}
+        budget = getattr(lm, "step_max_tokens", {}).get(self.name, self.max_tokens)
+        params = {"max_tokens": budget, **self.params}
         last_error = ""
         raw = ""
         for attempt in (1, 2):

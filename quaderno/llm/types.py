@@ -18,6 +18,9 @@ class Message(BaseModel):
     content: str
 
 
+OPTIONAL_SAMPLING = ("top_k", "repetition_penalty", "chat_template_kwargs")
+
+
 class ChatRequest(BaseModel):
     """What to ask. ``json_schema`` (JSON Schema) or ``grammar`` (GBNF) constrain the output
     where the backend can; ``logprobs`` asks for token log-probabilities."""
@@ -34,6 +37,12 @@ class ChatRequest(BaseModel):
     schema_name: str = "output"
     grammar: str | None = None
     logprobs: bool = False
+    # sampling beyond the OpenAI API (the `paper` profile): native on llama.cpp, extra
+    # parameters on vLLM / SGLang / llama.cpp servers; None: not sent
+    top_k: int | None = None
+    repetition_penalty: float | None = None
+    # passed to the server's chat template, e.g. {"enable_thinking": false} for Qwen3
+    chat_template_kwargs: dict[str, Any] | None = None
 
     @field_validator("messages")
     @classmethod
@@ -63,6 +72,20 @@ class ChatRequest(BaseModel):
             raise ValueError(f"top_p must be in (0, 1], got {v}")
         return v
 
+    @field_validator("top_k")
+    @classmethod
+    def _top_k(cls, v: int | None) -> int | None:
+        if v is not None and v < 1:
+            raise ValueError(f"top_k must be at least 1, got {v}")
+        return v
+
+    @field_validator("repetition_penalty")
+    @classmethod
+    def _repetition_penalty(cls, v: float | None) -> float | None:
+        if v is not None and not 0 < v <= 2:
+            raise ValueError(f"repetition_penalty must be in (0, 2], got {v}")
+        return v
+
     @classmethod
     def of(cls, prompt: str | list[Message] | list[dict[str, str]], **params: Any) -> ChatRequest:
         """Build from a user prompt or a list of messages; parameter errors are ConfigError."""
@@ -78,6 +101,9 @@ class ChatRequest(BaseModel):
     def cache_key(self, model_id: str) -> str:
         """sha256 of the canonical request and model identity (no secrets, no URLs)."""
         body = self.model_dump(mode="json")
+        for key in OPTIONAL_SAMPLING:  # unset: keys stay those of caches written before
+            if body.get(key) is None:
+                body.pop(key, None)
         canonical = json.dumps({"model": model_id, **body}, sort_keys=True, ensure_ascii=False,
                                separators=(",", ":"))
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -30,6 +30,10 @@ class PagerOptions(RetrievalOptions):
     fill_retries: int = Field(1, ge=0, description="retries of a slot whose fill failed, then "
                                                    "the retrieved text fills it (the official "
                                                    "loop retries until max_iters)")
+    answer_step: Literal["quaderno", "official"] = Field(
+        "quaderno", description="quaderno: the answer as a span, re-asked once without a tag; "
+                                "official: the paper's answer instruction, no tag = no answer "
+                                "(set by --profile paper)")
 
 
 class PagerAblationOptions(RetrievalOptions):

@@ -56,7 +56,8 @@ class Pager(BaseMethod):
 
     def __init__(self, lm: LM, retriever: Retriever | None, *, k: int = 5, max_iters: int = 10,
                  variant: Variant = "iterative", fill_mode: FillMode = "rewrite",
-                 max_sections: int = 8, fill_retries: int = 1) -> None:
+                 max_sections: int = 8, fill_retries: int = 1,
+                 answer_step: Literal["quaderno", "official"] = "quaderno") -> None:
         if variant not in VARIANTS:
             raise ConfigError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
         if fill_mode not in ("rewrite", "section"):
@@ -69,6 +70,10 @@ class Pager(BaseMethod):
             raise ConfigError(f"max_sections must be at least 1, got {max_sections}")
         if fill_retries < 0:
             raise ConfigError(f"fill_retries must be 0 or more, got {fill_retries}")
+        if answer_step not in ("quaderno", "official"):
+            raise ConfigError(f"answer_step must be 'quaderno' or 'official', got "
+                              f"{answer_step!r}")
+        self.answer_step = answer_step
         super().__init__(lm, retriever)
         self.k, self.max_iters, self.max_sections = k, max_iters, max_sections
         self.fill_retries = fill_retries
@@ -174,8 +179,11 @@ class Pager(BaseMethod):
             episode.trace.fallback(f"stopped at max_iters={self.max_iters} with "
                                    f"{sum(not s.filled for s in page.sections)} slots unfilled")
         context = page.render()
-        answer, explanation = await episode.answer_step(steps.ANSWER, page=context,
-                                                        question=episode.question)
+        if self.answer_step == "official":
+            answer, explanation = await official_answer(episode, context)
+        else:
+            answer, explanation = await episode.answer_step(steps.ANSWER, page=context,
+                                                            question=episode.question)
         return episode.finish(answer, explanation=explanation, context=context,
                               details=PagerDetails(
                                   page=page, fills=log.fills, retries=log.retries,
@@ -183,6 +191,20 @@ class Pager(BaseMethod):
                                   outline_fallbacks=repairs,
                                   subquery_reasks=log.reasks),
                               supporting_sections=supporting(page, answer))
+
+
+async def official_answer(episode: Episode, page: str) -> tuple[str, str]:
+    """The `paper` profile's answer: the official instruction, the tag's text as it is (no
+    span reduction), and no answer ("") without a tag, recorded; never re-asked."""
+    with episode.trace.span("answer", question=episode.question) as span:
+        result = await steps.ANSWER_OFFICIAL.run(episode.lm, page=page,
+                                                 question=episode.question,
+                                                 trace=episode.trace)
+        if not result.value:
+            episode.trace.fallback("answer had no <answer> tag: no answer (the official "
+                                   "step's rule)", span)
+        span.outputs = {"answer": result.value}
+    return result.value, result.raw
 
 
 _ECHO = re.compile(r"^\s*\[\s*(?:main\s+title|section\s+title|title)\s*\]\s*[-–—:|]*\s*",

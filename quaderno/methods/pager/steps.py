@@ -6,6 +6,7 @@ models follow formats only that way); servers get the plain instruction.
 
 from __future__ import annotations
 
+from quaderno.errors import ParseError
 from quaderno.llm.parsing import extract_tag, parse_outline
 from quaderno.methods.span import SPAN_RULES
 from quaderno.llm.steps import Step, text_output
@@ -126,6 +127,17 @@ Question: {question}
 
 Using the page (and your own knowledge where the page is silent), reason briefly about the answer, then give the final answer as a short span (an entity, a date, a number, or a few words) inside <answer></answer> tags. """ + SPAN_RULES
 
+# the `paper` profile's answer step: the meaning of the official infer_page.py instruction
+# (in quaderno's words); a reply without the tag is no answer, as the official scoring has it
+ANSWER_OFFICIAL_INSTRUCTION = """You are given a page of knowledge written to help answer a question.
+
+Page:
+{page}
+
+Question: {question}
+
+Answer the question by following the knowledge on the page. Think it through, then give your final answer, precise and as short as possible, inside <answer></answer> tags."""
+
 SUMMARIZE_INSTRUCTION = """You are building notes to answer a question from retrieved documents.
 
 Question: {question}
@@ -171,6 +183,14 @@ def _answer_span(text: str) -> str:
     return extract_tag(text, "answer")
 
 
+def _official_answer(text: str) -> str:
+    """The tag's text, or "" (no answer) without one: never re-asked."""
+    try:
+        return extract_tag(text, "answer")
+    except ParseError:
+        return ""
+
+
 OUTLINE = Step(name="pager.outline", instruction=OUTLINE_INSTRUCTION, inputs=("question",),
                parse=parse_outline, grammar=OUTLINE_GRAMMAR, max_tokens=1024)
 SUBQUERY = Step(name="pager.subquery", instruction=SUBQUERY_INSTRUCTION,
@@ -185,6 +205,9 @@ FILL_REWRITE = Step(name="pager.fill_rewrite", instruction=FILL_REWRITE_INSTRUCT
 FILL_SECTION = Step(name="pager.fill_section", instruction=FILL_SECTION_INSTRUCTION,
                     inputs=("question", "sub_question", "docs", "page", "section_title"),
                     grammar=SECTION_GRAMMAR, max_tokens=512)
+ANSWER_OFFICIAL = Step(name="pager.answer_official", instruction=ANSWER_OFFICIAL_INSTRUCTION,
+                       inputs=("page", "question"), parse=_official_answer,
+                       max_tokens=1024)
 ANSWER = Step(name="answer", instruction=ANSWER_INSTRUCTION, inputs=("page", "question"),
               parse=_answer_span, grammar=ANSWER_GRAMMAR, max_tokens=1024)
 SUMMARIZE = Step(name="notes.summarize", instruction=SUMMARIZE_INSTRUCTION,
