@@ -704,3 +704,37 @@ def test_report_splits_by_closed_book_knowledge_and_shows_pager_degeneration(tmp
     section = md.split("## PAGER: did it degenerate")[1].split("\n## ")[0]
     assert "| pager | hotpot-fixture | 8 | 0% | 0% |" in section
     assert "vanilla-rag" not in section
+
+
+def test_quality_judge_uses_the_full_fig13_rubric_and_warns_on_self_judging(tmp_path, caplog):
+    prompts = []
+
+    def judge(request):
+        prompts.append(request.messages[-1].content)
+        return ('{"knowledge_structuring": 4, "document_refinement": 3, '
+                '"coherence_logical_flow": 5, "correctness_argumentation": 2}')
+
+    runner = EvalRunner(config(judge_model="fake:judge", judges=["quality"]), tmp_path / "j",
+                        lm=LM(FakeLLM(respond=oracle)), judge=LM(FakeLLM(respond=judge)))
+    asyncio.run(runner.run(records(1)))
+    prompt = prompts[0]
+    # the four dimensions with their negative indicators, and the scale's descriptions
+    for text in ("**Negative Indicators**: Fragmented information, lack of a main thread",
+                 "**Negative Indicators**: Mechanical repetition, concatenation of excerpts",
+                 "**Negative Indicators**: Logical jumps, self-contradiction",
+                 "**Negative Indicators**: Missing key evidence",
+                 "**3 (Satisfactory)**: Acceptable performance",
+                 "**0 (Failure)**: Completely irrelevant"):
+        assert text in prompt
+    assert not runner.config.self_judged
+    # the answering model judging its own pages: warned, and said in the report
+    caplog.set_level("WARNING")
+    own = config(judge_model="fake:fake", model="fake:fake", judges=["quality"])
+    assert own.self_judged
+    lm = LM(FakeLLM(respond=lambda r: judge(r) if "Knowledge Context" in
+                    r.messages[-1].content else oracle(r)))
+    runner = EvalRunner(own, tmp_path / "own", lm=lm, judge=lm)
+    asyncio.run(runner.run(records(1)))
+    assert any("judges its own pages" in r.message for r in caplog.records)
+    md = write_report([tmp_path / "own"], tmp_path / "rep", plots=False)["markdown"].read_text()
+    assert "is the answering model itself" in md

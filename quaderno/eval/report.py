@@ -186,6 +186,13 @@ def markdown(runs: list[dict[str, Any]], plots: list[str],
             f"| {r['tokens']['completion_tokens']:.0f} | {r['latency_s']:.1f} | "
             f"{r['cached_share'] * 100:.0f}% | {r['fallbacks']:.1f} | {nan_text(r)} | "
             f"{other} |")
+    own = [label for r, label in zip(runs, run_labels(runs))
+           if "quality" in r["config"].get("judges", [])
+           and r["config"].get("judge_model") == r["config"].get("model")]
+    if own:
+        lines += ["", f"Note: the quality judge of {', '.join(own)} is the answering model "
+                      "itself; its scores lean towards its own pages (the paper judges with "
+                      "another model)."]
     lines += ["", "Run directories and configurations:", ""]
     lines += [f"- `{r['dir']}`: {json.dumps(r['config'], sort_keys=True)}" for r in runs]
     if plots:

@@ -102,6 +102,12 @@ class RunConfig(BaseModel):
         if self.judges and self.judge_model is None:
             raise ConfigError("judges need a judge LLM")
 
+    @property
+    def self_judged(self) -> bool:
+        """Whether the answering model judges its own pages (the paper's quality judge is
+        another model, GLM): its scores then lean towards its own writing."""
+        return "quality" in self.judges and self.judge_model == self.model
+
 
 def _grows(before: int | None, after: int | None) -> bool:
     """Whether a run limited to ``before`` questions may go on to ``after`` (None: all)."""
@@ -156,6 +162,10 @@ class EvalRunner:
         if concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
         self.config, self.run_dir, self.lm, self.judge = config, Path(run_dir), lm, judge
+        if config.self_judged:
+            log.warning("the quality judge is the answering model (%s): it judges its own "
+                        "pages; pass --judge-model (and --judge-base-url) for another model, "
+                        "as the paper's GLM judge is", config.model)
         self.methods = methods if methods is not None else METHODS
         self.spec = self.methods.spec(config.method)
         self.measures = self._measures(measures if measures is not None else MEASURES)
