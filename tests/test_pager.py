@@ -80,7 +80,7 @@ class Scripted:
         if "<answer></answer>" in text:
             self.roles.append("answer")
             return self.answer
-        if "Rewrite the notes" in text:
+        if "Refine these documents into a concise summary" in text:
             self.roles.append("summarize")
             return "Fujita and Yvel are mixed martial artists."
         if "reply exactly SUFFICIENT" in text:
@@ -225,8 +225,12 @@ def test_retrieval_returning_nothing_is_recorded(retriever):
 def test_parallel_generates_all_subqueries_before_filling(retriever):
     script = Scripted()
     answer = run(pager(script, retriever, variant="parallel")[0])
-    assert script.roles == ["outline"] + ["subquery"] * 3 + ["fill_section"] * 3 + ["answer"]
+    # all sub-queries first, then every slot filled with the Fig. 12 (rewrite) prompt
+    assert script.roles == ["outline"] + ["subquery"] * 3 + ["fill_rewrite"] * 3 + ["answer"]
     assert answer.page.complete and len(answer.retrieval_rounds) == 3
+    # one context: every fill saw the documents of all three slots' retrievals
+    every = sorted({i for r in answer.retrieval_rounds for i in r})
+    assert all(sorted(s.chunk_ids) == every for s in answer.page.sections)
     assert [s.sub_query for s in answer.page.sections] == [
         f"Who is {t}? (martial)" for t in ("Kazuyuki Fujita", "Gilbert Yvel", "Common Profession")]
     assert answer.method == "pager-parallel"
@@ -252,6 +256,28 @@ def test_without_outline_summarizes_until_sufficient(retriever):
     answer = run(pager(script, retriever, variant="no_outline")[0])
     assert script.roles == ["summarize", "next_query", "answer"]
     assert answer.page is None and answer.answer == "mixed martial artist"
+
+
+def test_without_outline_concatenates_one_summary_per_round(retriever):
+    """The paper's w/o Initialization: each round's documents summarized on their own, the
+    summaries concatenated (not one running note rewritten, which is DeepNote's idea)."""
+    rounds = iter(["Who is Gilbert Yvel?", "SUFFICIENT"])
+    seen_docs = []
+
+    def reply(request):
+        text = request.messages[-1].content
+        if "Refine these documents into a concise summary" in text:
+            assert "Current notes" not in text  # the round's documents alone
+            seen_docs.append(text.split("Retrieved documents:\n", 1)[1][:40])
+            return f"Summary {len(seen_docs)}."
+        if "reply exactly SUFFICIENT" in text:
+            return next(rounds)
+        return "<answer>mixed martial artist</answer>"
+
+    answer = run(Pager(LM(FakeLLM(respond=reply)), retriever, k=2, variant="no_outline"))
+    assert answer.details.notes == ["Summary 1.", "Summary 2."]
+    assert answer.context == "Summary 1.\n\nSummary 2."
+    assert len(answer.retrieval_rounds) == 2
 
 
 def test_baselines(retriever):

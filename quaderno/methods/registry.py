@@ -14,6 +14,7 @@ from quaderno.methods.base import Method
 from quaderno.methods.baselines import IRCoT, IterRetGen, VanillaLLM, VanillaRAG
 from quaderno.methods.docsage.spec import SPECS as DOCSAGE_SPECS
 from quaderno.methods.misknow import MisknowRAG, StdRAG
+from quaderno.methods.deepnote import DeepNote
 from quaderno.methods.pager import Pager
 from quaderno.methods.spec import (MethodOptions, MethodRegistry, MethodSpec, RetrievalOptions,
                                    parse_opts)
@@ -48,6 +49,13 @@ class NotesOptions(RetrievalOptions):
 class IRCoTOptions(RetrievalOptions):
     max_steps: int = Field(5, ge=1, description="most reasoning sentences")
     max_docs: int = Field(15, ge=1, description="most documents shown to the reasoner")
+
+
+class DeepNoteOptions(RetrievalOptions):
+    max_steps: int = Field(3, ge=0, description="most note-refining steps (official: 3)")
+    max_fail_steps: int = Field(2, ge=1, description="stop after this many refinements judged "
+                                                     "not better (official: 2)")
+    max_docs: int = Field(15, ge=1, description="most distinct documents read (official: 15)")
 
 
 class IterRetGenOptions(RetrievalOptions):
@@ -105,8 +113,8 @@ SPECS = (
                defaults={"fill_mode": "section"}),
     MethodSpec("pager-parallel", _pager("parallel"), PagerAblationOptions, True,
                PAGER_PAPER + ", Table 2",
-               "ablation: sub-queries for all slots at once, one retrieval each, all slots "
-               "filled"),
+               "ablation: sub-queries for all slots at once, one retrieval each, every slot "
+               "filled from all their documents"),
     MethodSpec("pager-no-iter", _pager("no_iter_retrieval"), PagerOptions, True,
                PAGER_PAPER + ", Table 2",
                "ablation: one retrieval with the question, then every slot filled from it"),
@@ -123,6 +131,10 @@ SPECS = (
     MethodSpec("iter-retgen", lambda lm, r, o: IterRetGen(lm, r, **o.model_dump()),
                IterRetGenOptions, True, "Iter-RetGen (Shao et al., 2023)",
                "retrieve with the question and the previous generation, regenerate"),
+    MethodSpec("deepnote", lambda lm, r, o: DeepNote(lm, r, **o.model_dump()), DeepNoteOptions,
+               True, "DeepNote (Wang et al., 2024), PAGER Table 1",
+               "a note from the first documents, refined with new queries' documents only when "
+               "the model judges the refined note better"),
     MethodSpec("misknow", _misknow, MisknowOptions, True, MISKNOW_PAPER,
                "round 1 from kb1; a reasoner judges what knowledge is missing and writes "
                "queries; round 2 from kb2 with them; answer with the reasoning",

@@ -1,6 +1,8 @@
-"""PAGER without initialization (Table 2's "w/o outline" ablation): no page; summarize the
-retrieved documents into notes, ask what is still missing, retrieve again, until the notes
-suffice or ``max_iters`` rounds have run."""
+"""PAGER without initialization (Table 2's "w/o Initialization" ablation), as the paper
+describes it: no page; each round's retrieved documents are refined into a concise summary,
+the summaries are concatenated, and the model says whether they suffice or what to retrieve
+next, for at most ``max_iters`` rounds. (A single running note rewritten each round, which
+this variant was before, is DeepNote's idea: that baseline is :mod:`quaderno.methods.deepnote`.)"""
 
 from __future__ import annotations
 
@@ -16,17 +18,19 @@ if TYPE_CHECKING:
     from quaderno.methods.pager.method import Pager
 
 
-async def summarize(episode: Episode, notes: str, docs: str, query: str) -> str:
+async def summarize(episode: Episode, docs: str, query: str) -> str:
+    """The round's documents as a concise summary (the documents themselves when unusable)."""
     trace = episode.trace
     with trace.span("notes.summarize", query=query) as span:
         try:
-            notes = (await steps.SUMMARIZE.run(episode.lm, question=episode.question, notes=notes,
-                                               docs=docs, trace=trace)).value
+            summary = (await steps.SUMMARIZE.run(episode.lm, question=episode.question,
+                                                 docs=docs, trace=trace)).value.strip()
         except StepError as exc:
-            trace.fallback(f"summary unusable ({exc}); appended the documents", span)
-            notes = f"{notes}\n{docs}"
-        span.outputs = {"notes": notes}
-    return notes
+            summary = ""
+            trace.fallback(f"summary unusable ({exc}); kept the documents", span)
+        summary = summary or docs
+        span.outputs = {"summary": summary}
+    return summary
 
 
 async def next_query(episode: Episode, notes: str) -> str:
@@ -44,11 +48,12 @@ async def next_query(episode: Episode, notes: str) -> str:
 
 
 async def run_notes(pager: Pager, episode: Episode) -> Answer:
-    notes, query, history = "(empty)", episode.question, []
+    query, summaries = episode.question, []
+    notes = ""
     for _ in range(pager.max_iters):
         hits = await episode.retrieve(query, pager.k)
-        notes = await summarize(episode, notes, format_docs(hits), query)
-        history.append(notes)
+        summaries.append(await summarize(episode, format_docs(hits), query))
+        notes = "\n\n".join(summaries)
         nxt = await next_query(episode, notes)
         if nxt.strip().upper().startswith("SUFFICIENT") or nxt.strip() == query.strip():
             break
@@ -56,4 +61,4 @@ async def run_notes(pager: Pager, episode: Episode) -> Answer:
     answer, explanation = await episode.answer_step(steps.ANSWER, page=notes,
                                                     question=episode.question)
     return episode.finish(answer, explanation=explanation, context=notes,
-                          details=NotesDetails(notes=history))
+                          details=NotesDetails(notes=summaries))

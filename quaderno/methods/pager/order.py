@@ -1,8 +1,9 @@
 """The order in which each PAGER variant fills its slots (Table 2's ablations).
 
 - ``iterative`` (the full method): the official slot loop, :func:`.loop.official_loop`.
-- :func:`parallel`: sub-queries for all slots from the initial page, one retrieval each,
-  every slot filled independently from the initial page (section mode).
+- :func:`parallel` (Parallel Filling, with A.6's latency note): sub-queries for all slots from
+  the initial page at once, one retrieval each, then every slot filled in turn with the
+  Fig. 12 prompt from one context holding all the slots' documents.
 - :func:`single_retrieval` (w/o iterative retrieval): one retrieval with the question,
   then every slot filled from it.
 
@@ -37,18 +38,15 @@ async def parallel(pager: Pager, episode: Episode, page: Page, log: FillLog) -> 
         return await pager.sub_query(episode, view, i)
 
     queries = await asyncio.gather(*[query_for(i) for i in indexes])
-    all_hits = [await episode.retrieve(q, pager.k) for q in queries]
-
-    async def fill_one(i: int, query: str, hits: list[Hit]) -> tuple[int, Page]:
-        view = snapshot.model_copy(deep=True)
-        # independent fills cannot each rewrite the shared page: write the slot only
-        await fill_slot(episode, view, i, query, hits, "section")
-        return i, view
-
-    for i, view in await asyncio.gather(*[fill_one(i, q, h)
-                                           for i, q, h in zip(indexes, queries, all_hits)]):
-        page.sections[i] = view.sections[i]
-    log.fills += len(indexes)
+    all_hits = await asyncio.gather(*[episode.retrieve(q, pager.k) for q in queries])
+    merged: dict[str, Hit] = {}
+    for hits in all_hits:  # every slot's documents, in slot order, each once
+        for h in hits:
+            merged.setdefault(h.chunk.id, h)
+    context = list(merged.values())
+    for i, query in zip(indexes, queries):
+        await fill_slot(episode, page, i, query, context, pager.fill_mode)
+        log.fills += 1
 
 
 async def single_retrieval(pager: Pager, episode: Episode, page: Page, log: FillLog) -> None:

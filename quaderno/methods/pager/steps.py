@@ -138,16 +138,14 @@ Question: {question}
 
 Answer the question by following the knowledge on the page. Think it through, then give your final answer, precise and as short as possible, inside <answer></answer> tags."""
 
-SUMMARIZE_INSTRUCTION = """You are building notes to answer a question from retrieved documents.
+# PAGER w/o initialization (Table 2): each round's documents refined into a concise summary
+# of their own; the summaries are concatenated (quaderno's wording of the paper's description)
+SUMMARIZE_INSTRUCTION = """Question: {question}
 
-Question: {question}
-Current notes:
-{notes}
-
-New retrieved documents:
+Retrieved documents:
 {docs}
 
-Rewrite the notes so that they keep every fact relevant to the question from the current notes and add the relevant facts from the new documents. Output only the notes."""
+Refine these documents into a concise summary of what they say that helps answer the question. Output only the summary."""
 
 NEXT_QUERY_INSTRUCTION = """Question: {question}
 Notes gathered so far:
@@ -211,7 +209,7 @@ ANSWER_OFFICIAL = Step(name="pager.answer_official", instruction=ANSWER_OFFICIAL
 ANSWER = Step(name="answer", instruction=ANSWER_INSTRUCTION, inputs=("page", "question"),
               parse=_answer_span, grammar=ANSWER_GRAMMAR, max_tokens=1024)
 SUMMARIZE = Step(name="notes.summarize", instruction=SUMMARIZE_INSTRUCTION,
-                 inputs=("question", "notes", "docs"), grammar=SECTION_GRAMMAR, max_tokens=512)
+                 inputs=("question", "docs"), grammar=SECTION_GRAMMAR, max_tokens=512)
 NEXT_QUERY = Step(name="notes.next_query", instruction=NEXT_QUERY_INSTRUCTION,
                   inputs=("question", "notes"), parse=_one_line, grammar=NEXT_QUERY_GRAMMAR,
                   max_tokens=96)
