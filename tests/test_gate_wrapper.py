@@ -45,6 +45,8 @@ class UnsureGate:
 
 def reply(closed: str):
     def respond(request: ChatRequest) -> str:
+        if request.messages[-1].content.rstrip().endswith("Thought:"):  # IRCoT's first thought
+            return "So the answer is: mixed martial artist"
         if "Documents" in request.messages[-1].content:
             return "From the documents. <answer>mixed martial artist</answer>"
         return closed

@@ -53,7 +53,7 @@ def playing(script: Scripted) -> FakeLLM:
 
     def respond(request):
         text = next(m.content for m in request.messages if m.role == "user")
-        if "Write the next single sentence" in text:
+        if "\nThought:" in text:  # IRCoT's reasoning step
             reasoning.append(1)
             return ("Fujita fights in Pride." if len(reasoning) % 2 else
                     "So the answer is: mixed martial artist.")

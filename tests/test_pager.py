@@ -295,7 +295,8 @@ def test_baselines(retriever):
     gens = FakeLLM(respond=lambda r: "<answer>mma</answer>")
     itr = run(IterRetGen(LM(gens), retriever, k=2, iterations=3))
     assert len(itr.retrieval_rounds) == 3 and itr.answer == "mma"
-    assert "<answer>mma</answer>" in itr.trace.spans[2].inputs["query"]  # previous generation
+    # FlashRAG: the question, then the previous round's short answer
+    assert itr.details.queries == [QUESTION, f"{QUESTION} mma", f"{QUESTION} mma"]
 
 
 def test_every_method_returns_the_context_its_answer_was_generated_from(retriever):

@@ -2,15 +2,18 @@
 
 - :class:`VanillaLLM` — the question alone, no retrieval.
 - :class:`VanillaRAG` — top-k documents of the question in context.
-- :class:`IRCoT` (Trivedi et al., 2023) — interleave chain-of-thought and retrieval: each new
-  reasoning sentence is the next query; documents accumulate; stop at "the answer is".
-- :class:`IterRetGen` (Shao et al., 2023) — iterate retrieval-generation: retrieve with the
-  question plus the previous generation, generate again; T iterations.
+- :class:`IRCoT` (Trivedi et al., 2023) as FlashRAG's ``IRCOTPipeline`` runs it: one
+  demonstration; one thought per step (generation stops at "." or a newline); every document
+  gathered so far in the context, by score (ascending, the best last, as FlashRAG sorts);
+  each thought is the next query; stop when a thought contains "So the answer is:"
+  (case-sensitive) or after ``max_steps`` (5); the answer is the text after that prefix in
+  the joined thoughts, else the whole chain.
+- :class:`IterRetGen` (Shao et al., 2023) as FlashRAG's ``IterativePipeline``: retrieve with
+  the question followed by the previous round's short answer (at most 32 words), answer
+  again; ``iterations`` rounds (3).
 """
 
 from __future__ import annotations
-
-import re
 
 from quaderno.errors import ConfigError, StepError
 from quaderno.index.hits import Hit
@@ -19,6 +22,7 @@ from quaderno.llm.lm import LM
 from quaderno.llm.parsing import extract_tag
 from quaderno.llm.steps import Step, text_output
 from quaderno.methods.answer import Answer
+from quaderno.methods.baseline_prompts import IRCOT_SYSTEM
 from quaderno.methods.base import BaseMethod
 from quaderno.methods.details import ChainDetails
 from quaderno.methods.episode import Episode, format_docs
@@ -38,20 +42,23 @@ RAG_ANSWER = Step(
                 "own knowledge where they are silent), reason briefly, then give the final "
                 "answer as a short span inside <answer></answer> tags. " + SPAN_RULES)
 COT_STEP = Step(
-    name="ircot.reason", inputs=("docs", "question", "reasoning"), parse=text_output,
-    grammar=SUBQUERY_GRAMMAR, max_tokens=128, params={"stop": ("\n",)},
-    instruction="Documents:\n{docs}\n\nQuestion: {question}\nReasoning so far: {reasoning}\n\n"
-                "Write the next single sentence of step-by-step reasoning. When you can answer, "
-                "write the sentence \"So the answer is: <short answer>.\"")
-_ANSWER_IS = re.compile(r"answer is:?\s*", re.I)
+    name="ircot.reason", inputs=("docs", "question", "thoughts"), parse=text_output,
+    grammar=SUBQUERY_GRAMMAR, max_tokens=128, params={"stop": (".", "\n")},
+    system=IRCOT_SYSTEM, instruction="{docs}Question: {question}\nThought: {thoughts}")
+FINAL_PREFIX = "So the answer is:"
 
 
-def answer_from_chain(sentence: str) -> str | None:
-    """The text after the last "answer is" of a reasoning sentence, or None."""
-    parts = _ANSWER_IS.split(sentence)
-    if len(parts) < 2:
+def answer_from_chain(chain: str) -> str | None:
+    """FlashRAG's rule: the text after the first "So the answer is:" (case-sensitive), or
+    None when the chain has none."""
+    if FINAL_PREFIX not in chain:
         return None
-    return parts[-1].strip().rstrip(".").strip() or None
+    return chain.split(FINAL_PREFIX)[1].strip().rstrip(".").strip() or None
+
+
+def wiki_docs(hits: list[Hit]) -> str:
+    """Documents as FlashRAG's IRCoT shows them."""
+    return "".join(f"Wikipedia Title: {h.chunk.title}\n{h.chunk.text}\n\n" for h in hits)
 
 
 class VanillaLLM(BaseMethod):
@@ -82,7 +89,8 @@ class VanillaRAG(BaseMethod):
 
 
 class IRCoT(BaseMethod):
-    """Interleaving retrieval with chain-of-thought (at most ``max_steps`` sentences)."""
+    """Interleaving retrieval with chain-of-thought, as FlashRAG runs it (``max_steps``
+    thoughts; ``max_docs`` bounds the documents shown, the best-scored kept)."""
 
     name = "ircot"
 
@@ -94,47 +102,55 @@ class IRCoT(BaseMethod):
         super().__init__(lm, retriever)
         self.k, self.max_steps, self.max_docs = k, max_steps, max_docs
 
+    def shown(self, docs: dict[str, Hit]) -> list[Hit]:
+        """Every document so far by its best score, ascending (FlashRAG's order: the best
+        last, nearest the question), the ``max_docs`` best of them."""
+        best = sorted(docs.values(), key=lambda h: h.score)
+        return best[-self.max_docs:]
+
     async def reason(self, episode: Episode, docs: dict[str, Hit],
-                     sentences: list[str]) -> str | None:
-        """The next reasoning sentence, or None when the step gave nothing usable."""
-        with episode.trace.span("ircot.reason", step=len(sentences) + 1) as span:
+                     thoughts: list[str]) -> str | None:
+        """The next thought, or None when the step gave nothing usable."""
+        with episode.trace.span("ircot.reason", step=len(thoughts) + 1) as span:
             try:
-                sentence = (await COT_STEP.run(
-                    episode.lm, docs=format_docs(list(docs.values())[:self.max_docs]),
-                    question=episode.question, reasoning=" ".join(sentences) or "(none yet)",
-                    trace=episode.trace)).value.strip()
+                thought = (await COT_STEP.run(
+                    episode.lm, docs=wiki_docs(self.shown(docs)), question=episode.question,
+                    thoughts=" ".join(thoughts), trace=episode.trace)).value.strip()
             except StepError:
                 episode.trace.fallback("reasoning step unusable; stopping the chain", span)
                 return None
-            span.outputs = {"sentence": sentence}
-        return sentence
+            span.outputs = {"thought": thought}
+        return thought
+
+    @staticmethod
+    def gather(docs: dict[str, Hit], hits: list[Hit]) -> None:
+        for hit in hits:  # a document found again keeps its best score
+            if hit.chunk.id not in docs or hit.score > docs[hit.chunk.id].score:
+                docs[hit.chunk.id] = hit
 
     async def run(self, episode: Episode) -> Answer:
         question = episode.question
         docs: dict[str, Hit] = {}
         queries = [question]
-        for hit in await episode.retrieve(question, self.k):
-            docs.setdefault(hit.chunk.id, hit)
-        sentences: list[str] = []
+        self.gather(docs, await episode.retrieve(question, self.k))
+        thoughts: list[str] = []
         for _ in range(self.max_steps):
-            sentence = await self.reason(episode, docs, sentences)
-            if sentence is None:
+            thought = await self.reason(episode, docs, thoughts)
+            if thought is None:
                 break
-            sentences.append(sentence)
-            if answer_from_chain(sentence):
+            thoughts.append(thought)
+            if FINAL_PREFIX in thought:
                 break
-            queries.append(sentence)
-            for hit in await episode.retrieve(sentence, self.k):
-                docs.setdefault(hit.chunk.id, hit)
-        chain = " ".join(sentences)
-        found = answer_from_chain(sentences[-1]) if sentences else None
-        shown = format_docs(list(docs.values())[:self.max_docs])
-        if found:
-            answer, raw = found, chain
-        else:
-            answer, raw = await episode.answer_step(RAG_ANSWER, docs=shown, question=question)
-        return episode.finish(answer, explanation=raw or chain, context=shown,
-                              details=ChainDetails(steps=sentences, queries=queries))
+            queries.append(thought)
+            self.gather(docs, await episode.retrieve(thought, self.k))
+        chain = " ".join(thoughts)
+        found = answer_from_chain(chain)
+        if found is None:
+            episode.trace.fallback(f'no "{FINAL_PREFIX}" in the chain: the chain is the answer '
+                                   "(FlashRAG's rule)")
+        answer = found if found is not None else chain
+        return episode.finish(answer, explanation=chain, context=wiki_docs(self.shown(docs)),
+                              details=ChainDetails(steps=thoughts, queries=queries))
 
 
 class IterRetGen(BaseMethod):
@@ -155,12 +171,14 @@ class IterRetGen(BaseMethod):
         drafts: list[str] = []
         queries: list[str] = []
         for _ in range(self.iterations):
-            query = f"{generation} {question}".strip() if generation else question
+            # FlashRAG: the question, then the previous round's generation (its short answer,
+            # at most 32 words: the generator's 32-token budget there)
+            query = f"{question} {generation}" if generation else question
             queries.append(query)
             hits = await episode.retrieve(query, self.k)
             docs = format_docs(hits)
             answer, raw = await episode.answer_step(RAG_ANSWER, docs=docs, question=question)
-            generation = raw
+            generation = " ".join(answer.split()[:32])
             drafts.append(raw)
         return episode.finish(answer, explanation=raw, context=docs,
                               details=ChainDetails(steps=drafts, queries=queries))

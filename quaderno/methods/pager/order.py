@@ -38,7 +38,8 @@ async def parallel(pager: Pager, episode: Episode, page: Page, log: FillLog) -> 
         return await pager.sub_query(episode, view, i)
 
     queries = await asyncio.gather(*[query_for(i) for i in indexes])
-    all_hits = await asyncio.gather(*[episode.retrieve(q, pager.k) for q in queries])
+    # one retrieval per slot, in slot order (the evidence and its numbering stay stable)
+    all_hits = [await episode.retrieve(q, pager.k) for q in queries]
     merged: dict[str, Hit] = {}
     for hits in all_hits:  # every slot's documents, in slot order, each once
         for h in hits:
