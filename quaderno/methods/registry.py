@@ -16,6 +16,7 @@ from quaderno.methods.docsage.spec import SPECS as DOCSAGE_SPECS
 from quaderno.methods.misknow import MisknowRAG, StdRAG
 from quaderno.methods.deepnote import DeepNote
 from quaderno.methods.pager import Pager
+from quaderno.methods.rat import RAT
 from quaderno.methods.spec import (MethodOptions, MethodRegistry, MethodSpec, RetrievalOptions,
                                    parse_opts)
 
@@ -56,6 +57,13 @@ class DeepNoteOptions(RetrievalOptions):
     max_fail_steps: int = Field(2, ge=1, description="stop after this many refinements judged "
                                                      "not better (official: 2)")
     max_docs: int = Field(15, ge=1, description="most distinct documents read (official: 15)")
+
+
+class RATOptions(RetrievalOptions):
+    max_paragraphs: int = Field(4, ge=2, description="the draft is split into fewer than this "
+                                                     "many paragraphs (official: 4)")
+    revise_docs: int = Field(2, ge=1, description="revisions per paragraph, one per retrieved "
+                                                  "document (official: 2)")
 
 
 class IterRetGenOptions(RetrievalOptions):
@@ -135,6 +143,10 @@ SPECS = (
                True, "DeepNote (Wang et al., 2024), PAGER Table 1",
                "a note from the first documents, refined with new queries' documents only when "
                "the model judges the refined note better"),
+    MethodSpec("rat", lambda lm, r, o: RAT(lm, r, **o.model_dump()), RATOptions, True,
+               "RAT (Wang et al., 2024), PAGER Table 1",
+               "a zero-shot chain of thought split into paragraphs, each revised with the "
+               "documents of a query written from the answer so far"),
     MethodSpec("misknow", _misknow, MisknowOptions, True, MISKNOW_PAPER,
                "round 1 from kb1; a reasoner judges what knowledge is missing and writes "
                "queries; round 2 from kb2 with them; answer with the reasoning",
