@@ -17,6 +17,7 @@ from quaderno.methods.misknow import MisknowRAG, StdRAG
 from quaderno.methods.deepnote import DeepNote
 from quaderno.methods.pager import Pager
 from quaderno.methods.rat import RAT
+from quaderno.methods.searcho1 import SearchO1
 from quaderno.methods.spec import (MethodOptions, MethodRegistry, MethodSpec, RetrievalOptions,
                                    parse_opts)
 
@@ -64,6 +65,12 @@ class RATOptions(RetrievalOptions):
                                                      "many paragraphs (official: 4)")
     revise_docs: int = Field(2, ge=1, description="revisions per paragraph, one per retrieved "
                                                   "document (official: 2)")
+
+
+class SearchO1Options(RetrievalOptions):
+    k: int = Field(10, ge=1, description="documents per search (official: 10)")
+    max_searches: int = Field(10, ge=1, description="most searches (official, multi-hop: 10)")
+    max_turns: int = Field(15, ge=1, description="most reasoning turns (official: 15)")
 
 
 class IterRetGenOptions(RetrievalOptions):
@@ -147,6 +154,10 @@ SPECS = (
                "RAT (Wang et al., 2024), PAGER Table 1",
                "a zero-shot chain of thought split into paragraphs, each revised with the "
                "documents of a query written from the answer so far"),
+    MethodSpec("search-o1", lambda lm, r, o: SearchO1(lm, r, **o.model_dump()), SearchO1Options,
+               True, "Search-o1 (Li et al., 2025), PAGER Table 1",
+               "reasoning that writes search queries mid-thought; each search's documents "
+               "distilled by a Reason-in-Documents step; the answer in \\boxed{}"),
     MethodSpec("misknow", _misknow, MisknowOptions, True, MISKNOW_PAPER,
                "round 1 from kb1; a reasoner judges what knowledge is missing and writes "
                "queries; round 2 from kb2 with them; answer with the reasoning",
