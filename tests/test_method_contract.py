@@ -17,7 +17,8 @@ class TestRegisteredMethods(MethodContract):
     @pytest.fixture
     def build(self, name):
         spec = METHODS[name]
-        self.needs_retrieval = spec.needs_retrieval
+        # a method whose model decides whether to search is not held to retrieving
+        self.needs_retrieval = spec.needs_retrieval and not spec.model_decides_retrieval
         options = {"k": 2, **({"max_iters": 3} if "max_iters" in spec.options.model_fields
                               else {})} if spec.needs_retrieval else {}
 

@@ -134,8 +134,11 @@ class DeepNote(BaseMethod):
                               details=NotesDetails(notes=notes))
 
     async def _step(self, step: Step, episode: Episode, **inputs: str) -> str:
-        try:
-            return (await step.run(episode.lm, trace=episode.trace, **inputs)).value.strip()
-        except StepError as exc:
-            episode.trace.fallback(f"{step.name} unusable ({exc})")
-            return ""
+        with episode.trace.span(step.name) as span:
+            try:
+                out = (await step.run(episode.lm, trace=episode.trace, **inputs)).value.strip()
+            except StepError as exc:
+                out = ""
+                episode.trace.fallback(f"{step.name} unusable ({exc})", span)
+            span.outputs = {"text": out}
+        return out

@@ -79,11 +79,13 @@ class RAT(BaseMethod):
         self.k, self.max_paragraphs, self.revise_docs = k, max_paragraphs, revise_docs
 
     async def _text(self, step: Step, episode: Episode, fallback: str, **inputs: str) -> str:
-        try:
-            out = (await step.run(episode.lm, trace=episode.trace, **inputs)).value.strip()
-        except StepError as exc:
-            out = ""
-            episode.trace.fallback(f"{step.name} unusable ({exc})")
+        with episode.trace.span(step.name) as span:
+            try:
+                out = (await step.run(episode.lm, trace=episode.trace, **inputs)).value.strip()
+            except StepError as exc:
+                out = ""
+                episode.trace.fallback(f"{step.name} unusable ({exc})", span)
+            span.outputs = {"text": out or fallback}
         return out or fallback
 
     async def run(self, episode: Episode) -> Answer:

@@ -157,7 +157,8 @@ SPECS = (
     MethodSpec("search-o1", lambda lm, r, o: SearchO1(lm, r, **o.model_dump()), SearchO1Options,
                True, "Search-o1 (Li et al., 2025), PAGER Table 1",
                "reasoning that writes search queries mid-thought; each search's documents "
-               "distilled by a Reason-in-Documents step; the answer in \\boxed{}"),
+               "distilled by a Reason-in-Documents step; the answer in \\boxed{}",
+               model_decides_retrieval=True),
     MethodSpec("misknow", _misknow, MisknowOptions, True, MISKNOW_PAPER,
                "round 1 from kb1; a reasoner judges what knowledge is missing and writes "
                "queries; round 2 from kb2 with them; answer with the reasoning",

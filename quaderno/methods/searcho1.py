@@ -117,11 +117,15 @@ class SearchO1(BaseMethod):
         for _ in range(self.max_turns):
             so_far = (f"Your reasoning so far (continue from its end):\n{output}"
                       if output else "")
-            try:
-                text = (await REASON.run(episode.lm, limit=str(self.max_searches), question=q,
-                                         reasoning=so_far, trace=trace)).value
-            except StepError as exc:
-                trace.fallback(f"reasoning turn unusable ({exc}); stopping")
+            with trace.span("searcho1.reason", turn=len(steps) + 1) as span:
+                try:
+                    text = (await REASON.run(episode.lm, limit=str(self.max_searches),
+                                             question=q, reasoning=so_far, trace=trace)).value
+                except StepError as exc:
+                    text = None
+                    trace.fallback(f"reasoning turn unusable ({exc}); stopping", span)
+                span.outputs = {"text": text}
+            if text is None:
                 break
             # the stop string is not returned: put it back where a query was opened
             if BEGIN_Q in text and END_Q not in text.split(BEGIN_Q)[-1]:

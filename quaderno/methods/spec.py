@@ -53,6 +53,9 @@ class MethodSpec:
     # LLM roles besides the main one (e.g. "reasoner"): the factory gets each as a keyword
     # argument, the main LM where none is given
     roles: tuple[str, ...] = ()
+    # the model decides whether to retrieve at all (Search-o1 searches only when its
+    # reasoning writes a query): the contract does not require a retrieval
+    model_decides_retrieval: bool = False
 
     def __post_init__(self) -> None:
         unknown = set(self.defaults) - set(self.options.model_fields)
