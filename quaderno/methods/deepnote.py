@@ -31,29 +31,33 @@ from quaderno.methods.answer import Answer
 from quaderno.methods.base import BaseMethod
 from quaderno.methods.details import NotesDetails
 from quaderno.methods.episode import Episode, format_docs
+from quaderno.methods.pager.steps import ANSWER_GRAMMAR, SECTION_GRAMMAR, SUBQUERY_GRAMMAR
 from quaderno.methods.span import SPAN_RULES
 
+# for the embedded model (constrained decoding); servers get the plain instruction
+COMPARE_GRAMMAR = 'root ::= "{\\"status\\": \\"" ("True" | "False") "\\"}"\n'
+
 INIT = Step(name="deepnote.init_note", inputs=("question", "docs"), parse=text_output,
-            max_tokens=512, instruction=(
+            max_tokens=512, grammar=SECTION_GRAMMAR, instruction=(
                 "Write a note from the documents below for answering the question: one "
                 "coherent paragraph that keeps every piece of the documents' information "
                 "that helps answer it.\n\nQuestion: {question}\nDocuments:\n{docs}\n\n"
                 "The note:"))
 NEW_QUERY = Step(name="deepnote.new_query", inputs=("question", "note", "asked"),
-                 parse=text_output, max_tokens=96, instruction=(
+                 parse=text_output, max_tokens=96, grammar=SUBQUERY_GRAMMAR, instruction=(
                      "From the note, propose two new short search questions, with keywords "
                      "that help retrieval, to find documents that complete the note for the "
                      "original question. Do not repeat a question already asked.\n\n"
                      "Original question: {question}\nNote: {note}\nAlready asked: {asked}\n\n"
                      "Output only the two questions, nothing else."))
 REFINE = Step(name="deepnote.refine_note", inputs=("question", "docs", "note"),
-              parse=text_output, max_tokens=768, instruction=(
+              parse=text_output, max_tokens=768, grammar=SECTION_GRAMMAR, instruction=(
                   "Add to the note what the retrieved documents say that the note does not "
                   "have yet and that helps answer the question, in the documents' own words, "
                   "as much of it as is useful.\n\nQuestion: {question}\nRetrieved documents:\n"
                   "{docs}\n\nNote: {note}\n\nThe completed note:"))
 COMPARE = Step(name="deepnote.compare", inputs=("question", "best", "new"), parse=text_output,
-               max_tokens=32, instruction=(
+               max_tokens=32, grammar=COMPARE_GRAMMAR, instruction=(
                    "Which note is better for the question? Judge by: key information directly "
                    "about the question; completeness; level of detail; practical use. If "
                    "Note 2 adds nothing meaningful to Note 1, or only repeats it, answer "
@@ -62,7 +66,8 @@ COMPARE = Step(name="deepnote.compare", inputs=("question", "best", "new"), pars
                    "Question: {question}\nNote 1: {best}\nNote 2: {new}\n\n"
                    "Answer with the JSON only."))
 ANSWER = Step(name="answer", inputs=("note", "question"),
-              parse=lambda t: extract_tag(t, "answer"), max_tokens=256, instruction=(
+              parse=lambda t: extract_tag(t, "answer"), max_tokens=256,
+              grammar=ANSWER_GRAMMAR, instruction=(
                   "Answer the question from the note.\n\nNote:\n{note}\n\nQuestion: "
                   "{question}\n\nGive the answer inside <answer></answer>. " + SPAN_RULES))
 

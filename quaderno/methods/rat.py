@@ -27,36 +27,44 @@ from quaderno.methods.answer import Answer
 from quaderno.methods.base import BaseMethod
 from quaderno.methods.details import ChainDetails
 from quaderno.methods.episode import Episode
+from quaderno.methods.pager.steps import ANSWER_GRAMMAR, SUBQUERY_GRAMMAR
 from quaderno.methods.span import SPAN_RULES
 
+# for the embedded model (constrained decoding): paragraphs separated by blank lines, or by ##
+_PARA = r"[^\n#<]{20,300}"
+PARAGRAPHS = f'root ::= para ("\\n\\n" para){{0,3}}\npara ::= {_PARA}\n'
+SPLIT_GRAMMAR = f'root ::= para ("##" para){{0,3}}\npara ::= {_PARA}\n'
+
 DRAFT = Step(name="rat.draft", inputs=("question",), parse=text_output, max_tokens=768,
+             grammar=PARAGRAPHS,
              instruction="{question}\n\nAnswer with step-by-step thoughts, in a structured way: "
                          "separate the paragraphs with a blank line. Answer directly, without "
                          "an introduction or extra explanation.")
 SPLIT = Step(name="rat.split", inputs=("question", "draft", "n"), parse=text_output,
-             max_tokens=1024,
+             max_tokens=1024, grammar=SPLIT_GRAMMAR,
              instruction="Question: {question}\n\nResponse: {draft}\n\nSplit the response into "
                          "fewer than {n} paragraphs, keeping its text, and put ## between "
                          "paragraphs. Output only the split response.")
 QUERY = Step(name="rat.query", inputs=("question", "answer"), parse=text_output, max_tokens=64,
+             grammar=SUBQUERY_GRAMMAR,
              instruction="Question: {question}\n\nContent: {answer}\n\nTo check whether the "
                          "content is correct, above all its last sentences, write a short and "
                          "specific search query for them. Output only the query.")
 REVISE = Step(name="rat.revise", inputs=("text", "question", "answer"), parse=text_output,
-              max_tokens=1024,
+              max_tokens=1024, grammar=PARAGRAPHS,
               instruction="Retrieved text: {text}\n\nQuestion: {question}\n\nAnswer: {answer}\n\n"
                           "Check the answer against the retrieved text. Correct what is wrong, "
                           "add necessary details the text gives, and if it is right and "
                           "complete, repeat it unchanged. Keep its paragraphs, separated by "
                           "blank lines. Output only the revised answer.")
 REFLECT = Step(name="rat.reflect", inputs=("question", "answer"), parse=text_output,
-               max_tokens=1024,
+               max_tokens=1024, grammar=PARAGRAPHS,
                instruction="Question:\n{question}\n\nAnswer:\n{answer}\n\nGive the answer a "
                            "title and subtitles so that it reads as a structured text, keeping "
                            "its content and paragraphs (separated by blank lines). Output only "
                            "the answer.")
 ANSWER = Step(name="answer", inputs=("text", "question"),
-              parse=lambda t: extract_tag(t, "answer"), max_tokens=256,
+              parse=lambda t: extract_tag(t, "answer"), max_tokens=256, grammar=ANSWER_GRAMMAR,
               instruction="Text:\n{text}\n\nQuestion: {question}\n\nFrom the text, give the "
                           "final answer inside <answer></answer>. " + SPAN_RULES)
 

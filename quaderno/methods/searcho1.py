@@ -37,10 +37,15 @@ from quaderno.methods.span import to_span
 
 BEGIN_Q, END_Q = "<|begin_search_query|>", "<|end_search_query|>"
 BEGIN_R, END_R = "<|begin_search_result|>", "<|end_search_result|>"
+# for the embedded model (constrained decoding): a thought, then a query or the boxed answer
+REASON_GRAMMAR = ('root ::= [^\\n<\\\\]{10,300} (query | answer)\n'
+                  'query ::= "' + BEGIN_Q + '" [^<\\n]{3,80} "' + END_Q + '"\n'
+                  'answer ::= " \\\\boxed{" [^}\\n]{1,60} "}"\n')
+READ_GRAMMAR = 'root ::= "**Final Information**\\n" [^\\n<]{5,300}\n'
 
 REASON = Step(
     name="searcho1.reason", inputs=("limit", "question", "reasoning"), parse=text_output,
-    max_tokens=2048, params={"stop": (END_Q,)},
+    max_tokens=2048, params={"stop": (END_Q,)}, grammar=REASON_GRAMMAR,
     system=("You are a reasoning assistant who can search to answer the user's question "
             "accurately. To search, write " + BEGIN_Q + " your query " + END_Q + "; the "
             "system then searches, reads the documents and gives you the helpful information "
@@ -53,7 +58,7 @@ REASON = Step(
                  "\n\nQuestion:\n{question}\n\n{reasoning}"))
 READ_DOCS = Step(
     name="searcho1.reason_in_documents", inputs=("previous", "query", "docs"),
-    parse=text_output, max_tokens=1024,
+    parse=text_output, max_tokens=1024, grammar=READ_GRAMMAR,
     instruction=("Read the searched documents with the previous reasoning steps and the "
                  "current search query in mind. Take from them the factual information that "
                  "answers the current query and helps continue the reasoning for the original "
