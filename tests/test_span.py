@@ -71,3 +71,15 @@ def test_a_span_already_is_not_touched():
     answer, outputs = _ask("<answer>Polypodium</answer>",
                            "Which genus has more species, Polypodium or Maianthemum?")
     assert answer.answer == "Polypodium" and outputs == {"answer": "Polypodium"}
+
+
+def test_the_span_instruction_does_not_prime_a_yes():
+    """With "yes or no" in the instruction the 1.5B measuring model opened every reply with
+    "Yes" and wrote no tag (checked on the real server); yes/no replies are reduced by
+    to_span instead, so the instruction names neither word."""
+    import re
+
+    from quaderno.methods.span import SPAN_RULES
+
+    assert not re.search(r"\b(yes|no)\b", SPAN_RULES, re.I)
+    assert to_span("Is Paris in France?", "Yes, it is.") == ("yes", ["yes/no"])
