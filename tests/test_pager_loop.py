@@ -186,6 +186,8 @@ def test_a_subquery_repeating_the_question_or_an_earlier_one_is_reasked_once():
      "template_echo", ["Fujita", "Yvel"]),
     ("# Careers\n\n## Fujita\nDescribe Fujita's profession here.\n\n## Yvel\n"
      "Explain what Yvel does.", "placeholders_restored", ["Fujita", "Yvel"]),
+    ("# Careers\n\n### ## Fujita\n<TO BE FILLED>\n\n### ## Yvel\n<TO BE FILLED>",
+     "template_echo", ["Fujita", "Yvel"]),
     ("I do not know.", "unusable", None),
 ])
 def test_weak_outlines_are_repaired_and_the_repairs_recorded(outline, repair, titles):

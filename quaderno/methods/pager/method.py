@@ -217,7 +217,8 @@ def _strip_template_echoes(outline: Outline) -> tuple[Outline, int]:
     echoed = 0
     sections = []
     for s in outline.sections:
-        title = _ECHO.sub("", s.title).strip()
+        # "[Section Title] - Foo" and a heading mark repeated inside the title ("## ## Foo")
+        title = _ECHO.sub("", s.title.strip().lstrip("#").strip()).strip()
         if title != s.title.strip():
             echoed += 1
         if title:
