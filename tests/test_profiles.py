@@ -127,3 +127,17 @@ def test_eval_with_the_paper_profile_records_it(tmp_path):
     res = CliRunner().invoke(app, ["eval", "--dataset", str(FIXTURE), "--format",
                                    "hotpot-ircot", "-m", "vanilla-llm", "--profile", "hot"])
     assert res.exit_code != 0 and "unknown generation profile 'hot'" in res.output
+
+
+def test_the_paper_profile_gives_the_ablations_the_official_answer_step_too():
+    from quaderno.methods.registry import make_method
+
+    for name in ("pager-parallel", "pager-no-outline", "pager-no-iter"):
+        options = profile_options("paper", get_spec(name).options.model_fields, {"k": 2})
+        assert options["answer_step"] == "official", name
+        method = make_method(name, LM(FakeLLM(respond=lambda r: Scripted()(r)
+                                              if "following the knowledge" not in
+                                              r.messages[-1].content else "no tag here")),
+                             ListRetriever(), options)
+        answer = asyncio.run(method.answer(QUESTION))
+        assert answer.answer == "", name  # the official rule: no tag, no answer

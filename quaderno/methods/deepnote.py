@@ -4,7 +4,8 @@ knowledge gathered as a note that is refined only when it gets better.
 As the official loop runs it:
 
 1. retrieve ``k`` documents with the question; write an initial note from them;
-2. at most ``max_steps`` times, while fewer than ``max_docs`` distinct documents were read:
+2. at most ``max_steps`` times, while no more than ``max_docs`` distinct documents were read
+   (the official ``>`` check: a step that starts exactly at the cap still reads a whole round):
    propose new queries from the best note (avoiding those asked before), retrieve with the
    new queries followed by the question (cut to 500 characters), keeping only unseen documents
    when the cap is near; refine the best note with them; let the model compare the refined

@@ -4,7 +4,8 @@ a PAGER Table 1 baseline: a zero-shot chain of thought revised step by step with
 As the official pipeline runs it:
 
 1. a draft: step-by-step thoughts, paragraphs separated by blank lines;
-2. the draft split by the model into at most ``max_paragraphs`` (4) paragraphs ("##");
+2. the draft split by the model into paragraphs at "##", the model asked for fewer than
+   ``max_paragraphs`` (4); as in the official code, whatever it returns is used;
 3. for each paragraph in turn: append it to the answer so far; a search query from the
    question and the answer so far (aimed at its last sentences); retrieve; revise the whole
    answer with each of the first ``revise_docs`` (2) documents, one revision per document;

@@ -42,10 +42,18 @@ class PagerOptions(RetrievalOptions):
 class PagerAblationOptions(RetrievalOptions):
     max_iters: int = Field(10, ge=1, description="most slot fills (no-outline: summarize rounds)")
     max_sections: int = Field(8, ge=1, description="most sections kept from the outline")
+    answer_step: Literal["quaderno", "official"] = Field(
+        "quaderno", description="quaderno: the answer as a span, re-asked once without a tag; "
+                                "official: the paper's answer instruction, no tag = no answer "
+                                "(set by --profile paper)")
 
 
 class NotesOptions(RetrievalOptions):
     max_iters: int = Field(10, ge=1, description="most summarize rounds")
+    answer_step: Literal["quaderno", "official"] = Field(
+        "quaderno", description="quaderno: the answer as a span, re-asked once without a tag; "
+                                "official: the paper's answer instruction, no tag = no answer "
+                                "(set by --profile paper)")
 
 
 class IRCoTOptions(RetrievalOptions):

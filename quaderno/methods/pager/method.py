@@ -218,7 +218,7 @@ def _strip_template_echoes(outline: Outline) -> tuple[Outline, int]:
     sections = []
     for s in outline.sections:
         # "[Section Title] - Foo" and a heading mark repeated inside the title ("## ## Foo")
-        title = _ECHO.sub("", s.title.strip().lstrip("#").strip()).strip()
+        title = _ECHO.sub("", re.sub(r"^#+\s+", "", s.title.strip())).strip()
         if title != s.title.strip():
             echoed += 1
         if title:

@@ -58,7 +58,12 @@ async def run_notes(pager: Pager, episode: Episode) -> Answer:
         if nxt.strip().upper().startswith("SUFFICIENT") or nxt.strip() == query.strip():
             break
         query = nxt
-    answer, explanation = await episode.answer_step(steps.ANSWER, page=notes,
-                                                    question=episode.question)
+    if pager.answer_step == "official":
+        from quaderno.methods.pager.method import official_answer
+
+        answer, explanation = await official_answer(episode, notes)
+    else:
+        answer, explanation = await episode.answer_step(steps.ANSWER, page=notes,
+                                                        question=episode.question)
     return episode.finish(answer, explanation=explanation, context=notes,
                           details=NotesDetails(notes=summaries))
