@@ -6,8 +6,10 @@ made: the first open slot gets a sub-query from the current page, a retrieval an
 - A fill that gives nothing usable leaves the slot open: the next iteration retries it with a
   new sub-query and retrieval, as the official loop does (its page keeps the placeholder).
   quaderno bounds this (``fill_retries`` retries of one slot, then the retrieved text fills
-  it, recorded): under greedy decoding a retry repeats itself. ``fill_retries >= max_iters``
-  is the official behaviour.
+  it, recorded): a retry whose prompt is unchanged repeats itself under greedy decoding, and
+  under a fixed seed with the response cache too (the `paper` profile sends seed 66); the
+  sub-query re-ask changes the prompt once. ``fill_retries >= max_iters`` is the official
+  behaviour.
 - A section the model appends in a rewrite fill is kept (the official loop keeps the model's
   whole page) and, when it holds ``<TO BE FILLED>``, filled in turn; sections beyond
   ``max_sections`` are dropped (recorded). A fill that writes its slot but leaves a
