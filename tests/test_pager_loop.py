@@ -224,3 +224,26 @@ def test_degeneration_stats_show_when_pager_fell_back_to_vanilla_rag():
     if record is not None:
         assert degeneration([record])["outline_fallback_rate"] == 1.0
     assert degeneration([])["n"] == 0
+
+
+def test_a_retry_samples_with_another_seed_so_the_cache_cannot_replay_it(tmp_path):
+    from quaderno.llm.cache import SQLiteCache
+
+    seeds = []
+
+    def reply(request):
+        if any("professional page content writer" in m.content for m in request.messages):
+            seeds.append(request.seed)
+            if request.seed == 66:  # samples with seed 66 fail (the fill and its repair)
+                return "I cannot do that."
+        return Scripted(subquery=lambda m: "the same query")(request)
+
+    lm = LM(FakeLLM(respond=reply), cache=SQLiteCache(tmp_path / "c.sqlite"),
+            defaults={"seed": 66})
+    answer = run(Pager(lm, ListRetriever(), fill_retries=1), QUESTION)
+    # the first fill and its repair with seed 66, the retry with 67: a new sample, not a
+    # replay from the cache
+    assert seeds[:3] == [66, 66, 67]
+    # every slot's first sample failed and its retry succeeded: no slot needed the fallback
+    assert answer.details.retries == ["Kazuyuki Fujita", "Gilbert Yvel", "Common Profession"]
+    assert answer.page.complete and not answer.details.fallback_fills

@@ -128,11 +128,13 @@ class Step(Generic[T]):
 
     # -- running ------------------------------------------------------------------------
     async def run(self, lm: LM, *, trace: Trace | None = None, use_cache: bool = True,
-                  grammar: str | None = None, **inputs: Any) -> StepResult[T]:
+                  grammar: str | None = None, seed: int | None = None,
+                  **inputs: Any) -> StepResult[T]:
         """Render, call, parse and validate; one repair re-ask; StepError on failure.
 
         ``grammar`` overrides the declared grammar for this call (e.g. one built from
-        the current state, such as a page whose other sections are fixed).
+        the current state, such as a page whose other sections are fixed); ``seed`` the
+        LM's seed (a retry that must not replay the same sample, from a server or the cache).
         """
         messages = self.messages(inputs)
         constrain: dict[str, Any] = {}
@@ -143,6 +145,8 @@ class Step(Generic[T]):
             constrain = {"grammar": grammar}
         budget = getattr(lm, "step_max_tokens", {}).get(self.name, self.max_tokens)
         params = {"max_tokens": budget, **self.params}
+        if seed is not None:
+            params["seed"] = seed
         last_error = ""
         raw = ""
         for attempt in (1, 2):

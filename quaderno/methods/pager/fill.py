@@ -55,7 +55,8 @@ def rewrite_grammar(page: Page, index: int) -> str:
 
 
 async def fill_slot(episode: Episode, page: Page, index: int, sub_query: str,
-                    hits: list[Hit], mode: FillMode, *, fallback: bool = True) -> FillOutcome:
+                    hits: list[Hit], mode: FillMode, *, fallback: bool = True,
+                    seed: int | None = None) -> FillOutcome:
     """Fill section ``index`` of ``page`` in place from ``hits``; without a usable fill, the
     retrieved text when ``fallback``, else the slot stays open."""
     trace, lm = episode.trace, episode.lm
@@ -68,11 +69,13 @@ async def fill_slot(episode: Episode, page: Page, index: int, sub_query: str,
             if mode == "section":
                 content = (await steps.FILL_SECTION.run(
                     lm, question=episode.question, sub_question=sub_query, docs=docs,
-                    page=page.render(), section_title=section.title, trace=trace)).value
+                    page=page.render(), section_title=section.title, trace=trace,
+                    seed=seed)).value
             else:
                 result = await steps.FILL_REWRITE.run(
                     lm, question=episode.question, sub_question=sub_query, docs=docs,
-                    page=page.render(), trace=trace, grammar=rewrite_grammar(page, index))
+                    page=page.render(), trace=trace, grammar=rewrite_grammar(page, index),
+                    seed=seed)
                 content, appended, title = _spliced(episode, page, index, result.value, span)
         except StepError as exc:
             trace.fallback(f"fill of {section.title!r} unusable ({exc})", span)

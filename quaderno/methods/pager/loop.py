@@ -6,10 +6,9 @@ made: the first open slot gets a sub-query from the current page, a retrieval an
 - A fill that gives nothing usable leaves the slot open: the next iteration retries it with a
   new sub-query and retrieval, as the official loop does (its page keeps the placeholder).
   quaderno bounds this (``fill_retries`` retries of one slot, then the retrieved text fills
-  it, recorded): a retry whose prompt is unchanged repeats itself under greedy decoding, and
-  under a fixed seed with the response cache too (the `paper` profile sends seed 66); the
-  sub-query re-ask changes the prompt once. ``fill_retries >= max_iters`` is the official
-  behaviour.
+  it, recorded). A retry asks with another seed (the LM's seed + the attempt), so neither a
+  server honouring seeds nor the response cache replays the failed sample; under greedy
+  decoding it may still repeat. ``fill_retries >= max_iters`` is the official behaviour.
 - A section the model appends in a rewrite fill is kept (the official loop keeps the model's
   whole page) and, when it holds ``<TO BE FILLED>``, filled in turn; sections beyond
   ``max_sections`` are dropped (recorded). A fill that writes its slot but leaves a
@@ -62,10 +61,15 @@ async def official_loop(pager: Pager, episode: Episode, page: Page, log: FillLog
         if attempts[index] > 1:
             log.retries.append(title)
         last_try = attempts[index] > pager.fill_retries
-        query = await pager.sub_query(episode, page, index, log)
+        # a retry samples anew: another seed, so neither the server nor the cache replays the
+        # failed attempt (the official loop samples at temperature 0.7 without a cache)
+        seed = None
+        if attempts[index] > 1:
+            seed = int(episode.lm.defaults.get("seed") or 0) + attempts[index] - 1
+        query = await pager.sub_query(episode, page, index, log, seed=seed)
         hits = await episode.retrieve(query, pager.k)
         outcome = await fill_slot(episode, page, index, query, hits, pager.fill_mode,
-                                  fallback=last_try)
+                                  fallback=last_try, seed=seed)
         log.fills += 1
         if outcome.by_fallback:
             log.fallback_fills.append(title)

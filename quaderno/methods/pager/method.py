@@ -132,14 +132,15 @@ class Pager(BaseMethod):
 
     # -- knowledge completion ---------------------------------------------------------
     async def sub_query(self, episode: Episode, page: Page, index: int,
-                        log: FillLog | None = None) -> str:
+                        log: FillLog | None = None, seed: int | None = None) -> str:
         """The retrieval question for section ``index``; with ``log`` (the slot loop), one
         that repeats the question or an earlier sub-query is re-asked once."""
         section, trace = page.sections[index], episode.trace
         with trace.span("pager.subquery", section=section.title) as span:
             try:
                 query = (await steps.SUBQUERY.run(episode.lm, question=episode.question,
-                                                  page=page.render(), trace=trace)).value
+                                                  page=page.render(), trace=trace,
+                                                  seed=seed)).value
             except StepError:
                 query = ""
             if not query.strip():
@@ -154,7 +155,7 @@ class Pager(BaseMethod):
                         again = (await steps.SUBQUERY_REASK.run(
                             episode.lm, question=episode.question, page=page.render(),
                             previous=query, repeats=repeats, section=section.title,
-                            trace=trace)).value.strip()
+                            trace=trace, seed=seed)).value.strip()
                     except StepError:
                         again = ""
                     still = _repeats(again, episode.question, log.queries) if again else "it"
