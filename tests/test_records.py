@@ -134,7 +134,10 @@ def test_every_committed_run_loads_through_result_record(tmp_path):
     assert {name: len(rs) for name, rs in loaded.items() if name.startswith("hotpotqa")} == {
         "hotpotqa-20-dig/hotpotqa-pager": 20, "hotpotqa-20-dig/hotpotqa-vanilla-rag": 20,
         "hotpotqa-50/hotpotqa-pager": 50, "hotpotqa-50/hotpotqa-vanilla-llm": 50,
-        "hotpotqa-50/hotpotqa-vanilla-rag": 50}
+        "hotpotqa-50/hotpotqa-vanilla-rag": 50,
+        "hotpotqa-paper-measuring/hotpotqa-pager-measuring": 1,
+        "hotpotqa-paper-measuring/hotpotqa-pager-section-measuring": 10,
+        "hotpotqa-paper-measuring/hotpotqa-vanilla-rag-measuring": 10}
     first = loaded["hotpotqa-50/hotpotqa-vanilla-llm"][0]
     assert (first.id, first.answers) == ("5a8c7595554299585d9e36b6", ["Chief of Protocol"])
     assert first.retrieval_rounds == [] and first.page is None
