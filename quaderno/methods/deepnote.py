@@ -104,21 +104,21 @@ class DeepNote(BaseMethod):
         q, trace, lm = episode.question, episode.trace, episode.lm
         hits = await episode.retrieve(q, self.k)
         seen = {h.chunk.id for h in hits}
-        best = await self._step(INIT, episode, question=q, docs=format_docs(hits)) or \
+        best = await episode.text_step(INIT, question=q, docs=format_docs(hits)) or \
             format_docs(hits)
         notes, asked, fails = [best], [], 0
         for _ in range(self.max_steps):
             if len(seen) > self.max_docs:
                 break
             room = self.max_docs - len(seen) if len(seen) + self.k > self.max_docs else 0
-            query = await self._step(NEW_QUERY, episode, question=q, note=best,
+            query = await episode.text_step(NEW_QUERY, question=q, note=best,
                                      asked=str(asked)) or q
             asked.append(query)
             found = await episode.retrieve((query + "\n" + q)[:500], self.k)
             if room > 0:
                 found = [h for h in found if h.chunk.id not in seen][:room]
             seen |= {h.chunk.id for h in found}
-            new = await self._step(REFINE, episode, question=q, docs=format_docs(found),
+            new = await episode.text_step(REFINE, question=q, docs=format_docs(found),
                                    note=best)
             with trace.span("deepnote.compare") as span:
                 try:
@@ -138,13 +138,3 @@ class DeepNote(BaseMethod):
         answer, explanation = await episode.answer_step(ANSWER, note=best, question=q)
         return episode.finish(answer, explanation=explanation, context=best,
                               details=NotesDetails(notes=notes))
-
-    async def _step(self, step: Step, episode: Episode, **inputs: str) -> str:
-        with episode.trace.span(step.name) as span:
-            try:
-                out = (await step.run(episode.lm, trace=episode.trace, **inputs)).value.strip()
-            except StepError as exc:
-                out = ""
-                episode.trace.fallback(f"{step.name} unusable ({exc})", span)
-            span.outputs = {"text": out}
-        return out

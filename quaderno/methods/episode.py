@@ -64,6 +64,18 @@ class Episode:
         self.evidence.extend(Evidence.of(h, query) for h in hits)
 
     # -- the answer step ------------------------------------------------------------------
+    async def text_step(self, step: Step, *, default: str = "", **inputs: Any) -> str:
+        """Run a text step in a span of its name: its stripped reply, or ``default`` when the
+        step gives nothing usable (recorded) — the intermediate steps of a method."""
+        with self.trace.span(step.name) as span:
+            try:
+                out = (await step.run(self.lm, trace=self.trace, **inputs)).value.strip()
+            except StepError as exc:
+                out = ""
+                self.trace.fallback(f"{step.name} unusable ({exc})", span)
+            span.outputs = {"text": out or default}
+        return out or default
+
     async def answer_step(self, step: Step, *, span_only: bool = True,
                           **inputs: Any) -> tuple[str, str]:
         """Run an answer step: (short answer, raw reply). A reply without a usable answer

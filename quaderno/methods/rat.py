@@ -19,7 +19,7 @@ quaderno's. Prompts carry the meaning of the official ones in quaderno's words.
 
 from __future__ import annotations
 
-from quaderno.errors import ConfigError, StepError
+from quaderno.errors import ConfigError
 from quaderno.index.retrievers import Retriever
 from quaderno.llm.lm import LM
 from quaderno.llm.parsing import extract_tag
@@ -87,33 +87,24 @@ class RAT(BaseMethod):
         super().__init__(lm, retriever)
         self.k, self.max_paragraphs, self.revise_docs = k, max_paragraphs, revise_docs
 
-    async def _text(self, step: Step, episode: Episode, fallback: str, **inputs: str) -> str:
-        with episode.trace.span(step.name) as span:
-            try:
-                out = (await step.run(episode.lm, trace=episode.trace, **inputs)).value.strip()
-            except StepError as exc:
-                out = ""
-                episode.trace.fallback(f"{step.name} unusable ({exc})", span)
-            span.outputs = {"text": out or fallback}
-        return out or fallback
-
     async def run(self, episode: Episode) -> Answer:
         q = episode.question
-        draft = await self._text(DRAFT, episode, "", question=q)
-        split = await self._text(SPLIT, episode, draft, question=q, draft=draft,
+        draft = await episode.text_step(DRAFT, question=q)
+        split = await episode.text_step(SPLIT, default=draft, question=q, draft=draft,
                                  n=str(self.max_paragraphs))
         # the official code asks for fewer than n paragraphs and uses what comes back
         parts = paragraphs(split, "##") or paragraphs(draft, "\n\n") or [draft or q]
         answer, queries = "", []
         for part in parts:
             answer = (answer + "\n\n" + part).strip()
-            query = await self._text(QUERY, episode, answer[-300:], question=q, answer=answer)
+            query = await episode.text_step(QUERY, default=answer[-300:], question=q,
+                                            answer=answer)
             queries.append(query)
             hits = await episode.retrieve(query, self.k)
             for hit in hits[:self.revise_docs]:
-                answer = await self._text(REVISE, episode, answer, text=hit.chunk.text,
-                                          question=q, answer=answer)
-        final = await self._text(REFLECT, episode, answer, question=q, answer=answer)
+                answer = await episode.text_step(REVISE, default=answer, text=hit.chunk.text,
+                                                 question=q, answer=answer)
+        final = await episode.text_step(REFLECT, default=answer, question=q, answer=answer)
         short, raw = await episode.answer_step(ANSWER, text=final, question=q)
         return episode.finish(short, explanation=raw, context=final,
                               details=ChainDetails(steps=[draft, *parts, final],
