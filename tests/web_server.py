@@ -2,10 +2,12 @@
 (scripts/web_screenshots.py): uvicorn in a thread, a workspace with two small knowledge
 bases (one holding an HTML-injection document), one evaluation run, and a scripted fake model
 that plays PAGER, missing-knowledge RAG and DocSage by reading its prompts, each call taking
-``delay_s`` so that a page fills visibly slot by slot."""
+``delay_s`` (awaited: the server stays responsive) so that a page fills visibly slot by slot,
+and a pause a test can arm to look at a page half filled, whatever the machine's speed."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
@@ -34,14 +36,27 @@ MISKNOW_QUESTION = "What does Gilbert Yvel do for a living?"
 class DemoModel:
     """Routes each request to the scripted player of its method."""
 
-    def __init__(self, delay_s: float = 0.0) -> None:
-        self.delay_s = delay_s
+    def __init__(self) -> None:
         self.pager = Scripted()
         self.docsage = DocSageModel()
+        self.open = threading.Event()  # cleared: the model holds its next call
+        self.open.set()
+        self._pause_after_fill = False
+
+    def pause_after_next_fill(self) -> threading.Event:
+        """After PAGER's next slot fill the model holds every call until the returned event
+        is set: a test sees the page with one slot filled and the answer still to come."""
+        self._pause_after_fill = True
+        return self.open
 
     def __call__(self, request: Any) -> str:
-        if self.delay_s:
-            time.sleep(self.delay_s)
+        reply = self._route(request)
+        if self._pause_after_fill and self.pager.roles[-1:] == ["fill_rewrite"]:
+            self._pause_after_fill = False
+            self.open.clear()
+        return reply
+
+    def _route(self, request: Any) -> str:
         text = " ".join(m.content for m in request.messages)
         last = request.messages[-1].content
         if last.startswith(("Design the smallest", "Revise this relational schema",
@@ -55,6 +70,21 @@ class DemoModel:
         if last.rstrip().endswith("## Answer"):  # misknow's reader (and STD-RAG's)
             return "<answer>mixed martial artist</answer>"
         return self.pager(request)
+
+
+class PacedFake(FakeLLM):
+    """The fake backend waiting, without blocking the server's event loop, while the
+    model's gate is closed (at most 30 s: a test that never opens it fails, never hangs)."""
+
+    def __init__(self, model: DemoModel, delay_s: float) -> None:
+        super().__init__(respond=model, latency_s=delay_s)
+        self.model = model
+
+    async def achat(self, request: Any) -> Any:
+        deadline = time.monotonic() + 30
+        while not self.model.open.is_set() and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        return await super().achat(request)
 
 
 def make_workspace(root: Path) -> Path:
@@ -86,7 +116,8 @@ class WebServer:
         first question) instead of the scripted fake."""
         import uvicorn
 
-        lm = None if embedded else LM(FakeLLM(respond=DemoModel(delay_s)),
+        self.model = DemoModel()
+        lm = None if embedded else LM(PacedFake(self.model, delay_s),
                                       log=CallLog(home / "cache" / "llm.sqlite"))
         app = create_app(ServeSettings(home=home, data_dir=data_dir, token=token), lm=lm)
         self.port = free_port()
