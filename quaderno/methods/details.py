@@ -47,6 +47,18 @@ class ChainDetails(BaseModel):
     queries: list[str] = Field(default_factory=list)
 
 
+class StructDetails(BaseModel):
+    """StructRAG: the structure the router chose, what was built from each document, the
+    info the decomposer saw, its sub-questions and the knowledge the merge step read."""
+
+    kind: Literal["struct"] = "struct"
+    structure: str
+    info: str = ""
+    structures: list[str] = Field(default_factory=list)
+    subqueries: list[str] = Field(default_factory=list)
+    knowledge: str = ""
+
+
 class MisknowJudgment(BaseModel):
     """The reasoner's judgment (Fig. 4) as it was read."""
 
@@ -88,5 +100,5 @@ class DocSageDetails(BaseModel):
     cited_rows: list[int] = Field(default_factory=list)
 
 
-MethodDetails = Annotated[PagerDetails | NotesDetails | ChainDetails | MisknowDetails
-                          | DocSageDetails, Field(discriminator="kind")]
+MethodDetails = Annotated[PagerDetails | NotesDetails | ChainDetails | StructDetails
+                          | MisknowDetails | DocSageDetails, Field(discriminator="kind")]

@@ -17,6 +17,7 @@ from quaderno.methods.misknow import MisknowRAG, StdRAG
 from quaderno.methods.deepnote import DeepNote
 from quaderno.methods.pager import Pager
 from quaderno.methods.rat import RAT
+from quaderno.methods.structrag import ROUTES, StructRAG
 from quaderno.methods.searcho1 import SearchO1
 from quaderno.methods.spec import (MethodOptions, MethodRegistry, MethodSpec, RetrievalOptions,
                                    parse_opts)
@@ -73,6 +74,13 @@ class RATOptions(RetrievalOptions):
                                                      "many paragraphs (official: 4)")
     revise_docs: int = Field(2, ge=1, description="revisions per paragraph, one per retrieved "
                                                   "document (official: 2)")
+
+
+class StructRAGOptions(RetrievalOptions):
+    route: Literal[ROUTES] = Field("auto", description="the structure: auto (the router "
+                                                       "chooses, official) or one fixed")
+    max_subqueries: int = Field(6, ge=1, description="most sub-questions used (official: "
+                                                     "unbounded)")
 
 
 class SearchO1Options(RetrievalOptions):
@@ -162,6 +170,11 @@ SPECS = (
                "RAT (Wang et al., 2024), PAGER Table 1",
                "a zero-shot chain of thought split into paragraphs, each revised with the "
                "documents of a query written from the answer so far"),
+    MethodSpec("structrag", lambda lm, r, o: StructRAG(lm, r, **o.model_dump()),
+               StructRAGOptions, True, "StructRAG (Li et al., 2025), PAGER Table 1",
+               "a router picks a structure (table, graph, chunks); each retrieved document is "
+               "rebuilt as it; the question decomposed, the structure filtered per "
+               "sub-question, merged"),
     MethodSpec("search-o1", lambda lm, r, o: SearchO1(lm, r, **o.model_dump()), SearchO1Options,
                True, "Search-o1 (Li et al., 2025), PAGER Table 1",
                "reasoning that writes search queries mid-thought; each search's documents "
