@@ -7,31 +7,17 @@ from __future__ import annotations
 
 import asyncio
 
-from quaderno.corpus.chunk import Chunk
-from quaderno.index.hits import Hit
+from fake_retriever import FakeRetriever
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.deepnote import DeepNote, better
 from quaderno.methods.registry import make_method
 
 
-class Docs:
-    def __init__(self):
-        self.queries: list[str] = []
-
-    def fingerprint(self) -> str:
-        return "docs"
-
-    def retrieve(self, query: str, k: int = 5) -> list[Hit]:
-        self.queries.append(query)
-        n = len(self.queries)
-        # each call: two documents seen before (d0, d1) and k-2 new ones
-        ids = ["d0", "d1", *[f"r{n}-{i}" for i in range(k - 2)]]
-        return [Hit(chunk=Chunk(id=i, text=f"text {i}", title=i), score=1.0, rank=r,
-                    retriever="docs") for r, i in enumerate(ids[:k], start=1)]
-
-    def retrieve_batch(self, queries, k=5):
-        return [self.retrieve(q, k) for q in queries]
+def fake_docs() -> FakeRetriever:
+    """Each call: two documents seen before (d0, d1) and k-2 new ones."""
+    return FakeRetriever(lambda q, n, k: [(i, f"text {i}", i) for i in
+                                          ["d0", "d1", *[f"r{n}-{j}" for j in range(k - 2)]]])
 
 
 def model(verdicts):
@@ -62,7 +48,7 @@ def model(verdicts):
 def test_the_official_loop_keeps_only_better_notes_and_stops_after_two_failures():
     reply, log = model(['{"status": "True"}', '```json {"status":"False"}```',
                         '{"status": "False"}'])
-    docs = Docs()
+    docs = fake_docs()
     question = "Who founded the Ostrel College?"
     answer = asyncio.run(DeepNote(LM(FakeLLM(respond=reply)), docs, k=5, max_steps=3,
                                   max_docs=40).answer(question))
@@ -86,7 +72,7 @@ def test_document_cap_keeps_only_unseen_documents_then_stops():
             refined_docs.append(text.count("text "))
         return reply(request)
 
-    docs = Docs()
+    docs = fake_docs()
     asyncio.run(DeepNote(LM(FakeLLM(respond=counting)), docs, k=5, max_steps=5,
                          max_docs=8).answer("q"))
     # 5 read first; the next 5 would pass 8: only the 3 unseen ones are kept (d0, d1 dropped);
@@ -98,5 +84,5 @@ def test_document_cap_keeps_only_unseen_documents_then_stops():
 def test_verdicts_and_registry():
     assert better('{"status": "True"}') and not better('{"status": "False"}')
     assert better("True, note 2 is better") and not better("no")
-    method = make_method("deepnote", LM(FakeLLM(respond=lambda r: "x")), Docs(), {})
+    method = make_method("deepnote", LM(FakeLLM(respond=lambda r: "x")), fake_docs(), {})
     assert (method.k, method.max_steps, method.max_fail_steps, method.max_docs) == (5, 3, 2, 15)

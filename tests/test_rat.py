@@ -6,29 +6,15 @@ from __future__ import annotations
 
 import asyncio
 
-from quaderno.corpus.chunk import Chunk
-from quaderno.index.hits import Hit
+from fake_retriever import FakeRetriever
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.rat import RAT, paragraphs
 from quaderno.methods.registry import make_method
 
 
-class Docs:
-    def __init__(self):
-        self.queries = []
-
-    def fingerprint(self) -> str:
-        return "docs"
-
-    def retrieve(self, query, k=5):
-        self.queries.append(query)
-        return [Hit(chunk=Chunk(id=f"{len(self.queries)}-{i}", text=f"doc {len(self.queries)}"
-                                f".{i}"), score=1.0, rank=i + 1, retriever="docs")
-                for i in range(k)]
-
-    def retrieve_batch(self, queries, k=5):
-        return [self.retrieve(q, k) for q in queries]
+def fake_docs() -> FakeRetriever:
+    return FakeRetriever(lambda q, n, k: [(f"{n}-{i}", f"doc {n}.{i}", "") for i in range(k)])
 
 
 def test_each_paragraph_is_revised_with_its_own_retrieval():
@@ -56,7 +42,7 @@ def test_each_paragraph_is_revised_with_its_own_retrieval():
         log.append("answer")
         return "<answer>mixed martial artist</answer>"
 
-    docs = Docs()
+    docs = fake_docs()
     answer = asyncio.run(RAT(LM(FakeLLM(respond=reply)), docs, k=3).answer("What do they do?"))
     assert log == ["draft", "split", "query", "revise with doc 1.0", "revise with doc 1.1",
                    "query", "revise with doc 2.0", "revise with doc 2.1", "reflect", "answer"]
@@ -70,5 +56,5 @@ def test_each_paragraph_is_revised_with_its_own_retrieval():
 
 def test_split_rule_and_registry():
     assert paragraphs("a long one##tiny##another long", "##") == ["a long one", "another long"]
-    method = make_method("rat", LM(FakeLLM(respond=lambda r: "x")), Docs(), {})
+    method = make_method("rat", LM(FakeLLM(respond=lambda r: "x")), fake_docs(), {})
     assert (method.k, method.max_paragraphs, method.revise_docs) == (5, 4, 2)

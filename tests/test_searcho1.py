@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from quaderno.corpus.chunk import Chunk
-from quaderno.index.hits import Hit
+from fake_retriever import FakeRetriever
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.registry import make_method
@@ -17,20 +16,8 @@ from quaderno.methods.searcho1 import (BEGIN_Q, BEGIN_R, END_Q, END_R, LIMIT_NOT
                                        previous_steps)
 
 
-class Docs:
-    def __init__(self):
-        self.queries = []
-
-    def fingerprint(self) -> str:
-        return "docs"
-
-    def retrieve(self, query, k=5):
-        self.queries.append(query)
-        return [Hit(chunk=Chunk(id=f"{query}-{i}", text=f"{query} fact {i}"), score=1.0,
-                    rank=i + 1, retriever="docs") for i in range(k)]
-
-    def retrieve_batch(self, queries, k=5):
-        return [self.retrieve(q, k) for q in queries]
+def fake_docs() -> FakeRetriever:
+    return FakeRetriever(lambda q, n, k: [(f"{q}-{i}", f"{q} fact {i}", "") for i in range(k)])
 
 
 def script(turns):
@@ -56,7 +43,7 @@ def test_searches_are_distilled_into_the_reasoning_and_the_boxed_answer_read():
         f"Now Yvel. {BEGIN_Q}Kazuyuki Fujita profession",  # repeated: a notice
         f"Then {BEGIN_Q}Gilbert Yvel profession",
         "Both fight. The answer is \\boxed{\\text{mixed martial artist}}."])
-    docs = Docs()
+    docs = fake_docs()
     answer = asyncio.run(SearchO1(LM(FakeLLM(respond=reply)), docs, k=3).answer("What job?"))
     assert docs.queries == ["Kazuyuki Fujita profession", "Gilbert Yvel profession"]
     assert answer.answer == "mixed martial artist"
@@ -70,7 +57,7 @@ def test_searches_are_distilled_into_the_reasoning_and_the_boxed_answer_read():
 
 def test_limit_notice_and_no_boxed_answer():
     reply, _ = script([f"{BEGIN_Q}one", f"{BEGIN_Q}two", "I do not know."])
-    docs = Docs()
+    docs = fake_docs()
     answer = asyncio.run(SearchO1(LM(FakeLLM(respond=reply)), docs, k=1,
                                   max_searches=1).answer("q"))
     assert docs.queries == ["one"] and LIMIT_NOTICE in answer.explanation
@@ -87,5 +74,5 @@ def test_the_official_helpers():
     steps = previous_steps("\n".join(f"line {i}" for i in range(8)) + f"\n{BEGIN_Q}q{END_Q}")
     assert steps.startswith("Step 1: line 0\n\n...") and "Step 9:" in steps
     assert previous_steps("a\nb") == "Step 1: a\n\nStep 2: b"
-    method = make_method("search-o1", LM(FakeLLM(respond=lambda r: "x")), Docs(), {})
+    method = make_method("search-o1", LM(FakeLLM(respond=lambda r: "x")), fake_docs(), {})
     assert (method.k, method.max_searches, method.max_turns) == (10, 10, 15)

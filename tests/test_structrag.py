@@ -10,9 +10,8 @@ import asyncio
 
 import pytest
 
-from quaderno.corpus.chunk import Chunk
+from fake_retriever import FakeRetriever
 from quaderno.errors import ConfigError
-from quaderno.index.hits import Hit
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.registry import make_method
@@ -24,20 +23,8 @@ DOCS = [("Varnholt University", "Varnholt University was founded in 1874 in Arde
         ("Arden", "Arden is a river town.")]
 
 
-class Docs:
-    def __init__(self):
-        self.queries = []
-
-    def fingerprint(self) -> str:
-        return "docs"
-
-    def retrieve(self, query, k=5):
-        self.queries.append(query)
-        return [Hit(chunk=Chunk(id=f"d{i}", title=t, text=x), score=1.0, rank=i + 1,
-                    retriever="docs") for i, (t, x) in enumerate(DOCS[:k])]
-
-    def retrieve_batch(self, queries, k=5):
-        return [self.retrieve(q, k) for q in queries]
+def fake_docs() -> FakeRetriever:
+    return FakeRetriever(lambda q, n, k: [(f"d{i}", x, t) for i, (t, x) in enumerate(DOCS)])
 
 
 class Player:
@@ -83,7 +70,7 @@ class Player:
 
 
 def run(player, **options):
-    docs = Docs()
+    docs = fake_docs()
     method = StructRAG(LM(FakeLLM(respond=player)), docs, k=3, **options)
     return asyncio.run(method.answer(QUESTION)), docs
 
@@ -168,10 +155,10 @@ def test_info_line_is_the_first_line_at_most_128_characters():
 def test_options_are_validated_by_the_registry_naming_the_bad_value():
     lm = LM(FakeLLM(echo=True))
     with pytest.raises(ConfigError, match="route"):
-        make_method("structrag", lm, Docs(), {"route": "tree"})
+        make_method("structrag", lm, fake_docs(), {"route": "tree"})
     with pytest.raises(ConfigError, match="max_subqueries"):
-        StructRAG(lm, Docs(), max_subqueries=0)
-    method = make_method("structrag", lm, Docs(), {"route": "graph", "k": 2})
+        StructRAG(lm, fake_docs(), max_subqueries=0)
+    method = make_method("structrag", lm, fake_docs(), {"route": "graph", "k": 2})
     assert (method.route, method.k) == ("graph", 2)
 
 
@@ -193,6 +180,6 @@ def test_a_graph_route_keeps_each_sub_question_block_apart():
             return "Varnholt University, 1874."
         return "<answer>Varnholt University</answer>"
 
-    answer = asyncio.run(StructRAG(LM(FakeLLM(respond=reply)), Docs(), k=2).answer(QUESTION))
+    answer = asyncio.run(StructRAG(LM(FakeLLM(respond=reply)), fake_docs(), k=2).answer(QUESTION))
     assert answer.answer == "Varnholt University"
     assert answer.details.structures[0].startswith('Varnholt University: {"head"')
