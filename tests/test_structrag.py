@@ -95,10 +95,14 @@ def test_a_table_route_structurizes_each_document_then_filters_per_sub_question(
     assert first[:128] in player.prompts["decompose"][0]
     assert first[:129] not in player.prompts["decompose"][0]
     assert "| more rows |" not in player.prompts["decompose"][0]
-    # each filter call reads every table, numbered, under its document's title
-    for prompt in player.prompts["extract"]:
+    # each filter call reads every table, numbered, under its document's title, and its own
+    # sub-question
+    for prompt, sub in zip(player.prompts["extract"], d.subqueries, strict=True):
         assert "Table 1:\nVarnholt University: | Varnholt" in prompt
         assert "Table 3:\nArden: |" in prompt
+        assert prompt.endswith(f"Query: {sub}\n\nOutput:")
+    # the info is every table's first line, one after another
+    assert first[:128] + "| Kessel College | founded 1902 |" in player.prompts["decompose"][0]
     # the merge reads one block per sub-question
     merge = player.prompts["merge"][0]
     assert ("Subquery: When was Kessel College founded?\nRetrieval results:\n"
@@ -168,7 +172,7 @@ def test_a_graph_route_keeps_each_sub_question_block_apart():
         if text.startswith("To answer"):
             return "graph"
         if "extract the triples" in text:
-            assert "Other documents are titled:" in text
+            assert 'The documents are titled: "Varnholt University", "Kessel College"' in text
             return '{"head": "Varnholt University", "relation": "founded", "tail": ["1874"]}'
         if text.startswith("Break the question"):
             return "Founding of Varnholt?\nFounding of Kessel?"
@@ -183,3 +187,81 @@ def test_a_graph_route_keeps_each_sub_question_block_apart():
     answer = asyncio.run(StructRAG(LM(FakeLLM(respond=reply)), fake_docs(), k=2).answer(QUESTION))
     assert answer.answer == "Varnholt University"
     assert answer.details.structures[0].startswith('Varnholt University: {"head"')
+
+
+def catalogue_player(log):
+    def reply(request):
+        text = request.messages[0].content  # a re-asked step: still its own prompt
+        if text.startswith("To answer"):
+            log.append("route")
+            return "a Catalogue"
+        if "hierarchical summary" in text:
+            log.append("catalogue")
+            return "1. Founding\n(1) details"
+        if text.startswith("Break the question"):
+            return "First?\nSecond?"
+        if text.startswith("Below are catalogues"):
+            log.append("extract")
+            return "" if "Query: Second?" in text else "found for the first"  # "" fails
+        if text.startswith("Answer the question from the retrieval results"):
+            log.append(text)
+            return ""  # an unusable merge: the knowledge itself goes on
+        return "<answer>Varnholt University</answer>"
+    return reply
+
+
+def test_a_catalogue_merge_is_one_block_under_the_question_and_failed_calls_add_nothing():
+    log = []
+    method = StructRAG(LM(FakeLLM(respond=catalogue_player(log))), fake_docs(), k=2)
+    answer = asyncio.run(method.answer(QUESTION))
+    assert log[:4] == ["route", "catalogue", "catalogue", "extract"]
+    assert answer.details.structure == "catalogue" and answer.details.route_reply == "a Catalogue"
+    assert answer.details.info == "1. Founding1. Founding"  # first lines, no separator
+    merge = log[-1]
+    assert f"Subquery: {QUESTION}\nRetrieval results:\nfound for the first\n" in merge
+    assert "Subquery: First?" not in merge
+    assert "Table 1" not in merge and merge.count("1. Founding") == 0  # filtered, not pasted
+    # the failed merge: the knowledge is the context the span step read
+    assert answer.context.startswith(f"Subquery: {QUESTION}")
+    assert any("structrag.merge" in f for f in answer.trace.fallbacks)
+    assert any("structrag.extract" in f for f in answer.trace.fallbacks)
+
+
+def test_an_unusable_router_reply_falls_back_to_chunks_and_untitled_documents_go_by_id():
+    seen = []
+
+    def reply(request):
+        text = request.messages[0].content  # a re-asked step: still its own prompt
+        seen.append(text)
+        if text.startswith("To answer"):
+            return ""
+        if text.startswith("Answer the questions from the document."):
+            return "nothing"
+        if text.startswith("Break the question"):
+            return "One?"
+        if text.startswith("Answer the question from the retrieval results"):
+            return "merged"
+        return "<answer>x</answer>"
+
+    untitled = FakeRetriever(lambda q, n, k: [("c7", "Some text.", ""), ("c8", "More.", "")])
+    answer = asyncio.run(StructRAG(LM(FakeLLM(respond=reply)), untitled).answer(QUESTION))
+    assert '"c7", "c8"' in seen[0]
+    assert answer.details.structure == "chunk" and answer.details.route_reply == "chunk"
+    assert answer.details.structures == ["c7: Some text.", "c8: More."]
+    assert any("structrag.route" in f for f in answer.trace.fallbacks)
+    assert "Retrieval result for c8: nothing" in answer.details.knowledge
+
+
+def test_without_documents_only_the_merge_and_the_answer_run():
+    steps = []
+
+    def reply(request):
+        text = request.messages[-1].content
+        steps.append(text.split("\n", 1)[0][:30])
+        return "I do not know." if "retrieval results" in text else "<answer>unknown</answer>"
+
+    empty = FakeRetriever(lambda q, n, k: [])
+    answer = asyncio.run(StructRAG(LM(FakeLLM(respond=reply)), empty, route="table")
+                         .answer(QUESTION))
+    assert len(steps) == 2 and answer.details.structure == "none"
+    assert answer.details.knowledge == "(no documents were retrieved)"

@@ -48,11 +48,13 @@ class ChainDetails(BaseModel):
 
 
 class StructDetails(BaseModel):
-    """StructRAG: the structure the router chose, what was built from each document, the
-    info the decomposer saw, its sub-questions and the knowledge the merge step read."""
+    """StructRAG: the structure used ("none" without documents) and the router's reply ("" for
+    a fixed route), what was built from each document, the info the decomposer saw, its
+    sub-questions and the knowledge the merge step read."""
 
     kind: Literal["struct"] = "struct"
     structure: str
+    route_reply: str = ""
     info: str = ""
     structures: list[str] = Field(default_factory=list)
     subqueries: list[str] = Field(default_factory=list)

@@ -19,17 +19,29 @@ As the official pipeline runs it:
    per sub-question;
 5. **merge**: the question answered from the extracted knowledge, as a detailed text.
 
-Differences, recorded here. The official code structurizes the long documents of Loong that
-come with each question; PAGER runs it as one-pass retrieval RAG, so here the documents are the
-question's top-``k`` retrieval. The official router is the answering model prompted with
-examples (the README's default; a DPO-trained 7B router is optional and its weights are not
-public) and so it is here. The official graph instruction is written for Loong's citation task
-(papers as entities, "reference" as the relation); here it asks for the entities and relations
-the question needs. Blank lines of the decomposition are not sub-questions here (the official
-split keeps them and spends a call on each), and at most ``max_subqueries`` are used. For QA
-benchmarks the final answer is read from the merged text by quaderno's span step (the official
-merge writes a long answer only). Prompts carry the meaning of the official ones in quaderno's
-words.
+Differences, recorded here:
+
+- the documents: the official code structurizes the long documents of Loong that come with
+  each question; PAGER runs it as one-pass retrieval RAG, so here they are the question's
+  top-``k`` retrieval, and the query is the bare question (Loong's is its task instruction
+  with the question);
+- the router is the answering model prompted with examples, as the README's default (a
+  DPO-trained 7B router is optional, its weights not public); it sees the titles quoted in
+  retrieval order, the official one the distinct titles, one per line;
+- the structurize and decompose prompts are zero-shot (the official ones teach by long Loong
+  examples; the decomposition's one-per-line format is said instead of shown), and the
+  structurizer sees the document's title with its text;
+- the graph instruction asks for the entities and relations the question needs (the official
+  one is written for Loong's citation task: papers as entities, "reference" as relation);
+- blank lines of the decomposition are not sub-questions (the official split keeps them and
+  spends a call on each), and at most ``max_subqueries`` are used;
+- replies are capped (router 64 tokens, structures and merge 1,024, filters 512; the official
+  calls are not), and under constrained decoding (the embedded model) a structure is at most
+  12 lines and the decomposition 6;
+- the answer is read from the merged text by quaderno's span step (the official merge writes a
+  long answer only); the merged text is kept as the answer's context.
+
+Prompts carry the meaning of the official ones in quaderno's words.
 """
 
 from __future__ import annotations
@@ -56,10 +68,12 @@ INFO_CHARS = 128  # the official info: each structure output's first line, this 
 
 # for the embedded model (constrained decoding)
 ROUTE_GRAMMAR = 'root ::= "table" | "graph" | "chunk"\n'
-LINES_GRAMMAR = 'root ::= line ("\\n" line){0,3}\nline ::= [^\\n<]{5,160}\n'
+LINES_GRAMMAR = 'root ::= line ("\\n" line){0,5}\nline ::= [^\\n<]{5,160}\n'
+STRUCTURE_GRAMMAR = 'root ::= line ("\\n" line){0,11}\nline ::= [^\\n<]{2,240}\n'
+NO_DOCS = "(no documents were retrieved)"
 
 ROUTE = Step(
-    name="structrag.route", inputs=("titles", "question"), parse=text_output, max_tokens=16,
+    name="structrag.route", inputs=("titles", "question"), parse=text_output, max_tokens=64,
     grammar=ROUTE_GRAMMAR,
     instruction="To answer a question from documents, I first put the documents into one "
                 "knowledge structure: a table, a graph or chunks. As a rule, questions that "
@@ -83,18 +97,18 @@ _TASKS = {
              "and relations named in the question need, one per line as "
              '{{"head": "...", "relation": "...", "tail": ["..."]}}. Keep heads and tails as '
              "complete as the document states them (a phrase or a sentence), without "
-             "abbreviating. Other documents are titled: {titles}.",
+             "abbreviating. The documents are titled: {titles}.",
     "algorithm": "Question: {question}\nFrom the document, write the steps (pseudocode) that "
                  "solve what the question asks, each step tied to what the document says. If "
                  "the question cannot be solved as steps, list the information that solves "
                  "it instead.",
     "catalogue": "Question: {question}\nFrom the document, write a detailed numbered "
-                 "hierarchical summary (1., (1), (a)) of everything it says about the entities "
-                 "and people the question names.",
+                 "hierarchical summary (1., (1), (a)) of what it says that is relevant to the "
+                 "question, above all about the entities and people the question names.",
 }
 STRUCTURIZE = {
     kind: Step(name=f"structrag.{kind}", inputs=("question", "titles", "title", "text"),
-               parse=text_output, max_tokens=1024, grammar=PARAGRAPHS,
+               parse=text_output, max_tokens=1024, grammar=STRUCTURE_GRAMMAR,
                instruction=task + "\n\nDocument: {title}\n{text}\n\nOutput:")
     for kind, task in _TASKS.items()
 }
@@ -112,13 +126,20 @@ EXTRACT_CHUNK = Step(
                 "Document: {title}\n{text}\n\nOutput:")
 _NAMES = {"table": "tables", "graph": "triples", "algorithm": "algorithm descriptions",
           "catalogue": "catalogues"}
+_FILTER = {  # what each filter is told beyond "keep only what helps answer the query"
+    "table": "Look at the entities and attributes it names and check the tables one by one: "
+             "what answers it is in one or several of them.",
+    "graph": "Look at the entities and relations it names and keep the triples about them.",
+    "algorithm": "Look at the entities and relations it names and keep the steps about them.",
+    "catalogue": "Look at the entities and relations it names and keep the entries about "
+                 "them.",
+}
 EXTRACT = {
     kind: Step(name="structrag.extract", inputs=("structure", "query"), parse=text_output,
                max_tokens=512, grammar=PARAGRAPHS,
                instruction=f"Below are {_NAMES[kind]} built from several documents, one after "
-                           "another. Keep only what helps answer the query: look at the "
-                           "entities, attributes and relations it names, and check every one "
-                           "in turn.\n\n{structure}\n\nQuery: {query}\n\nOutput:")
+                           f"another. Keep only what helps answer the query. {_FILTER[kind]}"
+                           "\n\n{structure}\n\nQuery: {query}\n\nOutput:")
     for kind in _NAMES
 }
 MERGE = Step(
@@ -145,6 +166,11 @@ def info_line(output: str) -> str:
     return output.split("\n", 1)[0][:INFO_CHARS]
 
 
+def name(hit: Hit) -> str:
+    """How a document is named to the model: its title, else its id."""
+    return hit.chunk.title or hit.chunk.id
+
+
 def sub_questions(reply: str, question: str, most: int) -> list[str]:
     """The decomposition's non-blank lines (at most ``most``); the question when none."""
     lines = [ln.strip() for ln in reply.splitlines() if ln.strip()]
@@ -168,57 +194,68 @@ class StructRAG(BaseMethod):
     async def run(self, episode: Episode) -> Answer:
         q = episode.question
         hits = await episode.retrieve(q, self.k)
-        titles = ", ".join(f'"{h.chunk.title or h.chunk.id}"' for h in hits) or "(none)"
+        if not hits:  # nothing to route, build or filter: the merge says so
+            merged = await episode.text_step(MERGE, default=NO_DOCS, question=q,
+                                             knowledge=NO_DOCS)
+            short, raw = await episode.answer_step(ANSWER, text=merged, question=q)
+            return episode.finish(short, explanation=raw, context=merged,
+                                  details=StructDetails(structure="none", knowledge=NO_DOCS))
+        names = [name(h) for h in hits]
+        reply = ""
         if self.route == "auto":
-            reply = await episode.text_step(ROUTE, default="chunk", titles=titles, question=q)
+            reply = await episode.text_step(ROUTE, default="chunk", question=q,
+                                            titles=", ".join(f'"{n}"' for n in names))
             chosen = read_route(reply)
         else:
             chosen = self.route
-        structures, info = await self._structurize(episode, chosen, hits, titles)
+        structures, info = await self._structurize(episode, chosen, hits, names)
         decomposed = await episode.text_step(DECOMPOSE, default=q, info=info, question=q)
         queries = sub_questions(decomposed, q, self.max_subqueries)
-        knowledge = await self._extract(episode, chosen, hits, structures, queries)
+        knowledge = await self._extract(episode, chosen, hits, names, structures, queries)
         merged = await episode.text_step(MERGE, default=knowledge, question=q,
                                          knowledge=knowledge)
         short, raw = await episode.answer_step(ANSWER, text=merged, question=q)
         return episode.finish(short, explanation=raw, context=merged,
-                              details=StructDetails(structure=chosen, info=info,
-                                                    structures=structures,
+                              details=StructDetails(structure=chosen, route_reply=reply,
+                                                    info=info, structures=structures,
                                                     subqueries=queries, knowledge=knowledge))
 
     async def _structurize(self, episode: Episode, chosen: str, hits: Sequence[Hit],
-                           titles: str) -> tuple[list[str], str]:
-        """One structure per document ("title: output") and the info the decomposer sees."""
+                           names: list[str]) -> tuple[list[str], str]:
+        """One structure per document ("title: output") and the info the decomposer sees.
+        A document whose structurize call fails is kept as its text (recorded)."""
         if chosen == "chunk":
-            return ([f"{h.chunk.title}: {h.chunk.text}" for h in hits],
-                    " ".join(h.chunk.title for h in hits))
+            return [f"{n}: {h.chunk.text}" for n, h in zip(names, hits, strict=True)], \
+                " ".join(names)
         structures, info = [], ""
-        for hit in hits:
+        titles = ", ".join(f'"{n}"' for n in names)
+        for n, hit in zip(names, hits, strict=True):
             out = await episode.text_step(STRUCTURIZE[chosen], default=hit.chunk.text,
-                                          question=episode.question, titles=titles,
-                                          title=hit.chunk.title, text=hit.chunk.text)
+                                          question=episode.question, titles=titles, title=n,
+                                          text=hit.chunk.text)
             info += info_line(out)
-            structures.append(f"{hit.chunk.title}: {out}")
+            structures.append(f"{n}: {out}")
         return structures, info
 
     async def _extract(self, episode: Episode, chosen: str, hits: Sequence[Hit],
-                       structures: list[str], queries: list[str]) -> str:
-        """The merge step's retrieval results, laid out as the official merge lays them."""
+                       names: list[str], structures: list[str], queries: list[str]) -> str:
+        """The merge step's retrieval results, laid out as the official merge lays them (a
+        failed call found nothing: recorded, and it adds nothing)."""
+        q = episode.question
         if chosen == "chunk":
             found = []
-            for hit in hits:
-                out = await episode.text_step(EXTRACT_CHUNK, default=hit.chunk.text,
-                                              queries="\n".join(queries),
-                                              title=hit.chunk.title, text=hit.chunk.text)
-                found.append(f"Retrieval result for {hit.chunk.title}: {out}")
-            return f"Subquery: {episode.question}\nRetrieval results:\n" + "\n".join(found)
+            for n, hit in zip(names, hits, strict=True):
+                out = await episode.text_step(EXTRACT_CHUNK, queries="\n".join(queries),
+                                              title=n, text=hit.chunk.text)
+                found.append(f"Retrieval result for {n}: {out}")
+            return f"Subquery: {q}\nRetrieval results:\n" + "\n".join(found)
         if chosen == "table":
             body = "\n\n".join(f"Table {i}:\n{s}" for i, s in enumerate(structures, start=1))
         else:
             body = "\n\n".join(structures)
-        found = [await episode.text_step(EXTRACT[chosen], default=body, structure=body,
-                                         query=sub) for sub in queries]
+        found = [await episode.text_step(EXTRACT[chosen], structure=body, query=sub)
+                 for sub in queries]
         if chosen == "catalogue":  # as the official merge: one block under the question
-            return f"Subquery: {episode.question}\nRetrieval results:\n" + "\n".join(found)
+            return f"Subquery: {q}\nRetrieval results:\n" + "\n".join(found)
         return "\n\n".join(f"Subquery: {sub}\nRetrieval results:\n{out}"
-                           for sub, out in zip(queries, found, strict=True))
+                             for sub, out in zip(queries, found, strict=True))
