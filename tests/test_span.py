@@ -83,3 +83,29 @@ def test_the_span_instruction_does_not_prime_a_yes():
 
     assert not re.search(r"\b(yes|no)\b", SPAN_RULES, re.I)
     assert to_span("Is Paris in France?", "Yes, it is.") == ("yes", ["yes/no"])
+
+
+def test_an_untagged_sentence_is_re_asked_for_the_span_alone_and_the_bare_span_is_taken():
+    """The measuring model repeated its untagged sentence word for word when asked to
+    "follow the required format exactly"; asked for only the short answer in the tag, it
+    replied "Greenwich Village, New York City" (untagged again): the fallback takes that."""
+    from quaderno.methods.span import SPAN_REPAIR
+
+    seen = []
+
+    def reply(request):
+        seen.append(request.messages[-1].content)
+        if len(request.messages) == 1:
+            return "Based on the documents, the director is based in Greenwich Village."
+        return "Greenwich Village"
+
+    answer = asyncio.run(VanillaLLM(LM(FakeLLM(respond=reply))).answer("Where is she based?"))
+    assert seen[1].endswith(SPAN_REPAIR) and "follow the required format" not in seen[1]
+    assert answer.answer == "Greenwich Village"
+
+
+def test_an_answer_before_an_empty_tag_loses_the_tag_markup():
+    answer, _ = _ask("David Weissman <answer></answer>", "Who co-wrote the film?")
+    assert answer.answer == "David Weissman"  # was "David Weissman <answer></answer>"
+    empty, _ = _ask("<answer></answer>", "Who co-wrote the film?")
+    assert empty.answer == "unknown"

@@ -34,8 +34,8 @@ from quaderno.llm.types import Message, TokenLogprob
 
 T = TypeVar("T")
 
-REPAIR = ("Your previous reply could not be used: {error}.\n"
-          "Answer again, following the required format exactly{hint}.")
+REPAIR = "Your previous reply could not be used: {error}.\n{ask}"
+REPAIR_ASK = "Answer again, following the required format exactly{hint}."
 
 
 def text_output(text: str) -> str:
@@ -68,6 +68,8 @@ class Step(Generic[T]):
     ``format_hint``: how the reply must look, appended to the prompt for text outputs.
     ``describe_output``: append the JSON keys of ``output`` to the prompt (turn it off for a
     verbatim paper prompt that already describes its format).
+    ``repair``: what the repair re-ask asks for, when "follow the required format exactly"
+    is too vague for small models (an answer step: only the answer inside its tag).
     """
 
     name: str
@@ -81,6 +83,7 @@ class Step(Generic[T]):
     max_tokens: int = 512
     params: dict[str, Any] = field(default_factory=dict)
     describe_output: bool = True
+    repair: str = ""
 
     def __post_init__(self) -> None:
         used = {f for _, f, _, _ in string.Formatter().parse(self.instruction) if f}
@@ -161,9 +164,10 @@ class Step(Generic[T]):
                     trace.fallback(f"{self.name}: unusable reply ({last_error}); "
                                    + ("re-asked" if attempt == 1 else "gave up"))
                 hint = "" if self.output is None else " (only the JSON object)"
+                ask = self.repair or REPAIR_ASK.format(hint=hint)
                 messages = [*messages, Message(role="assistant", content=raw[:4000] or "(empty)"),
                             Message(role="user", content=REPAIR.format(error=last_error,
-                                                                       hint=hint))]
+                                                                       ask=ask))]
                 continue
             return StepResult(value=value, raw=raw, attempts=attempt, repaired=attempt > 1,
                               reasoning=response.reasoning, logprobs=response.logprobs)

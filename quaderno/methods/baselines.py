@@ -27,17 +27,17 @@ from quaderno.methods.base import BaseMethod
 from quaderno.methods.details import ChainDetails
 from quaderno.methods.episode import Episode, format_docs
 from quaderno.methods.pager.steps import ANSWER_GRAMMAR, SUBQUERY_GRAMMAR
-from quaderno.methods.span import SPAN_RULES
+from quaderno.methods.span import SPAN_REPAIR, SPAN_RULES
 
 LLM_ANSWER = Step(
     name="answer", inputs=("question",), parse=lambda t: extract_tag(t, "answer"),
-    grammar=ANSWER_GRAMMAR, max_tokens=1024,
+    grammar=ANSWER_GRAMMAR, max_tokens=1024, repair=SPAN_REPAIR,
     instruction="Question: {question}\n\nReason briefly, then give the final answer as a short "
                 "span (an entity, a date, a number, or a few words) inside <answer></answer> tags. "
                 + SPAN_RULES)
 RAG_ANSWER = Step(
     name="answer", inputs=("docs", "question"), parse=lambda t: extract_tag(t, "answer"),
-    grammar=ANSWER_GRAMMAR, max_tokens=1024,
+    grammar=ANSWER_GRAMMAR, max_tokens=1024, repair=SPAN_REPAIR,
     instruction="Documents:\n{docs}\n\nQuestion: {question}\n\nUsing the documents (and your "
                 "own knowledge where they are silent), reason briefly, then give the final "
                 "answer as a short span inside <answer></answer> tags. " + SPAN_RULES)

@@ -33,7 +33,7 @@ from quaderno.methods.base import BaseMethod
 from quaderno.methods.details import NotesDetails
 from quaderno.methods.episode import Episode, format_docs
 from quaderno.methods.pager.steps import ANSWER_GRAMMAR, SECTION_GRAMMAR, SUBQUERY_GRAMMAR
-from quaderno.methods.span import SPAN_RULES
+from quaderno.methods.span import SPAN_REPAIR, SPAN_RULES
 
 # for the embedded model (constrained decoding); servers get the plain instruction
 COMPARE_GRAMMAR = 'root ::= "{\\"status\\": \\"" ("True" | "False") "\\"}"\n'
@@ -68,7 +68,7 @@ COMPARE = Step(name="deepnote.compare", inputs=("question", "best", "new"), pars
                    "Answer with the JSON only."))
 ANSWER = Step(name="answer", inputs=("note", "question"),
               parse=lambda t: extract_tag(t, "answer"), max_tokens=256,
-              grammar=ANSWER_GRAMMAR, instruction=(
+              grammar=ANSWER_GRAMMAR, repair=SPAN_REPAIR, instruction=(
                   "Answer the question from the note.\n\nNote:\n{note}\n\nQuestion: "
                   "{question}\n\nGive the answer inside <answer></answer>. " + SPAN_RULES))
 

@@ -10,6 +10,7 @@ it, and records provenance by itself; :meth:`Episode.finish` builds the :class:`
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,8 @@ from quaderno.llm.steps import Step
 from quaderno.llm.trace import Trace
 from quaderno.methods.answer import Answer, Evidence, MethodDetails
 from quaderno.methods.span import to_span
+
+_TAGS = re.compile(r"</?answer>", re.I)
 
 
 class Episode:
@@ -89,7 +92,7 @@ class Episode:
                 answer, raw, tagged = result.value, result.raw, True
             except StepError as exc:
                 raw = exc.raw or ""
-                answer = next((ln.strip() for ln in raw.splitlines() if ln.strip()), "")
+                answer = first_line(raw)
                 self.trace.fallback("answer had no <answer> tag; took the first line of the "
                                     "reply", span)
                 if not answer:
@@ -114,6 +117,16 @@ class Episode:
                       supporting_sections=list(supporting_sections),
                       evidence=list(self.evidence), retrieval_rounds=list(self.rounds),
                       trace=self.trace)
+
+
+def first_line(reply: str) -> str:
+    """An untagged reply's answer: its first non-empty line without tag markup ("David
+    Weissman <answer></answer>", seen from the measuring model, is "David Weissman")."""
+    for line in reply.splitlines():
+        line = _TAGS.sub("", line).strip()
+        if line:
+            return line
+    return ""
 
 
 def format_docs(hits: Sequence[Hit]) -> str:

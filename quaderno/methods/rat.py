@@ -29,7 +29,7 @@ from quaderno.methods.base import BaseMethod
 from quaderno.methods.details import ChainDetails
 from quaderno.methods.episode import Episode
 from quaderno.methods.pager.steps import ANSWER_GRAMMAR, SUBQUERY_GRAMMAR
-from quaderno.methods.span import SPAN_RULES
+from quaderno.methods.span import SPAN_REPAIR, SPAN_RULES
 
 # for the embedded model (constrained decoding): paragraphs separated by blank lines, or by ##
 _PARA = r"[^\n#<]{20,300}"
@@ -66,6 +66,7 @@ REFLECT = Step(name="rat.reflect", inputs=("question", "answer"), parse=text_out
                            "the answer.")
 ANSWER = Step(name="answer", inputs=("text", "question"),
               parse=lambda t: extract_tag(t, "answer"), max_tokens=256, grammar=ANSWER_GRAMMAR,
+              repair=SPAN_REPAIR,
               instruction="Text:\n{text}\n\nQuestion: {question}\n\nFrom the text, give the "
                           "final answer inside <answer></answer>. " + SPAN_RULES)
 

@@ -27,6 +27,10 @@ import re
 SPAN_RULES = ("Inside the tag put only the shortest span that answers the question (a name, "
               "a date, a number or a short phrase), not a sentence; put any explanation before "
               "the tag.")
+# the repair re-ask of an answer step: "follow the required format exactly" made the 1.5B
+# measuring model repeat its untagged sentence word for word; asked this way it replies with
+# the span (checked against the real server on HotpotQA), which the fallback then takes
+SPAN_REPAIR = "Reply again with only the short answer inside <answer></answer>, nothing else."
 
 _AUX = ("is", "are", "was", "were", "do", "does", "did", "can", "could", "has", "have",
         "had", "will", "would", "should", "shall", "may", "might", "must")

@@ -60,7 +60,7 @@ from quaderno.methods.details import StructDetails
 from quaderno.methods.episode import Episode
 from quaderno.methods.pager.steps import ANSWER_GRAMMAR
 from quaderno.methods.rat import PARAGRAPHS
-from quaderno.methods.span import SPAN_RULES
+from quaderno.methods.span import SPAN_REPAIR, SPAN_RULES
 
 STRUCTURES = ("table", "graph", "algorithm", "catalogue", "chunk")
 ROUTES = ("auto", *STRUCTURES)
@@ -150,6 +150,7 @@ MERGE = Step(
                 "coherent text.\n\nQuestion:\n{question}\n\nRetrieval results:\n{knowledge}")
 ANSWER = Step(name="answer", inputs=("text", "question"),
               parse=lambda t: extract_tag(t, "answer"), max_tokens=256, grammar=ANSWER_GRAMMAR,
+              repair=SPAN_REPAIR,
               instruction="Text:\n{text}\n\nQuestion: {question}\n\nFrom the text, give the "
                           "final answer inside <answer></answer>. " + SPAN_RULES)
 

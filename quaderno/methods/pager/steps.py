@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from quaderno.errors import ParseError
 from quaderno.llm.parsing import extract_tag, parse_outline
-from quaderno.methods.span import SPAN_RULES
+from quaderno.methods.span import SPAN_REPAIR, SPAN_RULES
 from quaderno.llm.steps import Step, text_output
 
 OUTLINE_INSTRUCTION = """You are a Page Planning Expert.
@@ -207,7 +207,8 @@ ANSWER_OFFICIAL = Step(name="pager.answer_official", instruction=ANSWER_OFFICIAL
                        inputs=("page", "question"), parse=_official_answer,
                        max_tokens=1024)
 ANSWER = Step(name="answer", instruction=ANSWER_INSTRUCTION, inputs=("page", "question"),
-              parse=_answer_span, grammar=ANSWER_GRAMMAR, max_tokens=1024)
+              parse=_answer_span, grammar=ANSWER_GRAMMAR, max_tokens=1024,
+              repair=SPAN_REPAIR)
 SUMMARIZE = Step(name="notes.summarize", instruction=SUMMARIZE_INSTRUCTION,
                  inputs=("question", "docs"), grammar=SECTION_GRAMMAR, max_tokens=512)
 NEXT_QUERY = Step(name="notes.next_query", instruction=NEXT_QUERY_INSTRUCTION,
