@@ -26,13 +26,14 @@ from test_pager import QUESTION, Scripted
 XSS = "<img src=x onerror=alert(1)>"
 
 
-def make_home(root: Path) -> Path:
+def make_home(root: Path, xss: str = XSS) -> Path:
+    """A workspace with the "mma" knowledge base, one document carrying ``xss``."""
     ws = Workspace(root)
     ws.add_kb("mma", [
         Chunk(id="f1", title="Kazuyuki Fujita",
               text="Kazuyuki Fujita is a Japanese mixed martial artist."),
         Chunk(id="y1", title="Gilbert Yvel",
-              text=f"Gilbert Yvel is a Dutch mixed martial artist. {XSS}"),
+              text=f"Gilbert Yvel is a Dutch mixed martial artist. {xss}"),
     ])
     ws.build_index("mma", embedder=None)
     return ws.root

@@ -26,6 +26,7 @@ from quaderno.serve.settings import ServeSettings
 from quaderno.workspace import Workspace
 from test_docsage_method import DOCS, Model as DocSageModel
 from test_pager import Scripted
+from test_serve_api import make_home
 
 XSS = '<img src=x onerror="document.body.dataset.pwned=1">'
 PAGER_QUESTION = "What profession do Kazuyuki Fujita and Gilbert Yvel have in common?"
@@ -88,14 +89,9 @@ class PacedFake(FakeLLM):
 
 
 def make_workspace(root: Path) -> Path:
-    ws = Workspace(root)
-    ws.add_kb("mma", [
-        Chunk(id="f1", title="Kazuyuki Fujita",
-              text="Kazuyuki Fujita is a Japanese mixed martial artist and former wrestler."),
-        Chunk(id="y1", title="Gilbert Yvel",
-              text=f"Gilbert Yvel is a Dutch mixed martial artist. {XSS}"),
-    ])
-    ws.build_index("mma", embedder=None)
+    """The API tests' workspace (the "mma" knowledge base, here with a payload that marks the
+    page if it ever runs) and "unis", DocSage's universities."""
+    ws = Workspace(make_home(root, xss=XSS))
     ws.add_kb("unis", [Chunk(id=f"{d}#0", text=t, title=d) for d, t in DOCS])
     ws.build_index("unis", embedder=None)
     return ws.root
