@@ -129,6 +129,36 @@ def test_gate_on_the_static_embedder_round_trips_and_refuses_another_table(stati
         [d.retrieve for d in bundle.gate("ccsk").decide(qs, rs)]
 
 
+def test_a_gate_carries_its_table_and_loads_where_no_table_was_built(static, monkeypatch,
+                                                                     tmp_path):
+    labels = label_file(n_train=40, n_val=20, n_test=20)
+    bundle = train_bundle(labels, static, seed=0, min_child_samples=3, rqm_rounds=40, epochs=4)
+    root = bundle.save(tmp_path / "gate")
+    current = root / (root / "CURRENT").read_text()
+    assert (current / "static-minilm-256.npy").is_file()
+    # another machine: an empty home, and a rebuild would fail loudly
+    monkeypatch.setenv("QUADERNO_HOME", str(tmp_path / "elsewhere"))
+
+    def no_build(self, *paths):
+        raise AssertionError("the table was rebuilt instead of read from the bundle")
+
+    monkeypatch.setattr(StaticEmbedder, "_build", no_build)
+    moved = GateBundle.load(root)
+    assert moved.embedder.fingerprint == static.fingerprint
+    assert not (tmp_path / "elsewhere").exists()
+    assert "static-minilm-256.json" not in moved.extras  # the sidecar is not a grid
+    test = labels.split("test")
+    qs, rs = [r.question for r in test], [r.response for r in test]
+    assert [d.p for d in moved.gate("ccsk").decide(qs, rs)] == pytest.approx(
+        [d.p for d in bundle.gate("ccsk").decide(qs, rs)], abs=1e-6)
+    # a damaged table in the bundle is refused, not used
+    table = np.load(current / "static-minilm-256.npy")
+    table[3] += 1.0
+    np.save(current / "static-minilm-256.npy", table)
+    with pytest.raises(IndexFormatError, match="damaged or replaced"):
+        GateBundle.load(root)
+
+
 def test_a_dense_index_on_the_static_embedder_round_trips(static, monkeypatch, tmp_path):
     from quaderno.corpus.chunk import Chunk
     from quaderno.workspace import Workspace

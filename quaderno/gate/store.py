@@ -11,7 +11,9 @@ previous version loadable) whose current version holds:
 - ``rqm.txt`` — LightGBM's text model; ``fusion-<gate>.safetensors`` — the fusions' weights
   (bundles saved before hold ``fusion-<gate>.pt`` state dicts, still read, with
   ``torch.load(weights_only=True)``); ``grid-<gate>.json``, ``fig4.json`` — the
-  threshold searches. Nothing is pickled.
+  threshold searches; ``static-<source>-<dim>.npy`` + ``.json`` — a static embedder's
+  table, which a load without an explicit embedder uses (a table rebuilt on another
+  machine may differ in its low bits). Nothing is pickled.
 
 ``load_gate("never" | "always" | DIR | DIR:GATE)`` returns a :class:`Gate`; a bare DIR is
 its default gate (``ccsk``).
@@ -22,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import pickle  # only its error: .pt files are read with weights_only=True
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +43,13 @@ from quaderno.gate.rqm import ResponseQuality
 from quaderno.gate.rule import Thresholds
 from quaderno.gate.sn import SimilarQueries
 from quaderno.index.embedders import Embedder, make_embedder
+from quaderno.index.static_embedder import StaticEmbedder, parse_spec
 from quaderno.storage import VersionedDir, read_manifest, write_json_atomic
 
 log = logging.getLogger(__name__)
 
 KIND = "quaderno-gate"
+STATIC_PREFIX = "static-"  # a static embedder's table and sidecar, saved in the bundle
 FORMAT_VERSION = 1
 CONSTANT = {"always": True, "never": False}
 GATES = ("ccsk", "ccsk-rec", "skr-knn", "flashrag-skr", "sn", "rqm", "linear", "always", "never")
@@ -103,8 +108,8 @@ class GateBundle:
         if manifest.embedder_fingerprint and found and found != manifest.embedder_fingerprint:
             raise ConfigError(f"this gate was trained with the {manifest.embedder} table "
                               f"{manifest.embedder_fingerprint[:12]}; this machine's is "
-                              f"{found[:12]}: retrain the gate, or restore the table it was "
-                              "trained with")
+                              f"{found[:12]}: load it without an embedder (a gate saved "
+                              "since carries its table), retrain it, or restore that table")
         self.manifest, self.embedder, self.memory = manifest, embedder, memory
         self.memory_vectors, self.rqm, self.fusions = memory_vectors, rqm, fusions
         self.extras = dict(extras or {})  # JSON files saved beside (grids, Fig. 4)
@@ -185,6 +190,8 @@ class GateBundle:
                           str(tmp / f"fusion-{name}.safetensors"))
             for name, data in self.extras.items():
                 write_json_atomic(tmp / name, data)
+            for path in getattr(self.embedder, "paths", ()):  # a static embedder's table
+                shutil.copyfile(path, tmp / path.name)
         return Path(root)
 
     @classmethod
@@ -195,7 +202,7 @@ class GateBundle:
                                 "train`)")
         data = read_manifest(current / "manifest.json", kind=KIND, format_version=FORMAT_VERSION)
         manifest = Manifest.model_validate(data)
-        emb = embedder or make_embedder(manifest.embedder)
+        emb = embedder or _embedder(manifest, current)
         rows = json.loads((current / "memory.json").read_text(encoding="utf-8"))
         memory = [LabelRecord(question=r["question"], golden_answers=[],
                               judgement=r["judgement"], source=r.get("source", ""))
@@ -212,9 +219,20 @@ class GateBundle:
             model.eval()
             fusions[name] = model
         extras = {p.name: json.loads(p.read_text(encoding="utf-8"))
-                  for p in current.glob("*.json") if p.name not in ("manifest.json",
-                                                                   "memory.json")}
+                  for p in current.glob("*.json")
+                  if p.name not in ("manifest.json", "memory.json")
+                  and not p.name.startswith(STATIC_PREFIX)}
         return cls(manifest, emb, memory, vectors, rqm, fusions, extras)
+
+
+def _embedder(manifest: Manifest, current: Path) -> Embedder:
+    """The embedder a bundle was trained with: for a static one, the table the bundle carries
+    (its low bits may differ from a table rebuilt on this machine), else built from its spec."""
+    if manifest.embedder.startswith("static:"):
+        source, dim = parse_spec(manifest.embedder)
+        if (current / f"{STATIC_PREFIX}{source}-{dim}.npy").is_file():
+            return StaticEmbedder(source, dim=dim, cache_dir=current)
+    return make_embedder(manifest.embedder)
 
 
 def _fusion_state(current: Path, name: str) -> dict[str, torch.Tensor]:

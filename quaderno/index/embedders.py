@@ -209,13 +209,10 @@ def make_embedder(spec: str) -> Embedder:
     if kind == "minilm" and not rest:
         return SentenceTransformerEmbedder("minilm")
     if kind == "static" and rest:
-        from quaderno.index.static_embedder import StaticEmbedder
+        from quaderno.index.static_embedder import StaticEmbedder, parse_spec
 
-        source, _, dim = rest.partition(":")
-        if dim and not dim.isdigit():
-            raise ConfigError(f"bad embedder spec {spec!r}: static:SOURCE:DIM needs an "
-                              "integer DIM")
-        return StaticEmbedder(source, dim=int(dim) if dim else 256)
+        source, dim = parse_spec(spec)
+        return StaticEmbedder(source, dim=dim)
     if kind == "hash":
         try:
             return HashEmbedder(int(rest) if rest else 512)

