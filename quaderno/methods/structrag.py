@@ -167,7 +167,7 @@ def info_line(output: str) -> str:
     return output.split("\n", 1)[0][:INFO_CHARS]
 
 
-def name(hit: Hit) -> str:
+def doc_name(hit: Hit) -> str:
     """How a document is named to the model: its title, else its id."""
     return hit.chunk.title or hit.chunk.id
 
@@ -201,7 +201,7 @@ class StructRAG(BaseMethod):
             short, raw = await episode.answer_step(ANSWER, text=merged, question=q)
             return episode.finish(short, explanation=raw, context=merged,
                                   details=StructDetails(structure="none", knowledge=NO_DOCS))
-        names = [name(h) for h in hits]
+        names = [doc_name(h) for h in hits]
         reply = ""
         if self.route == "auto":
             reply = await episode.text_step(ROUTE, default="chunk", question=q,
