@@ -137,7 +137,9 @@ def test_every_committed_run_loads_through_result_record(tmp_path):
         "hotpotqa-50/hotpotqa-vanilla-rag": 50,
         "hotpotqa-paper-measuring/hotpotqa-pager-measuring": 1,
         "hotpotqa-paper-measuring/hotpotqa-pager-section-measuring": 10,
-        "hotpotqa-paper-measuring/hotpotqa-vanilla-rag-measuring": 10}
+        "hotpotqa-paper-measuring/hotpotqa-vanilla-rag-measuring": 10,
+        "hotpotqa-span-measuring/hotpotqa-vanilla-rag-before": 40,
+        "hotpotqa-span-measuring/hotpotqa-vanilla-rag-after": 40}
     first = loaded["hotpotqa-50/hotpotqa-vanilla-llm"][0]
     assert (first.id, first.answers) == ("5a8c7595554299585d9e36b6", ["Chief of Protocol"])
     assert first.retrieval_rounds == [] and first.page is None
