@@ -188,6 +188,12 @@ def test_a_subquery_repeating_the_question_or_an_earlier_one_is_reasked_once():
      "Explain what Yvel does.", "placeholders_restored", ["Fujita", "Yvel"]),
     ("# Careers\n\n### ## Fujita\n<TO BE FILLED>\n\n### ## Yvel\n<TO BE FILLED>",
      "template_echo", ["Fujita", "Yvel"]),
+    # the measuring model's page in a code fence, then a stray "<OUTLINE>" and chatter (10 of
+    # 21 outlines of the paper-profile run fell back to one section before this was read)
+    ("### Reasoning Analysis\n1. **Theme**: two fighters.\n\n### Page Outline\n\n```\n"
+     "# [Main Title] - Careers\n\n## [Section Title] - Fujita\n- Describe his career.\n\n"
+     "## [Section Title] - Yvel\n- Describe his career.\n\n<OUTLINE>\n```\n\nThis outline "
+     "guides the reader.", "template_echo", ["Fujita", "Yvel"]),
     ("I do not know.", "unusable", None),
 ])
 def test_weak_outlines_are_repaired_and_the_repairs_recorded(outline, repair, titles):

@@ -173,6 +173,14 @@ _BOLD_HEADING = re.compile(r"^\s*(?:\d+[.)]\s*)?\*\*(.+?)\*\*:?\s*$")
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(.+?)\s*$")
 
 
+def _looks_like_outline(text: str) -> bool:
+    """Whether ``text`` holds a heading, a bold heading line or a list of two items."""
+    lines = text.splitlines()
+    return (any((m := _HEADING.match(ln)) and m.group(2) for ln in lines)
+            or any(_BOLD_HEADING.match(ln) for ln in lines)
+            or sum(1 for ln in lines if _LIST_ITEM.match(ln)) >= 2)
+
+
 def parse_outline(text: str, *, min_sections: int = 1) -> Outline:
     """A markdown page: ``# Title`` then ``## Section`` blocks with their content.
 
@@ -184,8 +192,11 @@ def parse_outline(text: str, *, min_sections: int = 1) -> Outline:
         raise ParseError(f"expected text, got {type(text).__name__}")
     text = strip_thinking(text)
     inner = re.search(r"<outline>(.*?)(?:</outline>|\Z)", text, re.S | re.I)
-    if inner:
+    if inner and _looks_like_outline(inner.group(1)):
         text = inner.group(1)
+    elif inner:  # a stray <OUTLINE> after the page (seen from the measuring model: the page,
+        # then "<OUTLINE>" and chatter) wraps nothing: the page is in the rest of the reply
+        text = re.sub(r"</?outline>", "", text, flags=re.I)
     fenced = _FENCE.findall(text)
     if fenced and any("#" in body for _, body in fenced):
         text = next(body for _, body in fenced if "#" in body)
