@@ -135,9 +135,10 @@ def test_every_committed_run_loads_through_result_record(tmp_path):
         "hotpotqa-20-dig/hotpotqa-pager": 20, "hotpotqa-20-dig/hotpotqa-vanilla-rag": 20,
         "hotpotqa-50/hotpotqa-pager": 50, "hotpotqa-50/hotpotqa-vanilla-llm": 50,
         "hotpotqa-50/hotpotqa-vanilla-rag": 50,
-        "hotpotqa-paper-measuring/hotpotqa-pager-measuring": 1,
-        "hotpotqa-paper-measuring/hotpotqa-pager-section-measuring": 10,
-        "hotpotqa-paper-measuring/hotpotqa-vanilla-rag-measuring": 10,
+        "hotpotqa-paper-measuring-20/hotpotqa-pager-measuring": 20,
+        "hotpotqa-paper-measuring-20/hotpotqa-pager-section-measuring": 20,
+        "hotpotqa-paper-measuring-20/hotpotqa-pager-section-before-fix": 20,
+        "hotpotqa-paper-measuring-20/hotpotqa-vanilla-rag-measuring": 20,
         "hotpotqa-span-measuring/hotpotqa-vanilla-rag-before": 40,
         "hotpotqa-span-measuring/hotpotqa-vanilla-rag-after": 40}
     first = loaded["hotpotqa-50/hotpotqa-vanilla-llm"][0]
