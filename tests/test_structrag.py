@@ -134,6 +134,10 @@ def test_the_router_reply_is_read_in_the_official_order():
     assert read_route("Catalogue") == "catalogue"
     assert read_route("chunk") == "chunk"
     assert read_route("I cannot tell") == "chunk"
+    # whole words: "suitable" and "notable" are not "table"
+    assert read_route("Chunks are most suitable here") == "chunk"
+    assert read_route("a notable graph") == "graph"
+    assert read_route("Tables.") == "table"
 
 
 def test_a_fixed_route_skips_the_router():

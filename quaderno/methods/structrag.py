@@ -46,6 +46,8 @@ Prompts carry the meaning of the official ones in quaderno's words.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Sequence
 
 from quaderno.errors import ConfigError
@@ -157,9 +159,12 @@ ANSWER = Step(name="answer", inputs=("text", "question"),
 
 def read_route(reply: str) -> str:
     """The official reading of the router's reply: the first of table, graph, algorithm,
-    catalogue found anywhere in it (lowercased), in that order; chunk otherwise."""
+    catalogue found in it (lowercased), in that order; chunk otherwise. One difference: the
+    kinds are matched as whole words (plural allowed), since the official substring test
+    reads "suitable" or "notable" as "table" in the chattier replies of small models."""
     low = reply.lower()
-    return next((kind for kind in STRUCTURES[:-1] if kind in low), "chunk")
+    return next((kind for kind in STRUCTURES[:-1] if re.search(rf"\b{kind}s?\b", low)),
+                "chunk")
 
 
 def info_line(output: str) -> str:
