@@ -47,7 +47,6 @@ Prompts carry the meaning of the official ones in quaderno's words.
 from __future__ import annotations
 
 import re
-
 from collections.abc import Sequence
 
 from quaderno.errors import ConfigError
