@@ -117,10 +117,17 @@ def test_gate_on_the_static_embedder_round_trips_and_refuses_another_table(stati
     meta = json.loads((other_dir / "static-minilm-256.json").read_text())
     meta["sha256"] = __import__("hashlib").sha256(table.tobytes()).hexdigest()
     (other_dir / "static-minilm-256.json").write_text(json.dumps(meta))
-    with pytest.raises(ConfigError, match=f"table {static.fingerprint[:12]}"):
+    with pytest.raises(ConfigError, match=f"table {static.fingerprint[:12]}.*load the gate "
+                       "without an embedder"):
+        GateBundle.load(root, StaticEmbedder(cache_dir=other_dir))
+    # a bundle saved before gates carried their table cannot be loaded without one: the
+    # advice is to restore the table or retrain, not to drop the embedder
+    current = root / (root / "CURRENT").read_text()
+    for suffix in (".npy", ".json"):
+        (current / f"static-minilm-256{suffix}").unlink()
+    with pytest.raises(ConfigError, match="saved before gates carried their table: restore"):
         GateBundle.load(root, StaticEmbedder(cache_dir=other_dir))
     # a bundle saved before the fingerprint existed still loads, with identical decisions
-    current = root / (root / "CURRENT").read_text()
     manifest = json.loads((current / "manifest.json").read_text())
     del manifest["embedder_fingerprint"]
     (current / "manifest.json").write_text(json.dumps(manifest))
@@ -178,3 +185,46 @@ def test_a_dense_index_on_the_static_embedder_round_trips(static, monkeypatch, t
     assert hits[0].chunk.id == "c2"
     hits = reopened.retriever("tiny", mode="dense").retrieve("nobel prize physics", 2)
     assert hits[0].chunk.id == "c0"
+
+
+def test_a_gate_saves_the_table_it_uses_and_refuses_half_a_table(static, monkeypatch, tmp_path):
+    cache = tmp_path / "embedders"
+    shutil.copytree(static.cache_dir, cache)
+    emb = StaticEmbedder(cache_dir=cache)
+    labels = label_file(n_train=40, n_val=20, n_test=20)
+    bundle = train_bundle(labels, emb, seed=0, min_child_samples=3, rqm_rounds=40, epochs=4)
+    # the cache's table is replaced after training (another build, its sidecar consistent):
+    # the bundle saves the table it was trained with, from memory, not the file on disk
+    table = np.load(cache / "static-minilm-256.npy")
+    table[7] *= -1
+    np.save(cache / "static-minilm-256.npy", table)
+    meta = json.loads((cache / "static-minilm-256.json").read_text())
+    meta["sha256"] = __import__("hashlib").sha256(table.tobytes()).hexdigest()
+    (cache / "static-minilm-256.json").write_text(json.dumps(meta))
+    root = bundle.save(tmp_path / "gate")
+    monkeypatch.setenv("QUADERNO_HOME", str(tmp_path / "elsewhere"))
+    assert GateBundle.load(root).embedder.fingerprint == static.fingerprint
+    first = (root / "CURRENT").read_text()
+    # a table changed in memory after loading is refused, and the saved gate is untouched
+    emb.table[0, 0] += 1.0
+    with pytest.raises(IndexFormatError, match="changed after loading"):
+        bundle.save(root)
+    emb.table[0, 0] -= 1.0
+    assert (root / "CURRENT").read_text() == first
+    assert GateBundle.load(root).embedder.fingerprint == static.fingerprint
+    # half a table in the bundle is damage: named, and nothing is rebuilt into the bundle
+
+    def no_build(self, *paths):
+        raise AssertionError("the table was rebuilt into the bundle")
+
+    monkeypatch.setattr(StaticEmbedder, "_build", no_build)
+    current = root / first
+    sidecar = (current / "static-minilm-256.json").read_bytes()
+    (current / "static-minilm-256.json").unlink()
+    with pytest.raises(IndexFormatError, match=r"static-minilm-256\.json is missing"):
+        GateBundle.load(root)
+    assert not (current / "static-minilm-256.json").exists()
+    (current / "static-minilm-256.json").write_bytes(sidecar)
+    (current / "static-minilm-256.npy").unlink()
+    with pytest.raises(IndexFormatError, match=r"static-minilm-256\.npy is missing"):
+        GateBundle.load(root)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import logging
 import pickle  # only its error: .pt files are read with weights_only=True
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -99,17 +98,21 @@ class GateBundle:
 
     def __init__(self, manifest: Manifest, embedder: Embedder, memory: list[LabelRecord],
                  memory_vectors: np.ndarray, rqm: ResponseQuality | None,
-                 fusions: dict[str, AttentionFusion], extras: dict[str, Any] | None = None
-                 ) -> None:
+                 fusions: dict[str, AttentionFusion], extras: dict[str, Any] | None = None,
+                 *, carries_table: bool = True) -> None:
         if embedder.spec != manifest.embedder:
             raise ConfigError(f"this gate was trained with embedder {manifest.embedder!r}; "
                               f"got {embedder.spec!r}: load it with the same embedder")
         found = getattr(embedder, "fingerprint", "")
         if manifest.embedder_fingerprint and found and found != manifest.embedder_fingerprint:
-            raise ConfigError(f"this gate was trained with the {manifest.embedder} table "
-                              f"{manifest.embedder_fingerprint[:12]}; this machine's is "
-                              f"{found[:12]}: load it without an embedder (a gate saved "
-                              "since carries its table), retrain it, or restore that table")
+            trained = (f"this gate was trained with the {manifest.embedder} table "
+                       f"{manifest.embedder_fingerprint[:12]}; this one is {found[:12]}")
+            if carries_table:
+                raise ConfigError(f"{trained}: load the gate without an embedder (it carries "
+                                  "its table), or retrain it (quaderno gate train)")
+            raise ConfigError(f"{trained}, and the gate was saved before gates carried their "
+                              "table: restore that table under $QUADERNO_HOME/embedders/, or "
+                              "retrain the gate (quaderno gate train)")
         self.manifest, self.embedder, self.memory = manifest, embedder, memory
         self.memory_vectors, self.rqm, self.fusions = memory_vectors, rqm, fusions
         self.extras = dict(extras or {})  # JSON files saved beside (grids, Fig. 4)
@@ -190,8 +193,9 @@ class GateBundle:
                           str(tmp / f"fusion-{name}.safetensors"))
             for name, data in self.extras.items():
                 write_json_atomic(tmp / name, data)
-            for path in getattr(self.embedder, "paths", ()):  # a static embedder's table
-                shutil.copyfile(path, tmp / path.name)
+            save_table = getattr(self.embedder, "save_table", None)
+            if save_table is not None:  # a static embedder's table, from memory
+                save_table(tmp)
         return Path(root)
 
     @classmethod
@@ -202,7 +206,13 @@ class GateBundle:
                                 "train`)")
         data = read_manifest(current / "manifest.json", kind=KIND, format_version=FORMAT_VERSION)
         manifest = Manifest.model_validate(data)
-        emb = embedder or _embedder(manifest, current)
+        carried = _carried_table(manifest, current)
+        if embedder is not None:
+            emb = embedder
+        elif carried is not None:  # the table it was trained with, whatever this machine has
+            emb = StaticEmbedder(carried[0], dim=carried[1], cache_dir=current)
+        else:
+            emb = make_embedder(manifest.embedder)
         rows = json.loads((current / "memory.json").read_text(encoding="utf-8"))
         memory = [LabelRecord(question=r["question"], golden_answers=[],
                               judgement=r["judgement"], source=r.get("source", ""))
@@ -222,17 +232,29 @@ class GateBundle:
                   for p in current.glob("*.json")
                   if p.name not in ("manifest.json", "memory.json")
                   and not p.name.startswith(STATIC_PREFIX)}
-        return cls(manifest, emb, memory, vectors, rqm, fusions, extras)
+        return cls(manifest, emb, memory, vectors, rqm, fusions, extras,
+                   carries_table=carried is not None)
 
 
-def _embedder(manifest: Manifest, current: Path) -> Embedder:
-    """The embedder a bundle was trained with: for a static one, the table the bundle carries
-    (its low bits may differ from a table rebuilt on this machine), else built from its spec."""
-    if manifest.embedder.startswith("static:"):
-        source, dim = parse_spec(manifest.embedder)
-        if (current / f"{STATIC_PREFIX}{source}-{dim}.npy").is_file():
-            return StaticEmbedder(source, dim=dim, cache_dir=current)
-    return make_embedder(manifest.embedder)
+def _carried_table(manifest: Manifest, current: Path) -> tuple[str, int] | None:
+    """(source, dim) of the static table a bundle carries (its low bits may differ from a
+    table rebuilt on this machine); None for a model embedder or a bundle saved before gates
+    carried their table. Half a table (the ``.npy`` without its ``.json`` sidecar, or the
+    reverse) is damage, refused: never rebuilt into the saved version."""
+    if not manifest.embedder.startswith("static:"):
+        return None
+    source, dim = parse_spec(manifest.embedder)
+    stem = f"{STATIC_PREFIX}{source}-{dim}"
+    files = [current / f"{stem}.npy", current / f"{stem}.json"]
+    present = [f.is_file() for f in files]
+    if not any(present):
+        return None
+    if not all(present):
+        missing = files[present.index(False)].name
+        raise IndexFormatError(f"{current}: the gate's {manifest.embedder} table is "
+                               f"incomplete ({missing} is missing); the gate is damaged: "
+                               "restore it, or retrain it (quaderno gate train)")
+    return source, dim
 
 
 def _fusion_state(current: Path, name: str) -> dict[str, torch.Tensor]:

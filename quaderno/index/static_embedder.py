@@ -93,6 +93,19 @@ def _sha256(table: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(table).tobytes()).hexdigest()
 
 
+def _write_table(table: np.ndarray, source: str, table_path: Path, meta_path: Path) -> str:
+    """The table as ``.npy`` (atomically, never a pickle) and its sidecar; returns its SHA-256."""
+    digest = _sha256(table)
+    table_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = table_path.parent / f"{table_path.stem}.{os.getpid()}.tmp.npy"
+    np.save(tmp, table, allow_pickle=False)
+    os.replace(tmp, table_path)
+    write_json_atomic(meta_path, {"kind": "quaderno-static-embedder", "source": source,
+                                  "dim": int(table.shape[1]), "vocab": int(table.shape[0]),
+                                  "sha256": digest})
+    return digest
+
+
 class StaticEmbedder:
     """Token-table embeddings of ``source`` (``minilm``) reduced to ``dim`` dimensions.
 
@@ -162,15 +175,20 @@ class StaticEmbedder:
                  self.source, self.dim, table_path)
         model = SentenceTransformerEmbedder(self.source)._model
         table = distill(model, dim=self.dim)
-        digest = _sha256(table)
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = table_path.parent / f"{table_path.stem}.{os.getpid()}.tmp.npy"
-        np.save(tmp, table, allow_pickle=False)
-        os.replace(tmp, table_path)
-        write_json_atomic(meta_path, {"kind": "quaderno-static-embedder", "source": self.source,
-                                      "dim": self.dim, "vocab": int(table.shape[0]),
-                                      "sha256": digest})
-        return table, digest
+        return table, _write_table(table, self.source, table_path, meta_path)
+
+    def save_table(self, folder: Path) -> str:
+        """Write the table this embedder uses, from memory, with its sidecar into ``folder``
+        (a trained gate carries it). Returns its SHA-256; refuses a table that no longer
+        matches the fingerprint it was loaded with."""
+        digest = _sha256(self.table)
+        if digest != self.fingerprint:
+            raise IndexFormatError(f"the {self.spec} table in memory is not the one loaded "
+                                   f"({digest[:12]} != {self.fingerprint[:12]}); it was changed "
+                                   "after loading: load the embedder again")
+        stem = self.paths[0].stem
+        return _write_table(self.table, self.source, Path(folder) / f"{stem}.npy",
+                            Path(folder) / f"{stem}.json")
 
     # -- embedding ----------------------------------------------------------------------
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
