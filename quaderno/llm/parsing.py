@@ -191,11 +191,14 @@ def parse_outline(text: str, *, min_sections: int = 1) -> Outline:
     if not isinstance(text, str):
         raise ParseError(f"expected text, got {type(text).__name__}")
     text = strip_thinking(text)
-    inner = re.search(r"<outline>(.*?)(?:</outline>|\Z)", text, re.S | re.I)
-    if inner and _looks_like_outline(inner.group(1)):
+    inner = re.search(r"<outline>(.*?)(</outline>|\Z)", text, re.S | re.I)
+    # a closed <OUTLINE>…</OUTLINE> holding a page wraps it; an unclosed one does only when
+    # no page began before it (a stray marker in the middle of a page is not a wrapper)
+    if inner and _looks_like_outline(inner.group(1)) and (
+            inner.group(2) or not _looks_like_outline(text[:inner.start()])):
         text = inner.group(1)
-    elif inner:  # a stray <OUTLINE> after the page (seen from the measuring model: the page,
-        # then "<OUTLINE>" and chatter) wraps nothing: the page is in the rest of the reply
+    elif inner:  # a stray <OUTLINE> after the page or inside it (seen from the measuring
+        # model: the page, then "<OUTLINE>" and chatter) wraps nothing: the page is the reply
         text = re.sub(r"</?outline>", "", text, flags=re.I)
     fenced = _FENCE.findall(text)
     if fenced and any("#" in body for _, body in fenced):

@@ -135,6 +135,20 @@ for _ in range(30):
     alphabet = '{}[]":,\'\\ntrue false null 0123456789abc<>/#`\n'
     add("random_noise", "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 120))))
 
+# outlines with a stray or unclosed <OUTLINE> marker (the measuring model writes them),
+# appended after the rest so the earlier ids stay put
+stray_outlines = [
+    ("# T\n## A\nx <outline> is here\n## B\ny", ("T", ["A", "B"])),
+    ("# T\n## A\n<TO BE FILLED>\n## B\n<TO BE FILLED>\n<OUTLINE>\nThis outline guides.",
+     ("T", ["A", "B"])),
+    ("Plan first.\n<OUTLINE>\n# T\n## A\n<TO BE FILLED>\n## B\n<TO BE FILLED>",
+     ("T", ["A", "B"])),
+    ("# Draft\n## Old\n<OUTLINE>\n# T\n## A\n<TO BE FILLED>\n</OUTLINE>", ("T", ["A"])),
+]
+for text, expected in stray_outlines:
+    records.append({"id": len(records), "category": "outline", "text": text, "json": None,
+                    "outline": expected})
+
 out = Path(__file__).with_name("adversarial_outputs.jsonl")
 with out.open("w", encoding="utf-8") as fh:
     for rec in records:
