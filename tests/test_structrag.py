@@ -222,7 +222,10 @@ def test_a_catalogue_merge_is_one_block_under_the_question_and_failed_calls_add_
     assert answer.details.structure == "catalogue" and answer.details.route_reply == "a Catalogue"
     assert answer.details.info == "1. Founding1. Founding"  # first lines, no separator
     merge = log[-1]
-    assert f"Subquery: {QUESTION}\nRetrieval results:\nfound for the first\n" in merge
+    assert f"Subquery: {QUESTION}\nRetrieval results:\nfound for the first" in merge
+    # the failed call for Second? adds nothing, not even an empty line
+    assert answer.details.knowledge == (f"Subquery: {QUESTION}\nRetrieval results:\n"
+                                        "found for the first")
     assert "Subquery: First?" not in merge
     assert "Table 1" not in merge and merge.count("1. Founding") == 0  # filtered, not pasted
     # the failed merge: the knowledge is the context the span step read
@@ -269,3 +272,30 @@ def test_without_documents_only_the_merge_and_the_answer_run():
                          .answer(QUESTION))
     assert len(steps) == 2 and answer.details.structure == "none"
     assert answer.details.knowledge == "(no documents were retrieved)"
+
+
+@pytest.mark.parametrize("route", ["chunk", "table"])
+def test_a_failed_extract_call_leaves_no_empty_result_in_the_knowledge(route):
+    def reply(request):
+        text = request.messages[0].content  # a re-asked step: still its own prompt
+        if "extract the complete tables" in text:
+            return "| a | b |"
+        if text.startswith("Break the question"):
+            return "First?\nSecond?"
+        if text.startswith("Answer the questions from the document."):  # Kessel's fails
+            return "" if "Document: Kessel" in text else "found in this one"
+        if text.startswith("Below are tables"):
+            return "" if "Query: Second?" in text else "found for the first"
+        if text.startswith("Answer the question from the retrieval results"):
+            return "merged"
+        return "<answer>x</answer>"
+
+    answer = asyncio.run(StructRAG(LM(FakeLLM(respond=reply)), fake_docs(), k=2, route=route)
+                         .answer(QUESTION))
+    knowledge = answer.details.knowledge
+    assert any(f.startswith("structrag.extract") for f in answer.trace.fallbacks)
+    if route == "chunk":
+        assert knowledge == (f"Subquery: {QUESTION}\nRetrieval results:\n"
+                             "Retrieval result for Varnholt University: found in this one")
+    else:
+        assert knowledge == "Subquery: First?\nRetrieval results:\nfound for the first"

@@ -24,6 +24,7 @@ from quaderno.methods.answer import Answer, Evidence, MethodDetails
 from quaderno.methods.span import to_span
 
 _TAGS = re.compile(r"</?answer>", re.I)
+NO_DOCS = "(no documents were retrieved)"  # what a prompt shows for no documents
 
 
 class Episode:
@@ -132,6 +133,6 @@ def first_line(reply: str) -> str:
 def format_docs(hits: Sequence[Hit]) -> str:
     """Documents as the prompts show them: numbered, title then text."""
     if not hits:
-        return "(no documents were retrieved)"
+        return NO_DOCS
     return "\n\n".join(f"[{i}] {h.chunk.title}\n{h.chunk.text}" if h.chunk.title
                        else f"[{i}] {h.chunk.text}" for i, h in enumerate(hits, start=1))

@@ -17,7 +17,7 @@ from quaderno.methods.misknow import MisknowRAG, StdRAG
 from quaderno.methods.deepnote import DeepNote
 from quaderno.methods.pager import Pager
 from quaderno.methods.rat import RAT
-from quaderno.methods.structrag import ROUTES, StructRAG
+from quaderno.methods.structrag import Route, StructRAG
 from quaderno.methods.searcho1 import SearchO1
 from quaderno.methods.spec import (MethodOptions, MethodRegistry, MethodSpec, RetrievalOptions,
                                    parse_opts)
@@ -77,7 +77,7 @@ class RATOptions(RetrievalOptions):
 
 
 class StructRAGOptions(RetrievalOptions):
-    route: Literal[ROUTES] = Field("auto", description="the structure: auto (the router "
+    route: Route = Field("auto", description="the structure: auto (the router "
                                                        "chooses, official) or one fixed")
     max_subqueries: int = Field(6, ge=1, description="most sub-questions used (official: "
                                                      "unbounded)")

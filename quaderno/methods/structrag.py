@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Literal, get_args
 
 from quaderno.errors import ConfigError
 from quaderno.index.hits import Hit
@@ -58,20 +59,21 @@ from quaderno.llm.steps import Step, text_output
 from quaderno.methods.answer import Answer
 from quaderno.methods.base import BaseMethod
 from quaderno.methods.details import StructDetails
-from quaderno.methods.episode import Episode
+from quaderno.methods.episode import NO_DOCS, Episode
 from quaderno.methods.pager.steps import ANSWER_GRAMMAR
 from quaderno.methods.rat import PARAGRAPHS
 from quaderno.methods.span import SPAN_REPAIR, SPAN_RULES
 
-STRUCTURES = ("table", "graph", "algorithm", "catalogue", "chunk")
-ROUTES = ("auto", *STRUCTURES)
+Structure = Literal["table", "graph", "algorithm", "catalogue", "chunk"]
+Route = Literal["auto", Structure]  # the router chooses, or one structure fixed
+STRUCTURES: tuple[str, ...] = get_args(Structure)
+ROUTES: tuple[str, ...] = get_args(Route)
 INFO_CHARS = 128  # the official info: each structure output's first line, this long at most
 
 # for the embedded model (constrained decoding)
 ROUTE_GRAMMAR = 'root ::= "table" | "graph" | "chunk"\n'
 LINES_GRAMMAR = 'root ::= line ("\\n" line){0,5}\nline ::= [^\\n<]{5,160}\n'
 STRUCTURE_GRAMMAR = 'root ::= line ("\\n" line){0,11}\nline ::= [^\\n<]{2,240}\n'
-NO_DOCS = "(no documents were retrieved)"
 
 ROUTE = Step(
     name="structrag.route", inputs=("titles", "question"), parse=text_output, max_tokens=64,
@@ -247,20 +249,23 @@ class StructRAG(BaseMethod):
         """The merge step's retrieval results, laid out as the official merge lays them (a
         failed call found nothing: recorded, and it adds nothing)."""
         q = episode.question
+        under_question = f"Subquery: {q}\nRetrieval results:\n"
         if chosen == "chunk":
             found = []
             for n, hit in zip(names, hits, strict=True):
                 out = await episode.text_step(EXTRACT_CHUNK, queries="\n".join(queries),
                                               title=n, text=hit.chunk.text)
-                found.append(f"Retrieval result for {n}: {out}")
-            return f"Subquery: {q}\nRetrieval results:\n" + "\n".join(found)
+                if out:
+                    found.append(f"Retrieval result for {n}: {out}")
+            return under_question + "\n".join(found)
         if chosen == "table":
             body = "\n\n".join(f"Table {i}:\n{s}" for i, s in enumerate(structures, start=1))
         else:
             body = "\n\n".join(structures)
-        found = [await episode.text_step(EXTRACT[chosen], structure=body, query=sub)
+        found = [(sub, await episode.text_step(EXTRACT[chosen], structure=body, query=sub))
                  for sub in queries]
-        if chosen == "catalogue":  # as the official merge: one block under the question
-            return f"Subquery: {q}\nRetrieval results:\n" + "\n".join(found)
-        return "\n\n".join(f"Subquery: {sub}\nRetrieval results:\n{out}"
-                             for sub, out in zip(queries, found, strict=True))
+        found = [(sub, out) for sub, out in found if out]
+        if chosen == "catalogue" or not found:  # as the official merge: one block under the
+            # question (and where every call failed, that block, empty)
+            return under_question + "\n".join(out for _, out in found)
+        return "\n\n".join(f"Subquery: {sub}\nRetrieval results:\n{out}" for sub, out in found)
