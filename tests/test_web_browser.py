@@ -9,15 +9,18 @@ Chromium comes from the project's setup (scripts/install.sh: Debian's ``chromium
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from web_server import (DOCSAGE_QUESTION, MISKNOW_QUESTION, PAGER_QUESTION, WebServer,
-                        make_eval_run, make_workspace, write_dataset)
+from quaderno.llm.types import ChatRequest, Message
+from web_server import (DOCSAGE_QUESTION, MISKNOW_QUESTION, PAGER_QUESTION, DemoModel,
+                        PacedFake, WebServer, make_eval_run, make_workspace, write_dataset)
 
 CHROMIUM = os.environ.get("QUADERNO_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -89,21 +92,21 @@ def ask(page, question: str, method: str, kbs: list[str]) -> None:
 
 
 def test_pager_slots_fill_live_then_the_answer_and_a_citation_opens(page, server):
-    resume = server.model.pause_after_next_fill()
-    ask(page, PAGER_QUESTION, "pager", ["mma"])
-    # the outline appears with every slot to be filled, before any answer
-    page.wait_for_selector("#slots li.slot")
-    assert page.locator("#slots li.slot").count() == 3
-    assert page.is_hidden("#answer-box")
-    # a slot shows its sub-query and the titles of its documents while later slots still wait
-    first = page.locator("#slots li.slot").nth(0)
-    first.locator(".docs li").first.wait_for()
-    assert "Who is Kazuyuki Fujita?" in first.locator(".subquery").inner_text()
-    page.wait_for_selector("#slots li.slot.filled")
-    # the model holds after the first fill: the page shows it filled, the rest waiting
-    assert page.is_hidden("#answer-box")
-    assert page.locator("#slots li.slot:not(.filled)").count() == 2
-    resume.set()
+    with server.model.paused_after_next_fill() as resume:
+        ask(page, PAGER_QUESTION, "pager", ["mma"])
+        # the outline appears with every slot to be filled, before any answer
+        page.wait_for_selector("#slots li.slot")
+        assert page.locator("#slots li.slot").count() == 3
+        assert page.is_hidden("#answer-box")
+        # a slot shows its sub-query and the titles of its documents while later slots still wait
+        first = page.locator("#slots li.slot").nth(0)
+        first.locator(".docs li").first.wait_for()
+        assert "Who is Kazuyuki Fujita?" in first.locator(".subquery").inner_text()
+        page.wait_for_selector("#slots li.slot.filled")
+        # the model holds after the first fill: the page shows it filled, the rest waiting
+        assert page.is_hidden("#answer-box")
+        assert page.locator("#slots li.slot:not(.filled)").count() == 2
+        resume.set()
     page.wait_for_selector("#answer-box:not([hidden])")
     assert page.inner_text("#answer") == "mixed martial artist"
     assert page.locator("#slots li.slot.filled").count() == 3
@@ -115,6 +118,26 @@ def test_pager_slots_fill_live_then_the_answer_and_a_citation_opens(page, server
     page.wait_for_selector("#chunk-box:not([hidden])")
     assert "Japanese mixed martial artist" in page.inner_text("#chunk-text")
     assert "mma · f1" in page.inner_text("#chunk-id")
+
+
+def test_the_held_fake_model_is_released_on_any_exit_and_fails_if_never_resumed():
+    """The pause the live-fill test arms: a failure inside it must not hold the model for the
+    tests after it, and a call held past its limit fails rather than going on silently."""
+    model = DemoModel()
+    fake = PacedFake(model, 0.0, hold_s=0.2)
+    request = ChatRequest(messages=(Message(role="user", content="# Question\nx"),))
+    with pytest.raises(RuntimeError, match="never released"):
+        with model.paused_after_next_fill():
+            model.open.clear()  # as after PAGER's first fill
+            # in a thread of its own: Playwright's sync API keeps a loop running in this one
+            with ThreadPoolExecutor(1) as pool:
+                pool.submit(asyncio.run, fake.achat(request)).result()
+    assert model.open.is_set()  # leaving the block by an error reopened it
+    with pytest.raises(AssertionError):
+        with model.paused_after_next_fill():
+            model.open.clear()
+            raise AssertionError("a failed check inside the pause")
+    assert model.open.is_set() and not model._pause_after_fill
 
 
 def test_html_in_a_document_renders_as_text(page):

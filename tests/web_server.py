@@ -12,6 +12,8 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -44,11 +46,18 @@ class DemoModel:
         self.open.set()
         self._pause_after_fill = False
 
-    def pause_after_next_fill(self) -> threading.Event:
-        """After PAGER's next slot fill the model holds every call until the returned event
-        is set: a test sees the page with one slot filled and the answer still to come."""
+    @contextmanager
+    def paused_after_next_fill(self) -> Iterator[threading.Event]:
+        """``with model.paused_after_next_fill() as resume:`` after PAGER's next slot fill
+        the model holds every call until ``resume`` is set: a test sees the page with one slot
+        filled and the answer still to come. Leaving the block always reopens the model, so a
+        failed test cannot hold the calls of the tests after it."""
         self._pause_after_fill = True
-        return self.open
+        try:
+            yield self.open
+        finally:
+            self._pause_after_fill = False
+            self.open.set()
 
     def __call__(self, request: Any) -> str:
         reply = self._route(request)
@@ -75,15 +84,19 @@ class DemoModel:
 
 class PacedFake(FakeLLM):
     """The fake backend waiting, without blocking the server's event loop, while the
-    model's gate is closed (at most 30 s: a test that never opens it fails, never hangs)."""
+    model's gate is closed: at most ``hold_s``, then the call fails (a test that never
+    reopens the gate fails, never hangs and never goes on as if it had)."""
 
-    def __init__(self, model: DemoModel, delay_s: float) -> None:
+    def __init__(self, model: DemoModel, delay_s: float, hold_s: float = 30.0) -> None:
         super().__init__(respond=model, latency_s=delay_s)
-        self.model = model
+        self.model, self.hold_s = model, hold_s
 
     async def achat(self, request: Any) -> Any:
-        deadline = time.monotonic() + 30
-        while not self.model.open.is_set() and time.monotonic() < deadline:
+        deadline = time.monotonic() + self.hold_s
+        while not self.model.open.is_set():
+            if time.monotonic() >= deadline:
+                raise RuntimeError(f"the fake model was held {self.hold_s} s and never "
+                                   "released: the test did not set its resume event")
             await asyncio.sleep(0.02)
         return await super().achat(request)
 
