@@ -77,8 +77,8 @@ class RATOptions(RetrievalOptions):
 
 
 class StructRAGOptions(RetrievalOptions):
-    route: Route = Field("auto", description="the structure: auto (the router "
-                                                       "chooses, official) or one fixed")
+    route: Route = Field("auto", description="the structure: auto (the router chooses, "
+                                             "official) or one fixed")
     max_subqueries: int = Field(6, ge=1, description="most sub-questions used (official: "
                                                      "unbounded)")
 

@@ -262,10 +262,11 @@ class StructRAG(BaseMethod):
             body = "\n\n".join(f"Table {i}:\n{s}" for i, s in enumerate(structures, start=1))
         else:
             body = "\n\n".join(structures)
-        found = [(sub, await episode.text_step(EXTRACT[chosen], structure=body, query=sub))
+        asked = [(sub, await episode.text_step(EXTRACT[chosen], structure=body, query=sub))
                  for sub in queries]
-        found = [(sub, out) for sub, out in found if out]
-        if chosen == "catalogue" or not found:  # as the official merge: one block under the
-            # question (and where every call failed, that block, empty)
-            return under_question + "\n".join(out for _, out in found)
-        return "\n\n".join(f"Subquery: {sub}\nRetrieval results:\n{out}" for sub, out in found)
+        answered = [(sub, out) for sub, out in asked if out]
+        if chosen == "catalogue" or not answered:  # as the official merge: one block under
+            # the question (and where every call failed, that block, empty)
+            return under_question + "\n".join(out for _, out in answered)
+        return "\n\n".join(f"Subquery: {sub}\nRetrieval results:\n{out}"
+                             for sub, out in answered)
