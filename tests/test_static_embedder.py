@@ -3,6 +3,7 @@ and a CCSK gate trained on it that saves, reloads and refuses another table."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 
@@ -29,6 +30,17 @@ def minilm():
 def static(tmp_path_factory):
     """The full table, distilled once for this module (~1 min on 2 cores)."""
     return StaticEmbedder(cache_dir=tmp_path_factory.mktemp("embedders"))
+
+
+def another_build(folder, *, row: int) -> None:
+    """Replace the table in ``folder`` by another build (one row's sign flipped) whose sidecar
+    is consistent: a valid table, with another fingerprint."""
+    table = np.load(folder / "static-minilm-256.npy")
+    table[row] *= -1
+    np.save(folder / "static-minilm-256.npy", table)
+    meta = json.loads((folder / "static-minilm-256.json").read_text())
+    meta["sha256"] = hashlib.sha256(table.tobytes()).hexdigest()
+    (folder / "static-minilm-256.json").write_text(json.dumps(meta))
 
 
 def test_distillation_is_deterministic_and_pca_signs_fixed(minilm):
@@ -111,12 +123,7 @@ def test_gate_on_the_static_embedder_round_trips_and_refuses_another_table(stati
     # another table under the same spec (a different build) is refused, naming both
     other_dir = tmp_path / "other"
     shutil.copytree(static.cache_dir, other_dir)
-    table = np.load(other_dir / "static-minilm-256.npy")
-    table[5] *= -1
-    np.save(other_dir / "static-minilm-256.npy", table)
-    meta = json.loads((other_dir / "static-minilm-256.json").read_text())
-    meta["sha256"] = __import__("hashlib").sha256(table.tobytes()).hexdigest()
-    (other_dir / "static-minilm-256.json").write_text(json.dumps(meta))
+    another_build(other_dir, row=5)
     with pytest.raises(ConfigError, match=f"table {static.fingerprint[:12]}.*load the gate "
                        "without an embedder"):
         GateBundle.load(root, StaticEmbedder(cache_dir=other_dir))
@@ -195,12 +202,7 @@ def test_a_gate_saves_the_table_it_uses_and_refuses_half_a_table(static, monkeyp
     bundle = train_bundle(labels, emb, seed=0, min_child_samples=3, rqm_rounds=40, epochs=4)
     # the cache's table is replaced after training (another build, its sidecar consistent):
     # the bundle saves the table it was trained with, from memory, not the file on disk
-    table = np.load(cache / "static-minilm-256.npy")
-    table[7] *= -1
-    np.save(cache / "static-minilm-256.npy", table)
-    meta = json.loads((cache / "static-minilm-256.json").read_text())
-    meta["sha256"] = __import__("hashlib").sha256(table.tobytes()).hexdigest()
-    (cache / "static-minilm-256.json").write_text(json.dumps(meta))
+    another_build(cache, row=7)
     root = bundle.save(tmp_path / "gate")
     monkeypatch.setenv("QUADERNO_HOME", str(tmp_path / "elsewhere"))
     assert GateBundle.load(root).embedder.fingerprint == static.fingerprint

@@ -42,7 +42,7 @@ from quaderno.gate.rqm import ResponseQuality
 from quaderno.gate.rule import Thresholds
 from quaderno.gate.sn import SimilarQueries
 from quaderno.index.embedders import Embedder, make_embedder
-from quaderno.index.static_embedder import StaticEmbedder, parse_spec
+from quaderno.index.static_embedder import StaticEmbedder, parse_spec, table_files
 from quaderno.storage import VersionedDir, read_manifest, write_json_atomic
 
 log = logging.getLogger(__name__)
@@ -244,8 +244,7 @@ def _carried_table(manifest: Manifest, current: Path) -> tuple[str, int] | None:
     if not manifest.embedder.startswith("static:"):
         return None
     source, dim = parse_spec(manifest.embedder)
-    stem = f"{STATIC_PREFIX}{source}-{dim}"
-    files = [current / f"{stem}.npy", current / f"{stem}.json"]
+    files = table_files(current, source, dim)
     present = [f.is_file() for f in files]
     if not any(present):
         return None

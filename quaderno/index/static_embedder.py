@@ -93,6 +93,12 @@ def _sha256(table: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(table).tobytes()).hexdigest()
 
 
+def table_files(folder: Path, source: str, dim: int) -> tuple[Path, Path]:
+    """A static table's ``.npy`` and its ``.json`` sidecar in ``folder`` (a cache or a gate)."""
+    stem = f"static-{source}-{dim}"
+    return Path(folder) / f"{stem}.npy", Path(folder) / f"{stem}.json"
+
+
 def _write_table(table: np.ndarray, source: str, table_path: Path, meta_path: Path) -> str:
     """The table as ``.npy`` (atomically, never a pickle) and its sidecar; returns its SHA-256."""
     digest = _sha256(table)
@@ -146,8 +152,7 @@ class StaticEmbedder:
     @property
     def paths(self) -> tuple[Path, Path]:
         """The table (``.npy``) and its sidecar (``.json``) in the cache folder."""
-        stem = f"static-{self.source}-{self.dim}"
-        return self.cache_dir / f"{stem}.npy", self.cache_dir / f"{stem}.json"
+        return table_files(self.cache_dir, self.source, self.dim)
 
     def _load_table(self) -> tuple[np.ndarray, str]:
         table_path, meta_path = self.paths
@@ -186,9 +191,8 @@ class StaticEmbedder:
             raise IndexFormatError(f"the {self.spec} table in memory is not the one loaded "
                                    f"({digest[:12]} != {self.fingerprint[:12]}); it was changed "
                                    "after loading: load the embedder again")
-        stem = self.paths[0].stem
-        return _write_table(self.table, self.source, Path(folder) / f"{stem}.npy",
-                            Path(folder) / f"{stem}.json")
+        return _write_table(self.table, self.source,
+                            *table_files(folder, self.source, self.dim))
 
     # -- embedding ----------------------------------------------------------------------
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
