@@ -136,6 +136,18 @@ HOSTILE: list[tuple[str, str]] = [
     ("CREATE MACRO evil(x) AS x", "not-a-select"),
     ("SUMMARIZE company", "not-a-select"),
     ("DESCRIBE company", "not-a-select"),
+    # a CTE's name is visible only in its own query: defined in a subquery, it does not
+    # hide a system catalog or the provenance table outside it; a non-recursive CTE named
+    # after a catalog reads the catalog itself
+    ("SELECT * FROM sqlite_master WHERE EXISTS "
+     "(WITH sqlite_master AS (SELECT 1 AS x) SELECT x FROM sqlite_master)", "system-catalog"),
+    ("WITH sqlite_master AS (SELECT * FROM sqlite_master) SELECT * FROM sqlite_master",
+     "system-catalog"),
+    ("SELECT * FROM _prov WHERE EXISTS (WITH _prov AS (SELECT 1 AS x) SELECT x FROM _prov)",
+     "unknown-table"),
+    ("SELECT * FROM company WHERE name IN "
+     "(WITH x AS (SELECT 1 AS n) SELECT n FROM x) AND name IN (SELECT * FROM x)",
+     "unknown-table"),
     ("SELECT * FROM nosuch", "unknown-table"),
     ("SELECT salary FROM company", "unknown-column"),
     ("SELECT name FROM company, person", "unknown-column"),  # ambiguous

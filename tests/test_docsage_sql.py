@@ -94,6 +94,24 @@ def test_gate_accepts_every_shape_mebench_uses() -> None:
         check_sql(sql, SCHEMA)
 
 
+def test_gate_follows_cte_scopes_the_way_sql_does() -> None:
+    # chained CTEs, a CTE inside a subquery used there, a recursive CTE naming itself
+    for sql in ["WITH a AS (SELECT * FROM company), b AS (SELECT name FROM a) SELECT * FROM b",
+                "SELECT name FROM company WHERE name IN "
+                "(WITH p AS (SELECT company FROM person) SELECT company FROM p)",
+                "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) "
+                "SELECT n FROM r"]:
+        check_sql(sql, SCHEMA)
+    # a CTE the scope cannot see: used before it is defined, or outside its subquery
+    for sql in ["WITH a AS (SELECT * FROM b), b AS (SELECT name FROM company) SELECT * FROM a",
+                "SELECT * FROM p WHERE EXISTS (WITH p AS (SELECT 1 AS x) SELECT x FROM p)"]:
+        with pytest.raises(SQLRefusedError) as info:
+            check_sql(sql, SCHEMA)
+        assert info.value.reason == "unknown-table"
+    # a CTE named like a schema table hides it: the query reads no schema table
+    assert check_sql("WITH company AS (SELECT 1 AS n) SELECT n FROM company", SCHEMA).tables == []
+
+
 # -- the sandbox -----------------------------------------------------------------------------
 def test_run_returns_columns_and_rows(sb: SQLSandbox) -> None:
     res = sb.run("SELECT name, employees FROM company WHERE country = 'US' ORDER BY name")

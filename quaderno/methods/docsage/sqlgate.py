@@ -96,8 +96,27 @@ def _forbidden_function(name: str) -> bool:
     return name in _FORBIDDEN_FUNCTIONS or name.startswith(_FORBIDDEN_PREFIXES)
 
 
-def _cte_names(root: exp.Expression) -> set[str]:
-    return {cte.alias_or_name.lower() for cte in root.find_all(exp.CTE)}
+def _visible_ctes(node: exp.Expression) -> set[str]:
+    """The CTE names a table reference at ``node`` can mean, by SQL's scoping: those of every
+    enclosing query's WITH; inside a CTE's own definition only the CTEs before it (and itself
+    under WITH RECURSIVE). A name defined in a subquery is not visible outside it, so it
+    cannot hide a catalog or an unknown table there."""
+    names: set[str] = set()
+    inside: set[int] = set()  # WITH clauses whose CTE definition holds node
+    child, parent = node, node.parent
+    while parent is not None:
+        if isinstance(parent, exp.CTE) and isinstance(parent.parent, exp.With):
+            with_ = parent.parent
+            inside.add(id(with_))
+            before = with_.expressions[:with_.expressions.index(parent)]
+            if with_.args.get("recursive"):
+                before = with_.expressions
+            names |= {c.alias_or_name.lower() for c in before}
+        with_ = parent.args.get("with_")
+        if isinstance(with_, exp.With) and id(with_) not in inside and child is not with_:
+            names |= {c.alias_or_name.lower() for c in with_.expressions}
+        child, parent = parent, parent.parent
+    return names
 
 
 def _check_table(node: exp.Table, known: set[str], ctes: set[str], sql: str) -> None:
@@ -141,15 +160,15 @@ def _check_sources(select: exp.Select, sql: str) -> None:
 
 def _walk(root: exp.Expression, schema: Schema, sql: str) -> list[str]:
     known = {t.name for t in schema.tables}
-    ctes = _cte_names(root)
     used: set[str] = set()
     for node in root.walk():
         if isinstance(node, _FORBIDDEN_NODES):
             raise _refuse("write", f"{_statement_name(node)} is not allowed: the query must "
                           "only read (one SELECT, no writes, DDL, settings or commands)", sql)
         if isinstance(node, exp.Table):
+            ctes = _visible_ctes(node)
             _check_table(node, known, ctes, sql)
-            if node.name.lower() in known:
+            if node.name.lower() in known and node.name.lower() not in ctes:
                 used.add(node.name.lower())
         elif isinstance(node, exp.Func) and _forbidden_function(function_name(node)):
             raise _refuse("forbidden-function", f"function {function_name(node)}() is not "
