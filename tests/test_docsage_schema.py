@@ -119,6 +119,14 @@ def test_describe_shows_units_and_keys():
     ("None", "TEXT", (None, True)), ("1874", "DATE", (dt.date(1874, 1, 1), True)),
     ("2020-03-04", "DATE", (dt.date(2020, 3, 4), True)), ("yes", "BOOL", (True, True)),
     (True, "INT", (None, False)), (" Oslo ", "TEXT", ("Oslo", True)),
+    # what a document or a model can write but a column cannot hold: a parse failure, never
+    # an exception that loses the question
+    ("99999999999999999999", "INT", (None, False)), (2 ** 63, "INT", (None, False)),
+    (-(2 ** 63), "INT", (-(2 ** 63), True)), (float("inf"), "INT", (None, False)),
+    (float("nan"), "INT", (None, False)), (float("inf"), "DOUBLE", (None, False)),
+    (float("nan"), "DOUBLE", (None, False)), ("1e999", "DOUBLE", (None, False)),
+    ("0000", "DATE", (None, False)),
+    ("12345678901234567", "INT", (12345678901234567, True)),  # exact, not through a float
 ])
 def test_coerce(value, col_type, expected):
     assert coerce(value, col_type) == expected
@@ -136,6 +144,15 @@ def test_rows_load_with_provenance_and_hostile_values_stay_data():
         [(hostile, 1874, 2300)]
     assert conn.execute("SELECT _tid, tbl, chunk_id FROM _prov ORDER BY _tid").fetchall() == \
         [(1, "institution", "d1#0"), (2, "person", "d2#1")]
+
+
+def test_a_value_no_column_can_hold_loads_as_null_and_the_rest_loads():
+    conn = duckdb.connect()
+    load_rows(conn, schema(), [
+        row("institution", name="Big", start_year="0000", staff="99999999999999999999"),
+        row("institution", chunk="d1#1", name="Small", start_year="1874", staff="12")])
+    assert conn.execute("SELECT name, start_year, staff FROM institution ORDER BY name"
+                        ).fetchall() == [("Big", 0, None), ("Small", 1874, 12)]
 
 
 # -- drafts --------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -85,6 +86,7 @@ class Row(BaseModel):
         return min(self.provenance.confidence.values()) if self.provenance.confidence else None
 
 
+BIGINT_MIN, BIGINT_MAX = -(2 ** 63), 2 ** 63 - 1  # what DuckDB's INT column (BIGINT) holds
 _NUM = re.compile(r"^[-+]?\d+(\.\d+)?$")
 _SUFFIX = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "bn": 1e9, "b": 1e9,
            "billion": 1e9}
@@ -107,6 +109,18 @@ def _number(value: Any) -> float | None:
     return float(text) * scale if _NUM.match(text) else None
 
 
+def _exact_int(value: Any) -> int | None:
+    """An integer written without a fraction or scale, read exactly (a float would round
+    17-digit ids and counts)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        text = value.strip().replace(",", "")
+        if re.fullmatch(r"[-+]?\d+", text):
+            return int(text)
+    return None
+
+
 def coerce(value: Any, col_type: str) -> tuple[Any, bool]:
     """(value as the column's type, True) or (None, False) when it cannot be read; None and
     empty strings are (None, True): a missing value is not a parse failure."""
@@ -119,10 +133,14 @@ def coerce(value: Any, col_type: str) -> tuple[Any, bool]:
                 if isinstance(value, (list, dict)) else str(value)), True
     if col_type in ("INT", "DOUBLE"):
         num = _number(value)
-        if num is None:
+        if num is None or not math.isfinite(num):
             return None, False
         if col_type == "INT":
-            return (int(round(num)), True) if abs(num - round(num)) < 1e-9 else (None, False)
+            exact = _exact_int(value)
+            whole = exact if exact is not None else int(round(num))
+            if exact is None and abs(num - round(num)) >= 1e-9:
+                return None, False
+            return (whole, True) if BIGINT_MIN <= whole <= BIGINT_MAX else (None, False)
         return num, True
     if col_type == "BOOL":
         if isinstance(value, bool):
@@ -138,7 +156,7 @@ def coerce(value: Any, col_type: str) -> tuple[Any, bool]:
     try:
         return dt.date.fromisoformat(text[:10]), True
     except ValueError:
-        if re.fullmatch(r"\d{4}", text):
+        if re.fullmatch(r"\d{4}", text) and int(text) >= dt.MINYEAR:
             return dt.date(int(text), 1, 1), True
         return None, False
 
