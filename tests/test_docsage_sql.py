@@ -281,6 +281,20 @@ def test_union_all_traces_each_branch(sb: SQLSandbox) -> None:
                                                     [tid(sb, "product", "Cogwheel")]]
 
 
+def test_parenthesised_union_all_branches_are_not_each_others_support(sb: SQLSandbox) -> None:
+    for sql in ["(SELECT name FROM company WHERE country = 'FR') UNION ALL "
+                "(SELECT name FROM product WHERE launched > DATE '2010-01-01')",
+                "WITH x AS ((SELECT name FROM company WHERE country = 'FR') UNION ALL "
+                "(SELECT name FROM product WHERE launched > DATE '2010-01-01')) "
+                "SELECT name FROM x"]:
+        traced = run_with_lineage(sb, sql)
+        assert traced.result.rows == [["Eon"], ["Cogwheel"]]
+        assert [lin.tids for lin in traced.lineage] == [[tid(sb, "company", "Eon")],
+                                                        [tid(sb, "product", "Cogwheel")]]
+        assert all(lin.support_tids == [] for lin in traced.lineage), sql
+        assert not traced.partial
+
+
 def test_what_cannot_be_traced_is_marked_partial_not_guessed(sb: SQLSandbox) -> None:
     union = run_with_lineage(sb, "SELECT company FROM person UNION SELECT company FROM product "
                                  "ORDER BY 1")

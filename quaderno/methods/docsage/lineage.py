@@ -190,6 +190,15 @@ def _outer_ctes(root: exp.Expression) -> exp.With | None:
     return with_.copy() if isinstance(with_, exp.With) else None
 
 
+def _is_source(sub: exp.Subquery) -> bool:
+    """Whether ``sub`` is part of what produces the rows (a FROM/JOIN source, a CTE's body or
+    the query itself, through parenthesised UNION ALL branches), not a filter's subquery."""
+    node: exp.Expression = sub
+    while isinstance(node.parent, (exp.SetOperation, exp.Subquery)):
+        node = node.parent
+    return node.parent is None or isinstance(node.parent, (exp.From, exp.Join, exp.CTE))
+
+
 def _support_queries(root: exp.Expression) -> list[exp.Expression]:
     """Subqueries that are not FROM/JOIN sources (IN, scalar, EXISTS), as standalone
     queries carrying the outer WITH so CTE names resolve."""
@@ -199,7 +208,7 @@ def _support_queries(root: exp.Expression) -> list[exp.Expression]:
     found = [*root.find_all(exp.Subquery),
              *(e for e in root.find_all(exp.Exists) if not isinstance(e.this, exp.Subquery))]
     for sub in found:
-        if isinstance(sub, exp.Subquery) and isinstance(sub.parent, (exp.From, exp.Join)):
+        if isinstance(sub, exp.Subquery) and _is_source(sub):
             continue
         query = sub.this.copy()
         if outer is not None and query.args.get("with_") is None:
