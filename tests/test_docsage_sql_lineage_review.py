@@ -112,3 +112,24 @@ def test_a_timed_out_lineage_rewrite_falls_back_to_the_plain_query_as_partial() 
         sb.plain_slow = True
         with pytest.raises(SQLTimeoutError):
             run_with_lineage(sb, "SELECT name FROM company WHERE staff > 6")
+
+
+def test_a_merge_cites_the_row_whose_value_survives_not_the_other_rows_history() -> None:
+    # A's committee set A's staff to NULL from A's own chunk; B states 2300: the merged
+    # staff is B's, and its chunk is B's, not the chunk of A's discarded cell
+    a = apply_cell(row("a#0", {}, name="Acme", staff=1), "staff", None,
+                   reason="low-confidence", by="committee", evidence_chunk="a#0")
+    merged = merge_entities(SCHEMA, [row("b#0", {}, name="Acme", staff=2300), a])
+    assert len(merged) == 1 and merged[0].values["staff"] == 2300
+    assert source_chunk(merged[0], "staff") == "b#0"
+    # a cell B settled by backtracking, filled into A's row: cited at its quoted evidence
+    b = apply_cell(row("b#0", {}, name="Acme", city="Zorn"), "city", "Pax",
+                   reason="constraint:fd", by="backtracking", evidence_chunk="c#4",
+                   quote="Acme moved to Pax.")
+    merged = merge_entities(SCHEMA, [row("a#0", {}, name="Acme", founded=1874), b])
+    assert merged[0].values["city"] == "Pax"
+    assert source_chunk(merged[0], "city") == "c#4"
+    assert any(c.evidence_quote == "Acme moved to Pax." for c in merged[0].provenance.corrections)
+    with SQLSandbox(SCHEMA, merged) as sb:
+        src = run_with_lineage(sb, "SELECT city FROM company").lineage[0].sources[0]
+    assert src.cell_chunks == {"city": "c#4"}

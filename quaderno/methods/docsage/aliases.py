@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from quaderno.methods.docsage.normalize import (entity_key, key_columns, normalize_entity,
                                                 normalize_value)
-from quaderno.methods.docsage.rows import Correction, Row
+from quaderno.methods.docsage.rows import Correction, Row, value_chunk
 from quaderno.methods.docsage.schema import Schema
 
 _STOP = frozenset({"of", "the", "and", "for", "de", "at"})
@@ -176,11 +176,21 @@ def merge_entities(schema: Schema, rows: Sequence[Row],
             if (c not in filled and c in conf and base.values.get(c) is not None
                     and kinds.get(c) == r.provenance.confidence_kind.get(c)):
                 conf[c] = max(conf[c], p)
+        # a filled cell comes from the chunk r's value came from (a backtracking fix's
+        # evidence, else r's own chunk)
         notes = [Correction(column=c, old=None, new=v, reason="alias-merge", by="alias-merge",
-                            evidence_chunk=r.provenance.chunk_id) for c, v in filled.items()]
-        # the merged row's own history (its spelling, corrections of its cells) stays with
-        # the entity: a cell settled by backtracking keeps its quoted evidence
-        kept = [c for c in r.provenance.corrections if c not in base.provenance.corrections]
+                            evidence_chunk=value_chunk(r.provenance.chunk_id,
+                                                       r.provenance.corrections, c))
+                 for c, v in filled.items()]
+        # the merged row's own history stays with the entity where it describes what the
+        # entity keeps: its spelling, the cells it filled, and fixes whose value the entity
+        # has (a conflict settled by backtracking keeps its quoted evidence); the history of
+        # a value the merge did not take (one the committee set to NULL, say) would point the
+        # kept value at a chunk that does not state it
+        kept = [c for c in r.provenance.corrections
+                if c not in base.provenance.corrections
+                and (c.column in filled or c.evidence_chunk is None
+                     or c.new == base.values.get(c.column))]
         prov = base.provenance.model_copy(update={
             "confidence": conf, "confidence_kind": kinds,
             "corrections": [*base.provenance.corrections, *kept, *notes]})
