@@ -189,6 +189,49 @@ def test_extraction_is_paid_once_across_questions(tmp_path):
     assert second.extractions() <= 0.3 * first.extractions()
 
 
+REPRINT = Chunk(id="reprint#0", kb="unis", title="reprint",
+                text="Varnholt University was founded in 1876. It employs 2,300 staff.")
+ERRATUM = Chunk(id="errata#0", kb="unis", title="errata",
+                text="Erratum: Varnholt University was founded in 1874, not 1876 as printed.")
+
+
+class ConflictRetriever(Retriever):
+    """The question finds the four documents and a misprint; only backtracking, asking about
+    both founding years, finds the erratum."""
+
+    def retrieve(self, query: str, k: int = 5) -> list[Hit]:
+        self.queries.append(query)
+        found = [ERRATUM] if "1874" in query and "1876" in query else [*CHUNKS, REPRINT]
+        return [Hit(chunk=c, score=1.0 / i, rank=i, retriever="list")
+                for i, c in enumerate(found[:k], start=1)]
+
+
+class JudgingModel(Model):
+    def __call__(self, request):
+        user = request.messages[-1].content
+        if "Documents disagree" in user:
+            passage = re.search(r"\[(\d+)\] errata:", user)
+            return json.dumps({"value": "1874", "passage": int(passage[1]),
+                               "quote": "Varnholt University was founded in 1874, not 1876"})
+        return super().__call__(request)
+
+
+def test_the_evidence_that_settled_a_conflict_is_cited(tmp_path):
+    retriever = ConflictRetriever()
+    # the trial extraction reads only the first four chunks, so ASK sees no conflict
+    method = make_method("docsage", LM(FakeLLM(respond=JudgingModel())), retriever,
+                         {"store_dir": str(tmp_path / "store"), "probe_size": 4,
+                          "probe_docs": 4})
+    a = asyncio.run(method.answer("Which member institution is the oldest?"))
+    assert a.answer == "Varnholt University"
+    assert a.details.clear["corrections"].get("backtracking") == 1
+    (src,) = a.details.result.sources[0]
+    assert src.cell_chunks == {"founded": "errata#0"}
+    # the answer cites the chunk whose quoted words settled the founding year
+    assert "errata#0" in [e.chunk_id for e in a.evidence]
+    assert {e.chunk_id for e in a.evidence} <= {"varn#0", "reprint#0", "errata#0"}
+
+
 # -- the command line ------------------------------------------------------------------------
 @pytest.fixture
 def cli_home(tmp_path):

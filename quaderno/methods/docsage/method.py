@@ -143,9 +143,16 @@ class DocSage(BaseMethod):
                               "extracted from the best-ranked ones")
         by_chunk = {h.chunk.id: h for h in scope} | {h.chunk.id: h for h in ranked}
         chunks: list[Chunk] = [h.chunk for h in scope]
+        backtrack = episode_retriever(ep)
+
+        async def retrieve(query: str, k: int) -> Sequence[Hit]:
+            # what backtracking finds can settle a cell: its chunk must be citable
+            hits = await backtrack(query, k)
+            by_chunk.update({h.chunk.id: h for h in hits if h.chunk.id not in by_chunk})
+            return hits
         clear = await run_clear(self.extractor, schema, chunks, config=self.clear_config,
                                 settings=self.settings, store=self.store,
-                                calibration=self.calibration, retrieve=episode_retriever(ep),
+                                calibration=self.calibration, retrieve=retrieve,
                                 committee=self.committee, trace=ep.trace)
         rows = clear.rows
         details = DocSageDetails(variant=self.variant, db_schema=schema, ask=ask_log,
