@@ -89,6 +89,7 @@ for BIN in $BINS; do
   run docsage-generic-schema docsage-generic-schema
   run docsage-no-clear       docsage-no-clear
   run docsage-passive        docsage-passive
+  run docsage-no-logic-check docsage-no-logic-check
 done
 mkdir -p "$OUT"
 .venv/bin/python benchmarks/docsage_report.py "$OUT" "$COLL" > "$OUT/report.md"

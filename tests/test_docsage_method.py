@@ -170,6 +170,14 @@ def test_ablations_change_only_their_stage(tmp_path):
     assert no_clear.details.clear["tau_low"] is None
     assert not any(s.name == "docsage.clear.level_b" for s in no_clear.trace.spans)
 
+    # the paper's "w/o CLEAR (Logic Checking)": Level A's confidence stays, Level B goes
+    no_logic = answer("docsage-no-logic-check", Model(), tmp_path / "l")
+    assert no_logic.method == "docsage-no-logic-check"
+    assert no_logic.details.variant == "w/o CLEAR (Logic Checking)"
+    assert no_logic.details.clear["tau_low"] is not None
+    assert not any(s.name == "docsage.clear.level_b" for s in no_logic.trace.spans)
+    assert no_logic.answer == "Varnholt University"
+
     no_sql = answer("docsage-no-sql", Model(), tmp_path / "s")
     assert no_sql.details.variant == "w/o SQL reasoning" and no_sql.details.sql == []
     assert "TABLE institution (3 rows)" in no_sql.context
@@ -230,6 +238,15 @@ def test_the_evidence_that_settled_a_conflict_is_cited(tmp_path):
     # the answer cites the chunk whose quoted words settled the founding year
     assert "errata#0" in [e.chunk_id for e in a.evidence]
     assert {e.chunk_id for e in a.evidence} <= {"varn#0", "reprint#0", "errata#0"}
+
+    # without the logic check the conflict is never seen, so nothing is looked up
+    retriever = ConflictRetriever()
+    method = make_method("docsage-no-logic-check", LM(FakeLLM(respond=JudgingModel())),
+                         retriever, {"store_dir": str(tmp_path / "store"), "probe_size": 4,
+                                     "probe_docs": 4})
+    a = asyncio.run(method.answer("Which member institution is the oldest?"))
+    assert a.details.clear["corrections"] == {}
+    assert not any("1874" in q and "1876" in q for q in retriever.queries)
 
 
 # -- the command line ------------------------------------------------------------------------

@@ -12,7 +12,8 @@
    foreign keys matched to the one parent they name; at most ``max_rounds`` rounds, Level B
    re-run after each.
 
-Ablation "w/o CLEAR" = ``level_a=False, level_b=False`` (extraction and alias merging only).
+The paper's ablation "w/o CLEAR (Logic Checking)" = ``level_b=False``; all of CLEAR off =
+``level_a=False, level_b=False`` (extraction and alias merging only).
 Without a calibration, τ_low = ``default_tau`` (an uncalibrated [R] choice, recorded in the
 report); calibrate with :func:`confidence.calibrate` on labelled cells (see
 docs/docsage-clear.md).

@@ -63,8 +63,8 @@ class DocSage(BaseMethod):
 
     def __init__(self, lm: LM, retriever: Retriever | None, *, k: int = 5,
                  ask: Literal["active", "passive", "off"] = "active", clear: bool = True,
-                 correction: bool = True, reasoning: Literal["sql", "tables"] = "sql",
-                 prune: bool = False,
+                 logic_check: bool = True, correction: bool = True,
+                 reasoning: Literal["sql", "tables"] = "sql", prune: bool = False,
                  pool_k: int = 60, max_chunks: int = 48, sample_k: int = 8,
                  probe_size: int = 24, probe_docs: int = 8, max_iters: int = 3,
                  max_questions: int = 5, call_budget: int = 25, sql_repairs: int = 1,
@@ -83,8 +83,8 @@ class DocSage(BaseMethod):
         self.discovery = (SchemaDiscovery(mode=ask, max_iters=max_iters,
                                           max_questions=max_questions, call_budget=call_budget,
                                           k=k) if ask != "off" else None)
-        self.clear_config = ClearConfig(level_a=clear, level_b=clear, correction=correction,
-                                        concurrency=concurrency)
+        self.clear_config = ClearConfig(level_a=clear, level_b=clear and logic_check,
+                                        correction=correction, concurrency=concurrency)
         # the same settings with CLEAR off: the ablation changes only what is done with the
         # values (and the variants share the tuple store)
         self.settings = ExtractionSettings(confidence=confidence,
@@ -96,7 +96,8 @@ class DocSage(BaseMethod):
         self.calibration = Calibration.load(Path(calibration)) if calibration else None
         # the registered name of this combination of switches (docsage-passive, ...)
         parts = [{"off": "-generic-schema", "passive": "-passive", "active": ""}[ask],
-                 "" if clear else "-no-clear", "-no-sql" if reasoning == "tables" else ""]
+                 "-no-clear" if not clear else "" if logic_check else "-no-logic-check",
+                 "-no-sql" if reasoning == "tables" else ""]
         self.name = "docsage" + "".join(parts)
 
     # -- stages ---------------------------------------------------------------------------
@@ -189,8 +190,10 @@ class DocSage(BaseMethod):
             return "w/o schema discovery"
         if self.ask_mode == "passive":
             return "passive schema discovery"
-        if not self.clear_config.level_b:
+        if not self.clear_config.level_a:
             return "w/o CLEAR"
+        if not self.clear_config.level_b:
+            return "w/o CLEAR (Logic Checking)"
         if self.reasoning == "tables":
             return "w/o SQL reasoning"
         return "full"
