@@ -148,6 +148,19 @@ HOSTILE: list[tuple[str, str]] = [
     ("SELECT * FROM company WHERE name IN "
      "(WITH x AS (SELECT 1 AS n) SELECT n FROM x) AND name IN (SELECT * FROM x)",
      "unknown-table"),
+    # under WITH RECURSIVE a CTE names itself only in the recursive part of its UNION; its
+    # anchor, a body without UNION and a CTE defined before it read the real tables
+    ("WITH RECURSIVE sqlite_master AS (SELECT * FROM sqlite_master) "
+     "SELECT * FROM sqlite_master", "system-catalog"),
+    ("WITH RECURSIVE _prov AS (SELECT * FROM _prov) SELECT * FROM _prov", "unknown-table"),
+    ("WITH RECURSIVE a AS (SELECT * FROM _prov), _prov AS (SELECT 1 AS x) SELECT * FROM a",
+     "unknown-table"),
+    ("WITH RECURSIVE duckdb_tables AS (SELECT * FROM duckdb_tables) "
+     "SELECT * FROM duckdb_tables", "system-catalog"),
+    ("WITH RECURSIVE _prov AS (SELECT * FROM _prov UNION ALL "
+     "SELECT * FROM _prov WHERE false) SELECT * FROM _prov", "unknown-table"),
+    ("WITH RECURSIVE a AS (SELECT * FROM 'canary.csv'), \"canary.csv\" AS (SELECT 1 AS x) "
+     "SELECT * FROM a", "file-or-url"),
     ("SELECT * FROM nosuch", "unknown-table"),
     ("SELECT salary FROM company", "unknown-column"),
     ("SELECT name FROM company, person", "unknown-column"),  # ambiguous

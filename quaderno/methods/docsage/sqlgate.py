@@ -96,11 +96,26 @@ def _forbidden_function(name: str) -> bool:
     return name in _FORBIDDEN_FUNCTIONS or name.startswith(_FORBIDDEN_PREFIXES)
 
 
+def _in_recursive_part(node: exp.Expression, cte: exp.CTE) -> bool:
+    """Whether ``node`` lies in the recursive part of ``cte``'s body: the right side of its
+    UNION (the anchor on the left, and a body without UNION, read the real tables)."""
+    body = cte.this
+    if not isinstance(body, exp.Union):
+        return False
+    current: exp.Expression | None = node
+    while current is not None and current is not cte:
+        if current is body.expression:
+            return True
+        current = current.parent
+    return False
+
+
 def _visible_ctes(node: exp.Expression) -> set[str]:
-    """The CTE names a table reference at ``node`` can mean, by SQL's scoping: those of every
-    enclosing query's WITH; inside a CTE's own definition only the CTEs before it (and itself
-    under WITH RECURSIVE). A name defined in a subquery is not visible outside it, so it
-    cannot hide a catalog or an unknown table there."""
+    """The CTE names a table reference at ``node`` can mean, by SQL's scoping as DuckDB
+    applies it: those of every enclosing query's WITH; inside a CTE's definition only the
+    CTEs before it, and itself in the recursive part of a WITH RECURSIVE's UNION. A name
+    defined in a subquery is not visible outside it, so it cannot hide a catalog or an
+    unknown table there."""
     names: set[str] = set()
     inside: set[int] = set()  # WITH clauses whose CTE definition holds node
     child, parent = node, node.parent
@@ -109,9 +124,9 @@ def _visible_ctes(node: exp.Expression) -> set[str]:
             with_ = parent.parent
             inside.add(id(with_))
             before = with_.expressions[:with_.expressions.index(parent)]
-            if with_.args.get("recursive"):
-                before = with_.expressions
             names |= {c.alias_or_name.lower() for c in before}
+            if with_.args.get("recursive") and _in_recursive_part(node, parent):
+                names.add(parent.alias_or_name.lower())
         with_ = parent.args.get("with_")
         if isinstance(with_, exp.With) and id(with_) not in inside and child is not with_:
             names |= {c.alias_or_name.lower() for c in with_.expressions}
