@@ -127,6 +127,10 @@ def test_describe_shows_units_and_keys():
     (float("nan"), "DOUBLE", (None, False)), ("1e999", "DOUBLE", (None, False)),
     ("0000", "DATE", (None, False)),
     ("12345678901234567", "INT", (12345678901234567, True)),  # exact, not through a float
+    ("12345678901234567.4", "INT", (None, False)), ("12345678901234567.0", "INT",
+                                                    (12345678901234567, True)),
+    pytest.param(10 ** 400, "INT", (None, False), id="huge-int-INT"),
+    pytest.param(10 ** 400, "DOUBLE", (None, False), id="huge-int-DOUBLE"),
 ])
 def test_coerce(value, col_type, expected):
     assert coerce(value, col_type) == expected
@@ -148,11 +152,17 @@ def test_rows_load_with_provenance_and_hostile_values_stay_data():
 
 def test_a_value_no_column_can_hold_loads_as_null_and_the_rest_loads():
     conn = duckdb.connect()
-    load_rows(conn, schema(), [
-        row("institution", name="Big", start_year="0000", staff="99999999999999999999"),
-        row("institution", chunk="d1#1", name="Small", start_year="1874", staff="12")])
-    assert conn.execute("SELECT name, start_year, staff FROM institution ORDER BY name"
-                        ).fetchall() == [("Big", 0, None), ("Small", 1874, 12)]
+    dated = Schema(tables=[Table(name="institution", primary_key=["name"], columns=[
+        Column(name="name"), Column(name="opened", type="DATE"),
+        Column(name="staff", type="INT"), Column(name="budget", type="DOUBLE")])])
+    load_rows(conn, dated, [
+        row("institution", name="Big", opened="0000", staff="99999999999999999999",
+            budget=10 ** 400),
+        row("institution", chunk="d1#1", name="Small", opened="1874", staff=10 ** 400,
+            budget="2.5")])
+    assert conn.execute("SELECT name, opened, staff, budget FROM institution ORDER BY name"
+                        ).fetchall() == [("Big", None, None, None),
+                                         ("Small", dt.date(1874, 1, 1), None, 2.5)]
 
 
 # -- drafts --------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -86,6 +87,12 @@ class Row(BaseModel):
         return min(self.provenance.confidence.values()) if self.provenance.confidence else None
 
 
+def row_chunks(row: Row) -> list[str]:
+    """Every chunk a row's values came from, its own first (:func:`cell_chunks`)."""
+    own = row.provenance.chunk_id
+    return list(dict.fromkeys([own, *cell_chunks(own, row.provenance.corrections).values()]))
+
+
 BIGINT_MIN, BIGINT_MAX = -(2 ** 63), 2 ** 63 - 1  # what DuckDB's INT column (BIGINT) holds
 _NUM = re.compile(r"^[-+]?\d+(\.\d+)?$")
 _SUFFIX = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "bn": 1e9, "b": 1e9,
@@ -96,7 +103,10 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an int beyond any float
+            return None
     if not isinstance(value, str):
         return None
     text = value.strip().lower().replace(",", "").lstrip("~≈$€£ ").rstrip("% ")
@@ -109,15 +119,15 @@ def _number(value: Any) -> float | None:
     return float(text) * scale if _NUM.match(text) else None
 
 
-def _exact_int(value: Any) -> int | None:
-    """An integer written without a fraction or scale, read exactly (a float would round
-    17-digit ids and counts)."""
+def _exact(value: Any) -> Decimal | None:
+    """A number written without a scale, read exactly (a float would round 17-digit ids and
+    counts, and hide their fraction); None when it is written otherwise."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
+        return Decimal(value)
     if isinstance(value, str):
         text = value.strip().replace(",", "")
-        if re.fullmatch(r"[-+]?\d+", text):
-            return int(text)
+        if _NUM.match(text):
+            return Decimal(text)
     return None
 
 
@@ -136,9 +146,14 @@ def coerce(value: Any, col_type: str) -> tuple[Any, bool]:
         if num is None or not math.isfinite(num):
             return None, False
         if col_type == "INT":
-            exact = _exact_int(value)
-            whole = exact if exact is not None else int(round(num))
-            if exact is None and abs(num - round(num)) >= 1e-9:
+            exact = _exact(value)
+            if exact is not None:
+                if exact != exact.to_integral_value():
+                    return None, False
+                whole = int(exact)
+            elif abs(num - round(num)) < 1e-9:
+                whole = int(round(num))
+            else:
                 return None, False
             return (whole, True) if BIGINT_MIN <= whole <= BIGINT_MAX else (None, False)
         return num, True
