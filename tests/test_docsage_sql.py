@@ -295,6 +295,16 @@ def test_parenthesised_union_all_branches_are_not_each_others_support(sb: SQLSan
         assert not traced.partial
 
 
+def test_the_right_side_of_except_is_support_not_a_source(sb: SQLSandbox) -> None:
+    traced = run_with_lineage(sb, "(SELECT name FROM company) EXCEPT "
+                                  "(SELECT company FROM person)")
+    # EXCEPT cannot be traced per row (partial), but what it filtered by is support
+    assert traced.partial
+    assert sorted(traced.result.rows) == [["Bolt"], ["Dyn"]]
+    assert all(set(lin.support_tids) == tids(sb, "person", "Ann", "Bob", "Cid", "Dee")
+               for lin in traced.lineage)
+
+
 def test_what_cannot_be_traced_is_marked_partial_not_guessed(sb: SQLSandbox) -> None:
     union = run_with_lineage(sb, "SELECT company FROM person UNION SELECT company FROM product "
                                  "ORDER BY 1")

@@ -122,6 +122,10 @@ def test_a_merge_cites_the_row_whose_value_survives_not_the_other_rows_history()
     merged = merge_entities(SCHEMA, [row("b#0", {}, name="Acme", staff=2300), a])
     assert len(merged) == 1 and merged[0].values["staff"] == 2300
     assert source_chunk(merged[0], "staff") == "b#0"
+    # ... and where the entity has no value either, the NULL's chunk is not cited for it
+    merged = merge_entities(SCHEMA, [row("b#0", {}, name="Acme", founded=1874), a])
+    assert merged[0].values["staff"] is None
+    assert source_chunk(merged[0], "staff") == "b#0"
     # a cell B settled by backtracking, filled into A's row: cited at its quoted evidence
     b = apply_cell(row("b#0", {}, name="Acme", city="Zorn"), "city", "Pax",
                    reason="constraint:fd", by="backtracking", evidence_chunk="c#4",

@@ -190,7 +190,7 @@ def merge_entities(schema: Schema, rows: Sequence[Row],
         kept = [c for c in r.provenance.corrections
                 if c not in base.provenance.corrections
                 and (c.column in filled or c.evidence_chunk is None
-                     or c.new == base.values.get(c.column))]
+                     or (c.new is not None and c.new == base.values.get(c.column)))]
         prov = base.provenance.model_copy(update={
             "confidence": conf, "confidence_kind": kinds,
             "corrections": [*base.provenance.corrections, *kept, *notes]})

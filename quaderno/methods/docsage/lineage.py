@@ -192,9 +192,12 @@ def _outer_ctes(root: exp.Expression) -> exp.With | None:
 
 def _is_source(sub: exp.Subquery) -> bool:
     """Whether ``sub`` is part of what produces the rows (a FROM/JOIN source, a CTE's body or
-    the query itself, through parenthesised UNION ALL branches), not a filter's subquery."""
+    the query itself, through parenthesised UNION branches and the left side of EXCEPT or
+    INTERSECT), not a filter (a WHERE/IN subquery, the right side of EXCEPT or INTERSECT)."""
     node: exp.Expression = sub
-    while isinstance(node.parent, (exp.SetOperation, exp.Subquery)):
+    while isinstance(node.parent, exp.Subquery) or (
+            isinstance(node.parent, exp.SetOperation)
+            and (isinstance(node.parent, exp.Union) or node is node.parent.this)):
         node = node.parent
     return node.parent is None or isinstance(node.parent, (exp.From, exp.Join, exp.CTE))
 
