@@ -239,6 +239,13 @@ def test_the_evidence_that_settled_a_conflict_is_cited(tmp_path):
     assert "errata#0" in [e.chunk_id for e in a.evidence]
     assert {e.chunk_id for e in a.evidence} <= {"varn#0", "reprint#0", "errata#0"}
 
+    # without SQL the tables are the context: the chunk that settled a cell is cited too
+    method = make_method("docsage-no-sql", LM(FakeLLM(respond=JudgingModel())),
+                         ConflictRetriever(), {"store_dir": str(tmp_path / "store"),
+                                               "probe_size": 4, "probe_docs": 4})
+    a = asyncio.run(method.answer("Which member institution is the oldest?"))
+    assert a.details.clear["corrections"].get("backtracking") == 1
+    assert "errata#0" in [e.chunk_id for e in a.evidence]
     # without the logic check the conflict is never seen, so nothing is looked up
     retriever = ConflictRetriever()
     method = make_method("docsage-no-logic-check", LM(FakeLLM(respond=JudgingModel())),

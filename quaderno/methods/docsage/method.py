@@ -42,7 +42,7 @@ from quaderno.methods.docsage.gather import extraction_scope, probe_set, sample_
 from quaderno.methods.docsage.reason import (NOT_FOUND, SQLReasoner, numbered,
                                              answer_from_tables, render_tables)
 from quaderno.methods.docsage.records import AskLog
-from quaderno.methods.docsage.rows import Row
+from quaderno.methods.docsage.rows import Row, row_chunks
 from quaderno.methods.docsage.schema import Schema, generic_schema
 from quaderno.methods.docsage.store import TupleStore
 from quaderno.methods.episode import Episode
@@ -163,8 +163,9 @@ class DocSage(BaseMethod):
                                          for t in schema.tables})
         if self.reasoning == "tables":
             answer, explanation = await answer_from_tables(ep, schema, rows)
-            # the chunks behind the tables shown; with empty tables, the chunks read
-            self._cite(ep, by_chunk, [r.provenance.chunk_id for r in rows]
+            # the chunks behind the tables shown (every cell's: a corrected or merged cell
+            # came from another chunk); with empty tables, the chunks read
+            self._cite(ep, by_chunk, [c for r in rows for c in row_chunks(r)]
                        or [c.id for c in chunks])
             return ep.finish(answer, explanation=explanation,
                              context=render_tables(schema, rows), details=details)
