@@ -118,19 +118,21 @@ def _visible_ctes(node: exp.Expression) -> set[str]:
     unknown table there."""
     names: set[str] = set()
     inside: set[int] = set()  # WITH clauses whose CTE definition holds node
-    child, parent = node, node.parent
+    parent = node.parent
     while parent is not None:
         if isinstance(parent, exp.CTE) and isinstance(parent.parent, exp.With):
             with_ = parent.parent
             inside.add(id(with_))
-            before = with_.expressions[:with_.expressions.index(parent)]
+            # by identity: sqlglot's == compares trees, and two CTEs may look alike
+            at = next(i for i, c in enumerate(with_.expressions) if c is parent)
+            before = with_.expressions[:at]
             names |= {c.alias_or_name.lower() for c in before}
             if with_.args.get("recursive") and _in_recursive_part(node, parent):
                 names.add(parent.alias_or_name.lower())
         with_ = parent.args.get("with_")
-        if isinstance(with_, exp.With) and id(with_) not in inside and child is not with_:
+        if isinstance(with_, exp.With) and id(with_) not in inside:
             names |= {c.alias_or_name.lower() for c in with_.expressions}
-        child, parent = parent, parent.parent
+        parent = parent.parent
     return names
 
 
