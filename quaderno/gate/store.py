@@ -42,13 +42,13 @@ from quaderno.gate.rqm import ResponseQuality
 from quaderno.gate.rule import Thresholds
 from quaderno.gate.sn import SimilarQueries
 from quaderno.index.embedders import Embedder, make_embedder
-from quaderno.index.static_embedder import StaticEmbedder, parse_spec, table_files
+from quaderno.index.static_embedder import (TABLE_PREFIX, StaticEmbedder, parse_spec,
+                                            table_files)
 from quaderno.storage import VersionedDir, read_manifest, write_json_atomic
 
 log = logging.getLogger(__name__)
 
 KIND = "quaderno-gate"
-STATIC_PREFIX = "static-"  # a static embedder's table and sidecar, saved in the bundle
 FORMAT_VERSION = 1
 CONSTANT = {"always": True, "never": False}
 GATES = ("ccsk", "ccsk-rec", "skr-knn", "flashrag-skr", "sn", "rqm", "linear", "always", "never")
@@ -231,7 +231,7 @@ class GateBundle:
         extras = {p.name: json.loads(p.read_text(encoding="utf-8"))
                   for p in current.glob("*.json")
                   if p.name not in ("manifest.json", "memory.json")
-                  and not p.name.startswith(STATIC_PREFIX)}
+                  and not p.name.startswith(TABLE_PREFIX)}  # a carried table
         return cls(manifest, emb, memory, vectors, rqm, fusions, extras,
                    carries_table=carried is not None)
 

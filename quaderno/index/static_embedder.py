@@ -93,9 +93,12 @@ def _sha256(table: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(table).tobytes()).hexdigest()
 
 
+TABLE_PREFIX = "static-"  # every static table's file names start so (a cache or a gate)
+
+
 def table_files(folder: Path, source: str, dim: int) -> tuple[Path, Path]:
     """A static table's ``.npy`` and its ``.json`` sidecar in ``folder`` (a cache or a gate)."""
-    stem = f"static-{source}-{dim}"
+    stem = f"{TABLE_PREFIX}{source}-{dim}"
     return Path(folder) / f"{stem}.npy", Path(folder) / f"{stem}.json"
 
 
