@@ -87,8 +87,8 @@ class Model:
 
 
 def answer(name, model, tmp_path, question="Which member institution is the oldest?",
-           **opts) -> Answer:
-    method = make_method(name, LM(FakeLLM(respond=model)), Retriever(),
+           retriever=None, **opts) -> Answer:
+    method = make_method(name, LM(FakeLLM(respond=model)), retriever or Retriever(),
                          {"store_dir": str(tmp_path / "store"), **opts})
     return asyncio.run(method.answer(question))
 
@@ -225,12 +225,9 @@ class JudgingModel(Model):
 
 
 def test_the_evidence_that_settled_a_conflict_is_cited(tmp_path):
-    retriever = ConflictRetriever()
     # the trial extraction reads only the first four chunks, so ASK sees no conflict
-    method = make_method("docsage", LM(FakeLLM(respond=JudgingModel())), retriever,
-                         {"store_dir": str(tmp_path / "store"), "probe_size": 4,
-                          "probe_docs": 4})
-    a = asyncio.run(method.answer("Which member institution is the oldest?"))
+    probe = {"probe_size": 4, "probe_docs": 4}
+    a = answer("docsage", JudgingModel(), tmp_path, retriever=ConflictRetriever(), **probe)
     assert a.answer == "Varnholt University"
     assert a.details.clear["corrections"].get("backtracking") == 1
     (src,) = a.details.result.sources[0]
@@ -240,18 +237,14 @@ def test_the_evidence_that_settled_a_conflict_is_cited(tmp_path):
     assert {e.chunk_id for e in a.evidence} <= {"varn#0", "reprint#0", "errata#0"}
 
     # without SQL the tables are the context: the chunk that settled a cell is cited too
-    method = make_method("docsage-no-sql", LM(FakeLLM(respond=JudgingModel())),
-                         ConflictRetriever(), {"store_dir": str(tmp_path / "store"),
-                                               "probe_size": 4, "probe_docs": 4})
-    a = asyncio.run(method.answer("Which member institution is the oldest?"))
+    a = answer("docsage-no-sql", JudgingModel(), tmp_path, retriever=ConflictRetriever(),
+               **probe)
     assert a.details.clear["corrections"].get("backtracking") == 1
     assert "errata#0" in [e.chunk_id for e in a.evidence]
     # without the logic check the conflict is never seen, so nothing is looked up
     retriever = ConflictRetriever()
-    method = make_method("docsage-no-logic-check", LM(FakeLLM(respond=JudgingModel())),
-                         retriever, {"store_dir": str(tmp_path / "store"), "probe_size": 4,
-                                     "probe_docs": 4})
-    a = asyncio.run(method.answer("Which member institution is the oldest?"))
+    a = answer("docsage-no-logic-check", JudgingModel(), tmp_path, retriever=retriever,
+               **probe)
     assert a.details.clear["corrections"] == {}
     assert not any("1874" in q and "1876" in q for q in retriever.queries)
 
