@@ -111,6 +111,12 @@ HOSTILE: list[tuple[str, str]] = [
      "table-function"),
     ("WITH x AS (SELECT * FROM read_csv('canary.csv')) SELECT * FROM x", "table-function"),
     ("SELECT * FROM query('DROP TABLE company')", "table-function"),
+    # LATERAL admits a subquery over the schema's tables, not what a subquery may not read
+    ("SELECT * FROM company c, LATERAL read_csv('canary.csv') t", "table-function"),
+    ("SELECT * FROM company c JOIN LATERAL glob('/*') g ON true", "table-function"),
+    ("SELECT * FROM company c, LATERAL (SELECT * FROM duckdb_tables) t", "system-catalog"),
+    ("SELECT * FROM company c, LATERAL (SELECT * FROM read_text('canary.csv')) t",
+     "table-function"),
     ("SELECT * FROM query_table('company')", "table-function"),
     ("INSTALL httpfs", "not-a-select"),
     ("LOAD httpfs", "not-a-select"),

@@ -90,7 +90,9 @@ def test_gate_accepts_every_shape_mebench_uses() -> None:
                 "SELECT name FROM company WHERE name IN (SELECT company FROM person)",
                 "SELECT country, count(DISTINCT name) FROM company GROUP BY country "
                 "HAVING count(*) > 1 ORDER BY 2 DESC LIMIT 1",
-                "FROM company SELECT name"]:
+                "FROM company SELECT name",
+                "SELECT c.name, t.n FROM company c JOIN LATERAL (SELECT count(*) AS n FROM "
+                "person p WHERE p.company = c.name) t ON true"]:
         check_sql(sql, SCHEMA)
 
 
@@ -303,6 +305,29 @@ def test_the_right_side_of_except_is_support_not_a_source(sb: SQLSandbox) -> Non
     assert sorted(traced.result.rows) == [["Bolt"], ["Dyn"]]
     assert all(set(lin.support_tids) == tids(sb, "person", "Ann", "Bob", "Cid", "Dee")
                for lin in traced.lineage)
+
+
+def test_lateral_subqueries_run_and_trace_each_outer_row(sb: SQLSandbox) -> None:
+    # "each company's oldest person": a LATERAL join, the shape DuckDB offers for top-1 per
+    # group; every row cites its company and the person the lateral subquery picked
+    for join in (", LATERAL", " JOIN LATERAL", " CROSS JOIN LATERAL"):
+        on = " ON true" if join == " JOIN LATERAL" else ""
+        traced = run_with_lineage(sb, f"SELECT c.name, o.name AS oldest FROM company c{join} "
+                                      "(SELECT p.name FROM person p WHERE p.company = c.name "
+                                      f"ORDER BY p.age DESC LIMIT 1) o{on} ORDER BY c.name")
+        assert traced.result.rows == [["Acme", "Ann"], ["Cog", "Bob"], ["Eon", "Dee"]], join
+        assert [set(lin.tids) for lin in traced.lineage] == [
+            {tid(sb, "company", "Acme"), tid(sb, "person", "Ann")},
+            {tid(sb, "company", "Cog"), tid(sb, "person", "Bob")},
+            {tid(sb, "company", "Eon"), tid(sb, "person", "Dee")}], join
+        assert not traced.partial and all(lin.support_tids == [] for lin in traced.lineage)
+    # an aggregate inside the lateral subquery traces the rows it counted
+    counted = run_with_lineage(sb, "SELECT c.name, s.n FROM company c, LATERAL (SELECT "
+                                   "count(*) AS n FROM person p WHERE p.company = c.name) s "
+                                   "WHERE s.n > 1")
+    assert counted.result.rows == [["Acme", 2]]
+    assert set(counted.lineage[0].tids) == ({tid(sb, "company", "Acme")}
+                                            | tids(sb, "person", "Ann", "Cid"))
 
 
 def test_what_cannot_be_traced_is_marked_partial_not_guessed(sb: SQLSandbox) -> None:

@@ -7,8 +7,8 @@ The checked query is rewritten with sqlglot so that it also returns, as one extr
 * an aggregate or GROUP BY query adds ``flatten(list([...]))``, so every group (or the one
   global row) carries the tids it aggregated; HAVING, ORDER BY and LIMIT are untouched, so the
   lists align with the result rows exactly; SELECT DISTINCT becomes the equivalent GROUP BY;
-* CTEs and derived tables that are themselves plain or aggregate SELECTs (or UNION ALLs of
-  them) expose their own ``__lineage`` and the outer query concatenates it;
+* CTEs and derived tables (LATERAL ones too) that are themselves plain or aggregate SELECTs
+  (or UNION ALLs of them) expose their own ``__lineage`` and the outer query concatenates it;
 * uncorrelated subqueries in WHERE, HAVING or the SELECT list (IN, scalar, EXISTS) are run on
   their own, rewritten the same way, and their tids are kept as ``support_tids`` of every row.
 
@@ -158,10 +158,14 @@ class _Rewriter:
                     parts.append(exp.column(LINEAGE, table=alias, quoted=True))
             elif isinstance(src, exp.Table) and src.name.lower() in self.tables:
                 parts.append(exp.Array(expressions=[exp.column(TID, table=alias, quoted=True)]))
-            elif isinstance(src, exp.Subquery):
-                inner = self.query(src.this, local)
+            elif isinstance(src, exp.Subquery) or (isinstance(src, exp.Lateral)
+                                                    and isinstance(src.this, exp.Subquery)):
+                # a LATERAL subquery runs once per outer row, in place: its lineage column
+                # is that row's, as a derived table's is
+                derived = src.this if isinstance(src, exp.Lateral) else src
+                inner = self.query(derived.this, local)
                 if inner is not None:
-                    src.set("this", inner)
+                    derived.set("this", inner)
                     parts.append(exp.column(LINEAGE, table=alias, quoted=True))
                 else:
                     self.notes.append(f"derived table {alias!r} is not traced")
@@ -198,6 +202,8 @@ def _is_source(sub: exp.Subquery) -> bool:
     while isinstance(node.parent, exp.Subquery) or (
             isinstance(node.parent, exp.SetOperation)
             and (isinstance(node.parent, exp.Union) or node is node.parent.this)):
+        node = node.parent
+    if isinstance(node.parent, exp.Lateral):
         node = node.parent
     return node.parent is None or isinstance(node.parent, (exp.From, exp.Join, exp.CTE))
 

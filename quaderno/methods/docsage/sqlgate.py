@@ -162,7 +162,8 @@ def _check_table(node: exp.Table, known: set[str], ctes: set[str], sql: str) -> 
 
 
 def _check_sources(select: exp.Select, sql: str) -> None:
-    """FROM and JOIN may name tables (checked elsewhere), subqueries or VALUES, nothing else."""
+    """FROM and JOIN may name tables (checked elsewhere), subqueries (LATERAL ones too) or
+    VALUES, nothing else."""
     sources = []
     if select.args.get("from_") is not None:
         sources.append(select.args["from_"].this)
@@ -170,6 +171,11 @@ def _check_sources(select: exp.Select, sql: str) -> None:
     for src in sources:
         if isinstance(src, (exp.Table, exp.Subquery, exp.Values)):
             continue
+        if isinstance(src, exp.Lateral) and isinstance(src.this, exp.Subquery) \
+                and not src.args.get("view"):
+            continue
+        if isinstance(src, exp.Lateral):  # LATERAL read_csv(...), LATERAL VIEW explode(...)
+            src = src.this
         name = function_name(src) if isinstance(src, exp.Func) else type(src).__name__.lower()
         raise _refuse("table-function", f"FROM {name}(...) is not a table of the schema; read "
                       "only the schema's tables (use UNNEST in the SELECT list instead)", sql)
