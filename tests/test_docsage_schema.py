@@ -131,6 +131,15 @@ def test_describe_shows_units_and_keys():
                                                     (12345678901234567, True)),
     pytest.param(10 ** 400, "INT", (None, False), id="huge-int-INT"),
     pytest.param(10 ** 400, "DOUBLE", (None, False), id="huge-int-DOUBLE"),
+    # a scale multiplies exactly: float arithmetic reads "8.2 million" as 8199999.999999999,
+    # which then differs from "8,200,000" in a comparison, a GROUP BY or a conflict check,
+    # and "1.005 bn" as 1004999999.9999999, which an INT column refused as a fraction
+    ("8.2 million", "DOUBLE", (8200000.0, True)), ("1.005 bn", "INT", (1005000000, True)),
+    ("1.1k", "DOUBLE", (1100.0, True)), ("$2.3 bn", "DOUBLE", (2.3e9, True)),
+    ("0.29 million", "INT", (290000, True)), (0.1, "DOUBLE", (0.1, True)),
+    # a float with a fraction is refused by an INT column, however small the fraction
+    (3.0000000001, "INT", (None, False)), (3.0, "INT", (3, True)), (7, "DOUBLE", (7.0, True)),
+    ("1.00000000000000000000000000000001k", "INT", (None, False)),  # beyond 28 digits too
 ])
 def test_coerce(value, col_type, expected):
     assert coerce(value, col_type) == expected

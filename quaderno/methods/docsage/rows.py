@@ -95,40 +95,33 @@ def row_chunks(row: Row) -> list[str]:
 
 BIGINT_MIN, BIGINT_MAX = -(2 ** 63), 2 ** 63 - 1  # what DuckDB's INT column (BIGINT) holds
 _NUM = re.compile(r"^[-+]?\d+(\.\d+)?$")
-_SUFFIX = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "bn": 1e9, "b": 1e9,
-           "billion": 1e9}
+_SUFFIX = {"k": 3, "thousand": 3, "m": 6, "million": 6, "bn": 9, "b": 9, "billion": 9}
 
 
-def _number(value: Any) -> float | None:
+def _number(value: Any) -> Decimal | None:
+    """A number read exactly, as a Decimal: a float would round 17-digit ids and counts, hide
+    their fraction, and read "8.2 million" as 8199999.999999999. Scales (k, million, bn),
+    currency signs, a percent sign and thousands separators are read; None when the value is
+    not a number."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        try:
-            return float(value)
-        except OverflowError:  # an int beyond any float
-            return None
+    if isinstance(value, int):
+        return Decimal(value)
+    if isinstance(value, float):
+        # the shortest text that reads back as the same float, not its binary expansion
+        return Decimal(repr(value)) if math.isfinite(value) else None
     if not isinstance(value, str):
         return None
     text = value.strip().lower().replace(",", "").lstrip("~≈$€£ ").rstrip("% ")
     parts = text.split()
-    scale = 1.0
+    exponent = 0
     if parts and parts[-1] in _SUFFIX:
-        scale, text = _SUFFIX[parts[-1]], " ".join(parts[:-1])
+        exponent, text = _SUFFIX[parts[-1]], " ".join(parts[:-1])
     elif text and text[-1] in "kmb" and _NUM.match(text[:-1] or "x"):
-        scale, text = _SUFFIX[text[-1]], text[:-1]
-    return float(text) * scale if _NUM.match(text) else None
-
-
-def _exact(value: Any) -> Decimal | None:
-    """A number written without a scale, read exactly (a float would round 17-digit ids and
-    counts, and hide their fraction); None when it is written otherwise."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return Decimal(value)
-    if isinstance(value, str):
-        text = value.strip().replace(",", "")
-        if _NUM.match(text):
-            return Decimal(text)
-    return None
+        exponent, text = _SUFFIX[text[-1]], text[:-1]
+    # the scale goes into the text: Decimal reads a string exactly, arithmetic would round
+    # to 28 digits and could turn a fraction into a whole number
+    return Decimal(f"{text}e{exponent}") if _NUM.match(text) else None
 
 
 def coerce(value: Any, col_type: str) -> tuple[Any, bool]:
@@ -143,20 +136,15 @@ def coerce(value: Any, col_type: str) -> tuple[Any, bool]:
                 if isinstance(value, (list, dict)) else str(value)), True
     if col_type in ("INT", "DOUBLE"):
         num = _number(value)
-        if num is None or not math.isfinite(num):
+        if num is None:
             return None, False
-        if col_type == "INT":
-            exact = _exact(value)
-            if exact is not None:
-                if exact != exact.to_integral_value():
-                    return None, False
-                whole = int(exact)
-            elif abs(num - round(num)) < 1e-9:
-                whole = int(round(num))
-            else:
+        if col_type == "INT":  # a fraction is refused, not rounded away
+            if num != num.to_integral_value():
                 return None, False
+            whole = int(num)
             return (whole, True) if BIGINT_MIN <= whole <= BIGINT_MAX else (None, False)
-        return num, True
+        as_float = float(num)  # beyond any float: inf, refused
+        return (as_float, True) if math.isfinite(as_float) else (None, False)
     if col_type == "BOOL":
         if isinstance(value, bool):
             return value, True
