@@ -140,6 +140,10 @@ def test_describe_shows_units_and_keys():
     # a float with a fraction is refused by an INT column, however small the fraction
     (3.0000000001, "INT", (None, False)), (3.0, "INT", (3, True)), (7, "DOUBLE", (7.0, True)),
     ("1.00000000000000000000000000000001k", "INT", (None, False)),  # beyond 28 digits too
+    # a line break before the percent sign is still a number, not an exception that loses
+    # the question; a count of a million digits is refused (before int() reads it)
+    ("5\n%", "INT", (5, True)), ("$1,000\n%", "DOUBLE", (1000.0, True)),
+    pytest.param("9" * 1_000_000, "INT", (None, False), id="million-digits-INT"),
 ])
 def test_coerce(value, col_type, expected):
     assert coerce(value, col_type) == expected

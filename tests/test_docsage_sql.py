@@ -330,12 +330,33 @@ def test_lateral_subqueries_run_and_trace_each_outer_row(sb: SQLSandbox) -> None
                                             | tids(sb, "person", "Ann", "Cid"))
 
 
+def test_a_query_cannot_choose_the_tuples_its_rows_cite(sb: SQLSandbox) -> None:
+    # the rewrite concatenates each derived table's __lineage column: a model-written column
+    # of that name would make every row cite whatever tids it lists
+    for sql in ["SELECT c.name, t.x FROM company c, LATERAL (SELECT [1, 2, 3] AS __lineage, "
+                "p.name AS x FROM person p WHERE p.company = c.name) t",
+                'SELECT d.name FROM (SELECT name, [1, 2] AS "__LINEAGE" FROM company) d']:
+        with pytest.raises(SQLRefusedError) as info:
+            run_with_lineage(sb, sql)
+        assert info.value.reason == "reserved-name" and LINEAGE in str(info.value)
+
+
+def test_a_shape_sqlglot_cannot_qualify_is_refused_not_a_crash() -> None:
+    with pytest.raises(SQLRefusedError) as info:
+        check_sql("SELECT * FROM company c, (SELECT name FROM person) t, "
+                  "(PIVOT product ON name USING count(*)) pv", SCHEMA)
+    assert info.value.reason == "unsupported" and "SELECT *" in str(info.value)
+
+
 def test_what_cannot_be_traced_is_marked_partial_not_guessed(sb: SQLSandbox) -> None:
     union = run_with_lineage(sb, "SELECT company FROM person UNION SELECT company FROM product "
                                  "ORDER BY 1")
     assert union.result.rows == [["Acme"], ["Cog"], ["Eon"]]
     assert union.partial and all(lin.partial and not lin.tids for lin in union.lineage)
-    assert union.notes
+    assert union.notes == ["UNION (without ALL) is not traced row by row"]
+    except_all = run_with_lineage(sb, "SELECT name FROM company EXCEPT ALL "
+                                      "SELECT company FROM person")
+    assert except_all.partial and except_all.notes[0] == "EXCEPT is not traced row by row"
     correlated = run_with_lineage(sb, "SELECT c.name, (SELECT count(*) FROM person p WHERE "
                                       "p.company = c.name) AS staff FROM company c ORDER BY 1")
     assert correlated.result.rows[0] == ["Acme", 2]

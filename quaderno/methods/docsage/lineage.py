@@ -122,7 +122,8 @@ class _Rewriter:
             return out
         if isinstance(q, exp.Select):
             return self.select(q, ctes)
-        self.notes.append(f"{type(q).__name__.upper()} (without ALL) is not traced row by row")
+        kind = type(q).__name__.upper() + (" (without ALL)" if isinstance(q, exp.Union) else "")
+        self.notes.append(f"{kind} is not traced row by row")
         return None
 
     def select(self, q: exp.Select, ctes: dict[str, bool]) -> exp.Select | None:
@@ -324,6 +325,12 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
     provenance of every row. Raises SQLRefusedError, SQLTimeoutError (when the plain query
     times out; a slow lineage rewrite only makes the lineage partial), SQLExecutionError."""
     checked = sandbox.check(sql)
+    if any(i.name.lower() == LINEAGE for i in checked.expression.find_all(exp.Identifier)):
+        # the rewrite reads each derived table's __lineage column: a query that names one
+        # itself would choose which tuples its rows cite
+        raise SQLRefusedError(f"SQL refused (reserved-name): {LINEAGE!r} is a name DocSage "
+                              "reserves for provenance; name the column or alias otherwise",
+                              reason="reserved-name", sql=sql)
     rewriter = _Rewriter({t.name for t in sandbox.schema.tables})
     rewritten = rewriter.query(checked.expression, {})
     result: QueryResult | None = None

@@ -94,7 +94,7 @@ def row_chunks(row: Row) -> list[str]:
 
 
 BIGINT_MIN, BIGINT_MAX = -(2 ** 63), 2 ** 63 - 1  # what DuckDB's INT column (BIGINT) holds
-_NUM = re.compile(r"^[-+]?\d+(\.\d+)?$")
+_NUM = re.compile(r"[-+]?\d+(\.\d+)?")  # used with fullmatch: "$" admits a final "\n"
 _SUFFIX = {"k": 3, "thousand": 3, "m": 6, "million": 6, "bn": 9, "b": 9, "billion": 9}
 
 
@@ -109,19 +109,20 @@ def _number(value: Any) -> Decimal | None:
         return Decimal(value)
     if isinstance(value, float):
         # the shortest text that reads back as the same float, not its binary expansion
-        return Decimal(repr(value)) if math.isfinite(value) else None
+        # (float.__repr__: a numpy float's own repr is "np.float64(0.1)")
+        return Decimal(float.__repr__(value)) if math.isfinite(value) else None
     if not isinstance(value, str):
         return None
-    text = value.strip().lower().replace(",", "").lstrip("~≈$€£ ").rstrip("% ")
+    text = value.strip().lower().replace(",", "").lstrip("~≈$€£ ").rstrip("% ").strip()
     parts = text.split()
     exponent = 0
     if parts and parts[-1] in _SUFFIX:
         exponent, text = _SUFFIX[parts[-1]], " ".join(parts[:-1])
-    elif text and text[-1] in "kmb" and _NUM.match(text[:-1] or "x"):
+    elif text and text[-1] in "kmb" and _NUM.fullmatch(text[:-1]):
         exponent, text = _SUFFIX[text[-1]], text[:-1]
     # the scale goes into the text: Decimal reads a string exactly, arithmetic would round
     # to 28 digits and could turn a fraction into a whole number
-    return Decimal(f"{text}e{exponent}") if _NUM.match(text) else None
+    return Decimal(f"{text}e{exponent}") if _NUM.fullmatch(text) else None
 
 
 def coerce(value: Any, col_type: str) -> tuple[Any, bool]:
@@ -139,7 +140,9 @@ def coerce(value: Any, col_type: str) -> tuple[Any, bool]:
         if num is None:
             return None, False
         if col_type == "INT":  # a fraction is refused, not rounded away
-            if num != num.to_integral_value():
+            # beyond 19 digits no BIGINT holds it: refused before int(), which is quadratic
+            # in the digits (a million-digit "count" would take most of a minute)
+            if num.adjusted() > 18 or num != num.to_integral_value():
                 return None, False
             whole = int(num)
             return (whole, True) if BIGINT_MIN <= whole <= BIGINT_MAX else (None, False)

@@ -265,6 +265,13 @@ def check_sql(sql: str, schema: Schema) -> CheckedSQL:
         raise _refuse("unknown-column", f"{str(e)[:300]}; the schema's columns are: "
                       + "; ".join(f"{t.name}({', '.join(t.column_names)})"
                                   for t in schema.tables), sql) from e
+    except Exception as e:  # sqlglot's optimizer asserts on shapes it cannot resolve (a
+        # PIVOT beside a derived table under SELECT *): a refusal the model can act on, not a
+        # crash that loses the question
+        log.warning("sqlglot could not qualify the query: %r", e)
+        raise _refuse("unsupported", "the query's shape cannot be checked (sqlglot: "
+                      f"{type(e).__name__}); write it more simply, naming the columns "
+                      "instead of SELECT * and without PIVOT", sql) from e
     _restore_output_names(qualified)
     normalized = qualified.sql(dialect="duckdb", comments=False)
     # defence in depth: what will run must itself parse as the same single query
