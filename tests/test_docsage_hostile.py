@@ -111,6 +111,12 @@ HOSTILE: list[tuple[str, str]] = [
      "table-function"),
     ("WITH x AS (SELECT * FROM read_csv('canary.csv')) SELECT * FROM x", "table-function"),
     ("SELECT * FROM query('DROP TABLE company')", "table-function"),
+    # nesting that exhausts the parser's stack is a refusal, not a RecursionError that
+    # loses the question
+    ("SELECT name FROM company WHERE " + "(" * 300 + "employees > 1" + ")" * 300, "too-deep"),
+    ("SELECT name FROM company WHERE name IN "
+     + "(SELECT name FROM company WHERE name IN " * 200 + "(SELECT name FROM company)"
+     + ")" * 200, "too-deep"),
     # LATERAL admits a subquery over the schema's tables, not what a subquery may not read
     ("SELECT * FROM company c, LATERAL read_csv('canary.csv') t", "table-function"),
     ("SELECT * FROM company c JOIN LATERAL glob('/*') g ON true", "table-function"),

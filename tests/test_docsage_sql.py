@@ -10,7 +10,7 @@ import statistics
 import pytest
 
 from quaderno.errors import ConfigError, SQLExecutionError, SQLRefusedError
-from quaderno.methods.docsage.lineage import LINEAGE, run_with_lineage
+from quaderno.methods.docsage.lineage import LINEAGE, MAX_SUPPORT_QUERIES, run_with_lineage
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.sandbox import SQLSandbox, SQLTimeoutError
 from quaderno.methods.docsage.schema import Column, Schema, Table
@@ -339,6 +339,21 @@ def test_a_query_cannot_choose_the_tuples_its_rows_cite(sb: SQLSandbox) -> None:
         with pytest.raises(SQLRefusedError) as info:
             run_with_lineage(sb, sql)
         assert info.value.reason == "reserved-name" and LINEAGE in str(info.value)
+
+
+def test_deeply_nested_filters_trace_the_outermost_and_say_the_rest_are_not(
+        sb: SQLSandbox) -> None:
+    # a small model once nested NOT IN 33 deep: each filter subquery runs on its own, so
+    # only the first MAX_SUPPORT_QUERIES are traced
+    depth = MAX_SUPPORT_QUERIES + 4
+    sql = ("SELECT name FROM company WHERE name IN "
+           + "(SELECT company FROM person WHERE company IN " * depth
+           + "(SELECT company FROM person)" + ")" * depth)
+    traced = run_with_lineage(sb, sql)
+    assert sorted(traced.result.rows) == [["Acme"], ["Cog"], ["Eon"]]
+    assert traced.partial and all(lin.partial for lin in traced.lineage)
+    assert f"5 of {depth + 1} subqueries not traced (too many)" in traced.notes
+    assert set(traced.lineage[0].support_tids) == tids(sb, "person", "Ann", "Bob", "Cid", "Dee")
 
 
 def test_a_shape_sqlglot_cannot_qualify_is_refused_not_a_crash() -> None:

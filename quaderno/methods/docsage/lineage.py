@@ -40,6 +40,7 @@ from quaderno.methods.docsage.sqlgate import CheckedSQL
 log = logging.getLogger(__name__)
 
 LINEAGE = "__lineage"
+MAX_SUPPORT_QUERIES = 8  # filter subqueries traced per query, each one run on its own
 
 
 class ResultLineage(BaseModel):
@@ -248,9 +249,14 @@ def _support_tids(sandbox: SQLSandbox, root: exp.Expression, rewriter: _Rewriter
                   timeout_s: float, max_rows: int) -> tuple[list[int], bool]:
     tids: dict[int, None] = {}
     partial = False
-    for query in _support_queries(root):
-        if query.find(exp.Table) is None:
-            continue
+    queries = [q for q in _support_queries(root) if q.find(exp.Table) is not None]
+    if len(queries) > MAX_SUPPORT_QUERIES:
+        # each runs on its own, and a model nesting NOT IN 30 deep would run 30 ever deeper
+        # queries: the outermost are traced, the rest left partial
+        rewriter.notes.append(f"{len(queries) - MAX_SUPPORT_QUERIES} of {len(queries)} "
+                              "subqueries not traced (too many)")
+        queries, partial = queries[:MAX_SUPPORT_QUERIES], True
+    for query in queries:
         rewritten = rewriter.query(query, {})
         if rewritten is None:
             partial = True

@@ -242,6 +242,15 @@ def check_sql(sql: str, schema: Schema) -> CheckedSQL:
     """Accept ``sql`` only if it is one read-only query over ``schema``'s tables and columns;
     return it qualified and regenerated. Raises :class:`SQLRefusedError` naming what was
     refused and what to change."""
+    try:
+        return _check(sql, schema)
+    except RecursionError as e:  # sqlglot parses and walks recursively: some 45 nested
+        # parentheses or subqueries exhaust Python's stack, and the question must not crash
+        raise _refuse("too-deep", "the query nests too deeply to check; write it with fewer "
+                      "nested parentheses and subqueries (a CTE per step)", sql) from e
+
+
+def _check(sql: str, schema: Schema) -> CheckedSQL:
     if not isinstance(sql, str) or not sql.strip():
         raise _refuse("empty", "no SQL was given; write one SELECT statement", str(sql))
     if len(sql) > MAX_SQL_CHARS:
