@@ -182,8 +182,9 @@ class _Run:
             table = self.schema.table(v.table)
             if v.kind in ("fd", "unique") and table is not None:
                 lhs = v.columns[:-1] if v.kind == "fd" else v.columns
-                # a duplicate key is settled on its single-valued columns; rows that differ
-                # only in multi-valued ones stay, reported (the schema needs another table)
+                # a duplicate key is settled on the single-valued columns its rows disagree
+                # on (multi-valued columns are part of the key: rows with different values
+                # of them are no duplicates)
                 targets = [v.columns[-1]] if v.kind == "fd" else [
                     c.name for c in table.columns if c.name not in lhs and c.single_valued
                     and len({normalize_value(rows[i].values.get(c.name), c.type)

@@ -53,6 +53,9 @@ class DraftColumn(BaseModel):
     type: Literal["TEXT", "INT", "DOUBLE", "DATE", "BOOL"] = "TEXT"
     description: str = ""
     unit: str = ""
+    single_valued: bool = Field(True, description="false when one entity has several values "
+                                                  "of it (a company's products): one row per "
+                                                  "value")
 
 
 class DraftForeignKey(BaseModel):
@@ -108,7 +111,8 @@ def _columns(dt: DraftTable, notes: list[str]) -> list[Column]:
         if name == "_tid" or name in out:
             notes.append(f"table {dt.name!r}: dropped repeated column {dc.name!r}")
             continue
-        out[name] = Column(name=name, type=dc.type, description=dc.description, unit=dc.unit)
+        out[name] = Column(name=name, type=dc.type, description=dc.description, unit=dc.unit,
+                           single_valued=dc.single_valued)
     return list(out.values())
 
 
@@ -198,7 +202,8 @@ def from_schema(schema: Schema) -> SchemaDraft:
     """The draft form of a schema: what F_update shows the model and edits."""
     tables = [DraftTable(name=t.name, description=t.description,
                          columns=[DraftColumn(name=c.name, type=c.type,
-                                              description=c.description, unit=c.unit)
+                                              description=c.description, unit=c.unit,
+                                              single_valued=c.single_valued)
                                   for c in t.columns],
                          primary_key=t.primary_key,
                          foreign_keys=[DraftForeignKey(column=fk.cols[0],

@@ -30,6 +30,8 @@ class SchemaPatch(BaseModel):
     type: Literal["TEXT", "INT", "DOUBLE", "DATE", "BOOL"] = "TEXT"
     description: str = ""
     unit: str = ""
+    single_valued: bool = Field(True, description="add_column: false when one entity has "
+                                                  "several values of it")
     references_table: str = ""
     references_column: str = ""
     constraint: DraftConstraint | None = None
@@ -68,7 +70,8 @@ def _apply_one(tables: list[DraftTable], p: SchemaPatch, constraints: list[Draft
         if col is not None or not p.column:
             return f"add_column {p.table}.{p.column}: exists or unnamed"
         table.columns.append(DraftColumn(name=p.column, type=p.type,
-                                         description=p.description, unit=p.unit))
+                                         description=p.description, unit=p.unit,
+                                         single_valued=p.single_valued))
     elif p.op == "require_attribute":
         if col is None:
             return f"require_attribute {p.table}.{p.column}: no such column"

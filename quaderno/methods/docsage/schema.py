@@ -71,6 +71,12 @@ class Column(BaseModel):
     # between documents (a yearly figure without an ``as_of`` column)
     single_valued: bool = True
 
+    def definition(self) -> list[Any]:
+        """What extraction into this column depends on (a single-valued column's is as it
+        was before multi-valued columns, so stored tuples keep their keys)."""
+        return [self.name, self.type, self.unit, self.description,
+                *([] if self.single_valued else ["multi-valued"])]
+
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
@@ -135,11 +141,12 @@ class Table(BaseModel):
 
     def signature(self) -> str:
         """Hash of what extraction into this table depends on: its name, description and
-        columns (name, type, unit, description). Keys, constraints and other tables do not
-        change what a chunk says, so they are left out: a later question whose schema shares
-        this table re-uses its extracted tuples."""
+        columns (name, type, unit, description, and whether an entity has one value or a row
+        per value). Keys, constraints and other tables do not change what a chunk says, so
+        they are left out: a later question whose schema shares this table re-uses its
+        extracted tuples."""
         body = {"name": self.name, "description": self.description,
-                "columns": [[c.name, c.type, c.unit, c.description] for c in self.columns]}
+                "columns": [c.definition() for c in self.columns]}
         return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
     def ddl(self) -> str:
@@ -283,11 +290,14 @@ class Schema(BaseModel):
 
     def all_constraints(self) -> list[Constraint]:
         """The declared constraints plus those the keys imply (unique primary keys, foreign
-        keys' referential integrity), without duplicates."""
+        keys' referential integrity), without duplicates. A table with multi-valued columns
+        holds one row per value: its rows are unique on the key and those columns."""
         out: list[Constraint] = list(self.constraints)
         for t in self.tables:
             if t.primary_key:
-                out.append(UniqueKey(table=t.name, cols=t.primary_key))
+                multi = [c.name for c in t.columns
+                         if not c.single_valued and c.name not in t.primary_key]
+                out.append(UniqueKey(table=t.name, cols=[*t.primary_key, *multi]))
             for fk in t.foreign_keys:
                 out.append(ReferentialIntegrity(table=t.name, cols=fk.cols,
                                                 ref_table=fk.ref_table, ref_cols=fk.ref_cols))
@@ -335,8 +345,9 @@ class Schema(BaseModel):
         for t in self.tables:
             lines.append(f"TABLE {t.name}" + (f" -- {t.description}" if t.description else ""))
             for c in t.columns:
-                note = "; ".join(x for x in (c.description, f"unit: {c.unit}" if c.unit else "")
-                                 if x)
+                note = "; ".join(x for x in (
+                    c.description, f"unit: {c.unit}" if c.unit else "",
+                    "" if c.single_valued else "several per entity, one row each") if x)
                 lines.append(f"  {c.name} {c.type}" + (f" -- {note}" if note else ""))
             if t.primary_key:
                 lines.append(f"  PRIMARY KEY ({', '.join(t.primary_key)})")

@@ -41,7 +41,7 @@ from quaderno.errors import IndexFormatError
 from quaderno.llm.sqlite_conn import ThreadConnections
 from quaderno.methods.docsage.normalize import entity_key, key_columns
 from quaderno.methods.docsage.rows import Row
-from quaderno.methods.docsage.schema import Column, Table
+from quaderno.methods.docsage.schema import Table
 
 if TYPE_CHECKING:  # extract.py uses this module; the settings only need .key()
     from quaderno.methods.docsage.extract import ExtractionSettings
@@ -154,7 +154,7 @@ class TupleStore:
         """Rows of ``table`` assembled from this chunk's entries for *other* definitions of
         a table of the same name, description and key (same model, settings and chunk
         text) whose
-        columns have the same definitions (name, type, unit, description), and the columns
+        columns have the same definitions (:meth:`Column.definition`), and the columns
         still missing; None when no entry shares the key. A question whose minimal schema
         drops or adds a column of a stored table thus re-uses what was extracted."""
         found = self._conns.get().execute(
@@ -162,7 +162,7 @@ class TupleStore:
             "table_name = ? AND model = ? AND settings = ?",
             (chunk.id, text_hash(chunk.render()), table.name, model_id,
              settings.key())).fetchall()
-        want = {c.name: _coldef(c) for c in table.columns}
+        want = {c.name: c.definition() for c in table.columns}
         keys = key_columns(table)
         entries = []
         for body, definition in found:
@@ -174,10 +174,10 @@ class TupleStore:
             # the description says which records belong in the table ("companies founded
             # after 1990" holds fewer than "companies"): rows for another one are not re-used
             if stored.description != table.description or key_columns(stored) != keys or any(
-                    _coldef(stored.column(k)) != want[k] for k in keys):
+                    stored.column(k).definition() != want[k] for k in keys):
                 continue
             entries.append((rows, {c.name for c in stored.columns
-                                   if want.get(c.name) == _coldef(c)} - set(keys)))
+                                   if want.get(c.name) == c.definition()} - set(keys)))
         covered: set[str] = set()
         parts: list[tuple[list[Row], set[str]]] = []
         for rows, cols in sorted(entries, key=lambda e: -len(e[1])):
@@ -214,10 +214,6 @@ class TupleStore:
             except ValidationError as exc:
                 log.warning("tuple store %s: unreadable table definition (%s)", self.path, exc)
         return out
-
-
-def _coldef(col: Column) -> tuple[str, str, str, str]:
-    return (col.name, col.type, col.unit, col.description)
 
 
 def delta_table(table: Table, columns: Sequence[str]) -> Table:

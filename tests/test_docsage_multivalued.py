@@ -1,0 +1,159 @@
+"""Multi-valued attributes: a column an entity has several values of (a company's products)
+is declared ``single_valued: false`` in the model's draft and stays so through every schema
+revision; its rows are one per value, unique on (key, value), never a conflict to settle."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.index.hits import Hit
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.methods.docsage.constraints import check
+from quaderno.methods.docsage.extract import ExtractionSettings
+from quaderno.methods.docsage.draft import SchemaDraft, from_schema, to_schema
+from quaderno.methods.docsage.patch import SchemaPatch, apply_patches
+from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.docsage.schema import Table, UniqueKey
+from quaderno.methods.docsage.store import TupleStore
+from quaderno.methods.registry import make_method
+
+DRAFT = {"tables": [{"name": "company", "columns": [
+    {"name": "name"}, {"name": "founded", "type": "INT"},
+    {"name": "product", "description": "a product it makes", "single_valued": False}],
+    "primary_key": ["name"]}],
+    "required_attributes": ["company.name", "company.product"]}
+
+
+def schema():
+    s, notes = to_schema(SchemaDraft.model_validate(DRAFT))
+    assert notes == []
+    return s
+
+
+def row(chunk, **values):
+    return Row(table="company", values=values, provenance=Provenance(chunk_id=chunk))
+
+
+def test_the_draft_declares_a_multi_valued_column_and_revisions_keep_it():
+    s = schema()
+    t = s.table("company")
+    assert t.column("product").single_valued is False
+    assert t.column("founded").single_valued is True
+    # the prompt says so, for extraction and SQL
+    assert "product TEXT -- a product it makes; several per entity, one row each" \
+        in s.describe()
+    assert "founded INT\n" in s.describe() + "\n"
+    # F_update edits the draft form: a revision must not turn the column single-valued
+    assert from_schema(s).tables[0].columns[2].single_valued is False
+    new, notes = apply_patches(s, [SchemaPatch(op="add_column", table="company",
+                                               column="city", type="TEXT"),
+                                   SchemaPatch(op="add_column", table="company",
+                                               column="brand", single_valued=False)])
+    assert notes == [] and new.version == s.version + 1
+    assert [(c.name, c.single_valued) for c in new.table("company").columns] == [
+        ("name", True), ("founded", True), ("product", False), ("city", True),
+        ("brand", False)]
+
+
+def test_rows_are_unique_on_key_and_value_not_on_the_key_alone():
+    s = schema()
+    assert UniqueKey(table="company", cols=["name", "product"]) in s.all_constraints()
+    two_products = [row("a#0", name="Acme", founded=1990, product="Widget"),
+                    row("b#0", name="Acme", product="Gadget")]
+    assert check(s, two_products).violations == []
+    # the same product twice is a duplicate; two founding years are still a conflict
+    again = check(s, [*two_products, row("c#0", name="Acme", product="Widget")])
+    assert [(v.kind, v.values) for v in again.violations] == [("unique", ["Acme", "Widget"])]
+    years = check(s, [*two_products, row("d#0", name="Acme", founded=1991)])
+    assert [(v.kind, v.columns) for v in years.violations] == [("fd", ["name", "founded"])]
+
+
+DOCS = [("acme1", "Acme Corp makes the Widget. Acme Corp was founded in 1990."),
+        ("acme2", "Acme Corp also makes the Gadget."),
+        ("bolt", "Bolt Ltd makes the Sprocket. Bolt Ltd was founded in 2001.")]
+CHUNKS = [Chunk(id=f"{d}#0", text=t, kb="cos", title=d) for d, t in DOCS]
+
+
+class Retriever:
+    def fingerprint(self) -> str:
+        return "list"
+
+    def retrieve(self, query: str, k: int = 5) -> list[Hit]:
+        return [Hit(chunk=c, score=1.0 / i, rank=i, retriever="list")
+                for i, c in enumerate(CHUNKS[:k], start=1)]
+
+    def retrieve_batch(self, queries, k=5):
+        return [self.retrieve(q, k) for q in queries]
+
+
+class Model:
+    """Drafts the schema above and extracts what each chunk states, a row per product."""
+
+    def __init__(self) -> None:
+        self.judged = 0
+
+    def __call__(self, request):
+        user = request.messages[-1].content
+        if user.startswith(("Design the smallest", "Revise this relational schema")):
+            return json.dumps(DRAFT)
+        if user.startswith("Extract into the tables below"):
+            text = user.split('"""')[1]
+            rows = []
+            for name, product in re.findall(r"(\w+ (?:Corp|Ltd)) (?:also )?makes the (\w+)",
+                                            text):
+                year = re.search(rf"{name} was founded in (\d{{4}})", text)
+                rows.append({"name": name, "product": product,
+                             "founded": int(year[1]) if year else None})
+            return json.dumps({"company": rows})
+        if "Documents disagree" in user:
+            self.judged += 1
+            return json.dumps({"value": None, "passage": 1, "quote": ""})
+        if user.startswith("Write one DuckDB SELECT"):
+            return json.dumps({"sql": "SELECT name, count(DISTINCT product) AS products "
+                                      "FROM company GROUP BY name ORDER BY products DESC, "
+                                      "name LIMIT 1"})
+        if user.startswith("Answer the question from the query result"):
+            first = re.search(r"\[1\] \"([^\"]+)\"", user)
+            return json.dumps({"answer": first[1] if first else "not found",
+                               "cited_rows": [1] if first else []})
+        raise AssertionError(f"unexpected prompt {user[:80]!r}")
+
+
+def test_docsage_keeps_every_value_of_a_multi_valued_attribute(tmp_path):
+    model = Model()
+    method = make_method("docsage", LM(FakeLLM(respond=model)), Retriever(),
+                         {"store_dir": str(tmp_path / "store")})
+    a = asyncio.run(method.answer("Which company makes the most products?"))
+    d = a.details
+    # both of Acme's products survive CLEAR: nothing was settled, nothing set to NULL
+    assert model.judged == 0 and d.clear["corrections"] == {}
+    assert sorted((r["name"], r["product"]) for r in d.tables["company"]) == [
+        ("Acme Corp", "Gadget"), ("Acme Corp", "Widget"), ("Bolt Ltd", "Sprocket")]
+    assert d.result.rows == [["Acme Corp", 2]]
+    assert a.answer == "Acme Corp"
+    # the count cites both chunks that name a product
+    assert {s.chunk_id for s in d.result.sources[0]} == {"acme1#0", "acme2#0"}
+
+
+def test_tuples_extracted_one_per_entity_are_not_reused_for_a_row_per_value(tmp_path):
+    """Extraction under "one product per company" keeps one product; a table that wants a
+    row per product must extract again, not assemble its column from those rows."""
+    multi = schema().table("company")
+    single = Table.model_validate({**multi.model_dump(), "columns": [
+        {**c.model_dump(), "single_valued": True} for c in multi.columns]})
+    assert single.signature() != multi.signature()
+    # a single-valued column's definition (so stored tuples' keys) is as it always was
+    assert single.column("product").definition() == ["product", "TEXT", "", "a product it makes"]
+    store, none = TupleStore(tmp_path), ExtractionSettings(confidence="none")
+    chunk = CHUNKS[0]
+    store.put(chunk, single, "m", none, [row(chunk.id, name="Acme Corp", founded=1990,
+                                             product="Widget")])
+    assert store.get(chunk, multi, "m", none) is None
+    rows, missing = store.cover(chunk, multi, "m", none)
+    # founded is shared by both definitions; product is extracted again
+    assert missing == ["product"]
+    assert rows[0].values == {"name": "Acme Corp", "founded": 1990, "product": None}
