@@ -195,6 +195,21 @@ def test_agreement_rows_align_spellings_of_one_entity() -> None:
     assert agreed[0].confidence == {"name": 1.0, "founded": 1.0, "staff": 1.0}
 
 
+def test_agreement_reads_a_foreign_key_as_an_entity_name() -> None:
+    """Two samples naming an office's company "Acme Inc." and "ACME" agree (the same
+    entity): a spelling is no reason to send the cell to the committee."""
+    table = Schema.model_validate({"tables": [
+        {"name": "company", "primary_key": ["name"], "columns": [{"name": "name"}]},
+        {"name": "office", "primary_key": ["town"],
+         "columns": [{"name": "town"}, {"name": "company"}, {"name": "manager"}],
+         "foreign_keys": [{"cols": ["company"], "ref_table": "company",
+                           "ref_cols": ["name"]}]}]}).table("office")
+    agreed = agreement_rows([[{"town": "Zorn", "company": "Acme Inc.", "manager": "Ada"}],
+                             [{"town": "Zorn", "company": "ACME", "manager": "Bo"}]], table)
+    assert agreed[0].confidence == {"town": 1.0, "company": 1.0, "manager": 0.5}
+    assert agreed[0].values["company"] == "Acme Inc."
+
+
 # -- conformal threshold --------------------------------------------------------------------------
 def _cells(rng: random.Random, n: int, error_rate: float = 0.3) -> list[LabelledCell]:
     """Cells with a known confidence distribution: wrong ones ~ Beta(2, 5), right ones

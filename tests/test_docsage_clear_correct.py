@@ -58,6 +58,34 @@ def test_committee_votes_per_cell_and_nulls_cells_without_majority() -> None:
     assert (result["staff"].value, result["staff"].majority) == (None, False)  # 2300/2400/None
 
 
+OFFICES = Schema.model_validate({"tables": [
+    *SCHEMA.model_dump()["tables"],
+    {"name": "office", "primary_key": ["town"],
+     "columns": [{"name": "town"}, {"name": "company"}, {"name": "manager"}],
+     "foreign_keys": [{"cols": ["company"], "ref_table": "company", "ref_cols": ["name"]}]}]})
+
+
+def test_a_foreign_key_cell_is_voted_on_as_an_entity_name() -> None:
+    """Three voters name one company three ways: a majority, not NULL; a plain text column
+    still needs the same words."""
+    office = OFFICES.table("office")
+    ballots = [[{"town": "Zorn", "company": "Acme Inc.", "manager": "Ada Obi"}],
+               [{"town": "Zorn", "company": "ACME", "manager": "A. Obi"}],
+               [{"town": "Zorn", "company": "Acme Corporation", "manager": "Bo Lund"}]]
+    result = tally(ballots, office, {"town": "Zorn"}, ["company", "manager"])
+    assert (result["company"].value, result["company"].majority) == ("Acme Inc.", True)
+    assert result["company"].share == 1.0
+    assert (result["manager"].value, result["manager"].majority) == (None, False)
+    # an alias the collection established ("XU" is Xandria University) counts too
+    ballots = [[{"town": "Zorn", "company": "XU"}], [{"town": "Zorn", "company": "XU"}],
+               [{"town": "Zorn", "company": "Xandria University"}]]
+    plain = tally(ballots, office, {"town": "Zorn"}, ["company"])
+    assert plain["company"].share == 2 / 3
+    aliased = tally(ballots, office, {"town": "Zorn"}, ["company"],
+                    aliases={"xu": "xandria university"})
+    assert aliased["company"].share == 1.0 and aliased["company"].value == "XU"
+
+
 def test_a_voter_without_the_row_votes_null() -> None:
     ballots = [[company("Acme", 1874)], [company("Bolt", 1900)], [company("Cog", 1)]]
     result = tally(ballots, TABLE, company("Acme"), ["founded"])

@@ -127,7 +127,7 @@ def tally(ballots: Sequence[Sequence[Mapping[str, Any]]], table: Table,
              for b in ballots]
     out = {}
     for col in columns:
-        votes = [cell_form(table, col, p.get(col)) for p in picks]
+        votes = [cell_form(table, col, p.get(col), aliases) for p in picks]
         best, count = Counter(votes).most_common(1)[0]
         if count * 2 > len(picks):
             value = next(p.get(col) for p, v in zip(picks, votes) if v == best)

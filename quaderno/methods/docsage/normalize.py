@@ -121,10 +121,19 @@ def entity_key(table: Table, values: Mapping[str, Any],
     return tuple(out)
 
 
-def cell_form(table: Table, column: str, value: Any) -> str | None:
-    """How votes and merges compare a cell: key columns as entity names (so "ACME" equals
-    "Acme Inc."), other columns by :func:`normalize_value`."""
-    col = table.column(column)
-    if column in key_columns(table) and col.type == "TEXT":
-        return normalize_entity(value) or None
-    return normalize_value(value, col.type)
+def names_entity(table: Table, column: str) -> bool:
+    """True for a TEXT column whose values are entity names: a key column, or a foreign key
+    (which names an entity of another table)."""
+    if table.column(column).type != "TEXT":
+        return False
+    return column in key_columns(table) or any(column in fk.cols for fk in table.foreign_keys)
+
+
+def cell_form(table: Table, column: str, value: Any,
+              aliases: Mapping[str, str] | None = None) -> str | None:
+    """How votes and sample agreement compare a cell: entity names (key and foreign-key
+    columns) as :func:`normalize_entity` reads them, so "ACME" equals "Acme Inc."; other
+    columns by :func:`normalize_value`."""
+    if names_entity(table, column):
+        return normalize_entity(value, aliases) or None
+    return normalize_value(value, table.column(column).type)
