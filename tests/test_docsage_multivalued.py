@@ -8,16 +8,22 @@ import asyncio
 import json
 import re
 
+import pytest
+
 from quaderno.corpus.chunk import Chunk
 from quaderno.index.hits import Hit
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
+from quaderno.methods.docsage.ask import describe_tables
+from quaderno.methods.docsage.confidence import agreement_rows
 from quaderno.methods.docsage.constraints import check
+from quaderno.methods.docsage.correct import tally
 from quaderno.methods.docsage.extract import ExtractionSettings
 from quaderno.methods.docsage.draft import SchemaDraft, from_schema, to_schema
 from quaderno.methods.docsage.patch import SchemaPatch, apply_patches
+from quaderno.methods.docsage.reason import render_tables
 from quaderno.methods.docsage.rows import Provenance, Row
-from quaderno.methods.docsage.schema import Table, UniqueKey
+from quaderno.methods.docsage.schema import Schema, Table, UniqueKey
 from quaderno.methods.docsage.store import TupleStore
 from quaderno.methods.registry import make_method
 
@@ -73,7 +79,7 @@ def test_rows_are_unique_on_key_and_value_not_on_the_key_alone():
 
 
 DOCS = [("acme1", "Acme Corp makes the Widget. Acme Corp was founded in 1990."),
-        ("acme2", "Acme Corp also makes the Gadget."),
+        ("acme2", "Acme Corp also makes the Gadget. Acme Corp makes the Gizmo."),
         ("bolt", "Bolt Ltd makes the Sprocket. Bolt Ltd was founded in 2001.")]
 CHUNKS = [Chunk(id=f"{d}#0", text=t, kb="cos", title=d) for d, t in DOCS]
 
@@ -123,17 +129,19 @@ class Model:
         raise AssertionError(f"unexpected prompt {user[:80]!r}")
 
 
-def test_docsage_keeps_every_value_of_a_multi_valued_attribute(tmp_path):
+@pytest.mark.parametrize("confidence", ["auto", "samples"])
+def test_docsage_keeps_every_value_of_a_multi_valued_attribute(tmp_path, confidence):
     model = Model()
     method = make_method("docsage", LM(FakeLLM(respond=model)), Retriever(),
-                         {"store_dir": str(tmp_path / "store")})
+                         {"store_dir": str(tmp_path / "store"), "confidence": confidence})
     a = asyncio.run(method.answer("Which company makes the most products?"))
     d = a.details
     # both of Acme's products survive CLEAR: nothing was settled, nothing set to NULL
     assert model.judged == 0 and d.clear["corrections"] == {}
     assert sorted((r["name"], r["product"]) for r in d.tables["company"]) == [
-        ("Acme Corp", "Gadget"), ("Acme Corp", "Widget"), ("Bolt Ltd", "Sprocket")]
-    assert d.result.rows == [["Acme Corp", 2]]
+        ("Acme Corp", "Gadget"), ("Acme Corp", "Gizmo"), ("Acme Corp", "Widget"),
+        ("Bolt Ltd", "Sprocket")]
+    assert d.result.rows == [["Acme Corp", 3]]
     assert a.answer == "Acme Corp"
     # the count cites both chunks that name a product
     assert {s.chunk_id for s in d.result.sources[0]} == {"acme1#0", "acme2#0"}
@@ -153,7 +161,61 @@ def test_tuples_extracted_one_per_entity_are_not_reused_for_a_row_per_value(tmp_
     store.put(chunk, single, "m", none, [row(chunk.id, name="Acme Corp", founded=1990,
                                              product="Widget")])
     assert store.get(chunk, multi, "m", none) is None
-    rows, missing = store.cover(chunk, multi, "m", none)
-    # founded is shared by both definitions; product is extracted again
-    assert missing == ["product"]
-    assert rows[0].values == {"name": "Acme Corp", "founded": 1990, "product": None}
+    # nor assembled column by column (founded has one definition in both tables, but a row
+    # per entity is not a row per product)
+    assert store.cover(chunk, multi, "m", none) is None
+
+
+# -- every place that tells one row from another ------------------------------------------------
+PRODUCTS = [{"name": "Acme Corp", "product": p} for p in ("Widget", "Gadget", "Gizmo")]
+
+
+def test_sample_agreement_keeps_a_row_per_value():
+    agreed = agreement_rows([PRODUCTS, PRODUCTS[::-1], PRODUCTS[:2]], schema().table("company"))
+    assert sorted(a.values["product"] for a in agreed) == ["Gadget", "Gizmo", "Widget"]
+    gizmo = next(a for a in agreed if a.values["product"] == "Gizmo")
+    assert gizmo.confidence["product"] == 2 / 3        # one sample of three lacks it
+
+
+def test_a_committee_vote_never_turns_one_value_into_another():
+    table = schema().table("company")
+    gadget = {"name": "Acme Corp", "founded": 1990, "product": "Gadget"}
+    ballots = [[{**r, "founded": 1990} for r in PRODUCTS]] * 2 + [[PRODUCTS[0]]]
+    vote = tally(ballots, table, gadget, ["product", "founded"])
+    assert (vote["product"].value, vote["product"].share) == ("Gadget", 2 / 3)
+    assert vote["founded"].value == 1990 and vote["founded"].majority
+    # a value no voter finds is voted NULL, not replaced by the entity's other value
+    vote = tally([[PRODUCTS[0]]] * 3, table, gadget, ["product"])
+    assert vote["product"].value is None and vote["product"].share == 1.0
+
+
+def test_ask_can_mark_a_column_multi_valued_and_sees_it_in_known_tables():
+    single = Table.model_validate({"name": "company", "primary_key": ["name"], "columns": [
+        {"name": "name"}, {"name": "product"}]})
+    s = Schema(tables=[single])
+    new, notes = apply_patches(s, [SchemaPatch(op="mark_multi_valued", table="company",
+                                               column="product"),
+                                   SchemaPatch(op="mark_multi_valued", table="company",
+                                               column="name")])
+    assert notes == ["mark_multi_valued company.name: a primary-key column"]
+    assert new.table("company").column("product").single_valued is False
+    assert describe_tables(new.tables) == "- company(name TEXT, product TEXT multi-valued)"
+    assert "(0 rows; one row per name, product)" in render_tables(new, [])
+
+
+def test_the_tuple_store_never_builds_one_shape_from_the_other(tmp_path):
+    """The other way round: rows per product do not make a table of one row per company
+    (Acme twice, with its founding year on neither)."""
+    multi = schema().table("company")
+    plain = Table.model_validate({"name": "company", "primary_key": ["name"], "columns": [
+        {"name": "name"}, {"name": "founded", "type": "INT"}]})
+    store, none = TupleStore(tmp_path), ExtractionSettings(confidence="none")
+    chunk = CHUNKS[0]
+    store.put(chunk, multi, "m", none, [row(chunk.id, name="Acme Corp", product=p)
+                                        for p in ("Widget", "Gadget")])
+    assert store.cover(chunk, plain, "m", none) is None
+    # a table of the same shape (a column fewer) is still built from the entry
+    fewer = Table.model_validate({**multi.model_dump(), "columns": [
+        c.model_dump() for c in multi.columns if c.name != "founded"]})
+    rows, missing = store.cover(chunk, fewer, "m", none)
+    assert missing == [] and [r.values["product"] for r in rows] == ["Widget", "Gadget"]

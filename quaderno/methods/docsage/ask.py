@@ -29,7 +29,7 @@ from quaderno.methods.docsage.draft import from_schema, to_schema
 from quaderno.methods.docsage.patch import apply_patches
 from quaderno.methods.docsage.records import AskLog, AskRound, Clarification
 from quaderno.methods.docsage.rows import Row
-from quaderno.methods.docsage.schema import Schema, Table, generic_schema
+from quaderno.methods.docsage.schema import Column, Schema, Table, generic_schema
 from quaderno.methods.docsage.steps import (ANSWER_CLARIFICATION, CLARIFY, INIT_SCHEMA,
                                             REFINE_SCHEMA, UPDATE_SCHEMA, fenced)
 from quaderno.methods.episode import Episode, format_docs
@@ -42,7 +42,9 @@ Detector = Callable[[Schema, Sequence[Row]], list[Signal]]
 def describe_tables(tables: Sequence[Table]) -> str:
     if not tables:
         return "(none)"
-    return "\n".join(f"- {t.name}({', '.join(f'{c.name} {c.type}' for c in t.columns)})"
+    def col(c: Column) -> str:
+        return f"{c.name} {c.type}" + ("" if c.single_valued else " multi-valued")
+    return "\n".join(f"- {t.name}({', '.join(col(c) for c in t.columns)})"
                      + (f" -- {t.description}" if t.description else "") for t in tables)
 
 

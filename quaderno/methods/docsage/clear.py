@@ -37,8 +37,8 @@ from quaderno.methods.docsage.constraints import CheckResult, Violation, check
 from quaderno.methods.docsage.correct import (Retrieve, apply_cell, committee_ballots,
                                               resolve_conflict, tally)
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
-from quaderno.methods.docsage.normalize import (entity_key, key_columns, normalize_entity,
-                                                normalize_value)
+from quaderno.methods.docsage.normalize import (key_columns, normalize_entity,
+                                                normalize_value, row_identity)
 from quaderno.methods.docsage.rows import Row, value_chunk
 from quaderno.methods.docsage.schema import Schema
 
@@ -122,7 +122,7 @@ class _Run:
 
     def _cell_id(self, row: Row, column: str) -> tuple[str, str, tuple[str, ...], str]:
         table = self.schema.table(row.table)
-        key = entity_key(table, row.values, self.aliases) if table is not None else ()
+        key = row_identity(table, row.values, self.aliases) if table is not None else ()
         return (source_chunk(row, column), row.table, key, column)
 
     def _count(self, by: str, n: int = 1) -> None:

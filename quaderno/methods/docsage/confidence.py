@@ -33,7 +33,7 @@ from pydantic import BaseModel
 
 from quaderno.errors import ConfigError, InputFormatError
 from quaderno.llm.types import TokenLogprob
-from quaderno.methods.docsage.normalize import cell_form, entity_key
+from quaderno.methods.docsage.normalize import cell_form, entity_key, row_identity
 from quaderno.methods.docsage.schema import Table
 from quaderno.storage import write_json_atomic
 
@@ -198,7 +198,8 @@ class AgreedRow(BaseModel):
 
 
 def agreement_rows(samples: Sequence[Sequence[dict[str, Any]]], table: Table) -> list[AgreedRow]:
-    """Align the rows of n samples by their entity key and vote per cell. A cell's value is
+    """Align the rows of n samples by their entity key (and the values of multi-valued
+    columns: :func:`row_identity`) and vote per cell. A cell's value is
     the most common normalized value among the samples that have the row (ties: the earlier
     sample), shown as that sample wrote it; its confidence is the share of all n samples
     giving that value, so a row only one sample found scores at most 1/n."""
@@ -210,8 +211,8 @@ def agreement_rows(samples: Sequence[Sequence[dict[str, Any]]], table: Table) ->
     for s, rows in enumerate(samples):
         seen: set[tuple[str, ...]] = set()
         for i, values in enumerate(rows):
-            key = entity_key(table, values)
-            if not any(key):
+            key = row_identity(table, values)  # an entity's row per value of a
+            if not any(entity_key(table, values)):  # multi-valued column stays apart
                 key = ("#", str(i))  # no key: align by position
             if key in seen:
                 continue  # a sample repeating a row votes once

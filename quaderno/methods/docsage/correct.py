@@ -36,8 +36,9 @@ from quaderno.llm.steps import Step
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.extract import (ExtractionSettings, extract_chunk,
                                               extraction_model, failed_calls, surface_forms)
-from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, entity_key, fold_text,
-                                                normalize_value, plausible_year)
+from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, fold_text,
+                                                multi_valued, normalize_value, plausible_year,
+                                                row_identity)
 from quaderno.methods.docsage.rows import Correction, Row
 from quaderno.methods.docsage.schema import Table
 
@@ -121,12 +122,22 @@ def tally(ballots: Sequence[Sequence[Mapping[str, Any]]], table: Table,
           aliases: Mapping[str, str] | None = None) -> dict[str, CellVote]:
     """Per-cell vote on ``columns`` of the row whose entity key matches ``target``'s: the
     strict majority's value, else NULL with ``majority`` False; a ballot without the row
-    votes NULL."""
-    key = entity_key(table, target, aliases)
-    picks = [next((dict(r) for r in b if entity_key(table, r, aliases) == key), {})
-             for b in ballots]
+    votes NULL. In a table with multi-valued columns the row is matched on their values too,
+    and a multi-valued cell can only be confirmed (a ballot has the entity with that value)
+    or voted NULL, never turned into another of the entity's values."""
+    multi = multi_valued(table)
     out = {}
     for col in columns:
+        identity = row_identity(table, target, aliases, skip=col)
+        rows = [[r for r in b if row_identity(table, r, aliases, skip=col) == identity]
+                for b in ballots]
+        if col in multi:
+            want = cell_form(table, col, target.get(col), aliases)
+            picks = [{col: target.get(col)} if any(
+                cell_form(table, col, r.get(col), aliases) == want for r in found) else {}
+                for found in rows]
+        else:
+            picks = [dict(found[0]) if found else {} for found in rows]
         votes = [cell_form(table, col, p.get(col), aliases) for p in picks]
         best, count = Counter(votes).most_common(1)[0]
         if count * 2 > len(picks):

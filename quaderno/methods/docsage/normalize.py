@@ -121,6 +121,24 @@ def entity_key(table: Table, values: Mapping[str, Any],
     return tuple(out)
 
 
+def multi_valued(table: Table) -> list[str]:
+    """The columns of ``table`` an entity has several values of (one row per value), key
+    columns aside."""
+    keys = key_columns(table)
+    return [c.name for c in table.columns if not c.single_valued and c.name not in keys]
+
+
+def row_identity(table: Table, values: Mapping[str, Any],
+                 aliases: Mapping[str, str] | None = None,
+                 skip: str | None = None) -> tuple[str, ...]:
+    """What tells one row from another: the entity key, and in a table with multi-valued
+    columns their values too (Acme's Widget row is not its Gadget row); ``skip`` leaves one
+    multi-valued column out."""
+    extra = tuple(cell_form(table, c, values.get(c), aliases) or ""
+                  for c in multi_valued(table) if c != skip)
+    return entity_key(table, values, aliases) + extra
+
+
 def names_entity(table: Table, column: str) -> bool:
     """True for a TEXT column whose values are entity names: a key column, or a foreign key
     (which names an entity of another table)."""

@@ -19,7 +19,8 @@ from quaderno.methods.docsage.draft import (DraftColumn, DraftConstraint, DraftF
 from quaderno.methods.docsage.schema import Schema
 
 PatchOp = Literal["add_column", "drop_column", "retype_column", "rename_column", "add_table",
-                  "add_foreign_key", "add_constraint", "require_attribute"]
+                  "add_foreign_key", "add_constraint", "require_attribute",
+                  "mark_multi_valued"]
 
 
 class SchemaPatch(BaseModel):
@@ -84,6 +85,12 @@ def _apply_one(tables: list[DraftTable], p: SchemaPatch, constraints: list[Draft
         table.columns.remove(col)
         table.primary_key = [k for k in table.primary_key if slug(k) != slug(col.name)]
         table.foreign_keys = [f for f in table.foreign_keys if slug(f.column) != slug(col.name)]
+    elif p.op == "mark_multi_valued":
+        if slug(col.name) in {slug(k) for k in table.primary_key}:
+            return f"mark_multi_valued {p.table}.{p.column}: a primary-key column"
+        if not col.single_valued:
+            return f"mark_multi_valued {p.table}.{p.column}: already multi-valued"
+        col.single_valued = False
     elif p.op == "retype_column":
         col.type = p.type
         col.unit = p.unit or col.unit

@@ -21,6 +21,7 @@ from typing import Any
 
 from quaderno.errors import SQLExecutionError, SQLRefusedError, StepError
 from quaderno.methods.docsage.lineage import TracedResult, run_with_lineage
+from quaderno.methods.docsage.normalize import key_columns, multi_valued
 from quaderno.methods.docsage.records import ResultTable, SQLAttempt
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.sandbox import SQLSandbox
@@ -50,7 +51,9 @@ def render_tables(schema: Schema, rows: Sequence[Row], limit: int = 200) -> str:
     out = []
     for t in schema.tables:
         mine = [r for r in rows if r.table == t.name]
-        out.append(f"TABLE {t.name} ({len(mine)} rows)\n" + " | ".join(t.column_names))
+        multi = multi_valued(t)
+        per = f"; one row per {', '.join([*key_columns(t), *multi])}" if multi else ""
+        out.append(f"TABLE {t.name} ({len(mine)} rows{per})\n" + " | ".join(t.column_names))
         out += [" | ".join(_cell(r.values.get(c)) for c in t.column_names)
                 for r in mine[:limit]]
         if len(mine) > limit:

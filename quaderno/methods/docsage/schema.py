@@ -67,13 +67,15 @@ class Column(BaseModel):
     description: str = ""
     unit: str = ""
     nullable: bool = True
-    # one value per entity (a founding year); False for values that may legitimately differ
-    # between documents (a yearly figure without an ``as_of`` column)
+    # one value per entity (a founding year); False for a column an entity has several values
+    # of, one row each (a company's products; the generic table's attributes and values)
     single_valued: bool = True
 
     def definition(self) -> list[Any]:
-        """What extraction into this column depends on (a single-valued column's is as it
-        was before multi-valued columns, so stored tuples keep their keys)."""
+        """What extraction into this column depends on. A single-valued column's definition
+        is what it was before multi-valued columns were shown to the model, so tuples stored
+        for such tables keep their keys (those of a table with multi-valued columns, the
+        generic schema's among them, changed once: they are extracted again)."""
         return [self.name, self.type, self.unit, self.description,
                 *([] if self.single_valued else ["multi-valued"])]
 

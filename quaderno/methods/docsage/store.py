@@ -39,7 +39,7 @@ from pydantic import BaseModel, ValidationError
 from quaderno.corpus.chunk import Chunk
 from quaderno.errors import IndexFormatError
 from quaderno.llm.sqlite_conn import ThreadConnections
-from quaderno.methods.docsage.normalize import entity_key, key_columns
+from quaderno.methods.docsage.normalize import entity_key, key_columns, multi_valued
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Table
 
@@ -175,6 +175,10 @@ class TupleStore:
             # after 1990" holds fewer than "companies"): rows for another one are not re-used
             if stored.description != table.description or key_columns(stored) != keys or any(
                     stored.column(k).definition() != want[k] for k in keys):
+                continue
+            # a table with a row per value of a multi-valued column is shaped differently
+            # from one with a row per entity: neither's rows build the other's
+            if set(multi_valued(stored)) != set(multi_valued(table)):
                 continue
             entries.append((rows, {c.name for c in stored.columns
                                    if want.get(c.name) == c.definition()} - set(keys)))
