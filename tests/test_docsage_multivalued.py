@@ -219,3 +219,19 @@ def test_the_tuple_store_never_builds_one_shape_from_the_other(tmp_path):
         c.model_dump() for c in multi.columns if c.name != "founded"]})
     rows, missing = store.cover(chunk, fewer, "m", none)
     assert missing == [] and [r.values["product"] for r in rows] == ["Widget", "Gadget"]
+
+
+def test_the_generic_table_keeps_every_fact_of_an_entity():
+    """The w/o-schema-discovery ablation's entity-attribute-value table: before row
+    identities, sample agreement aligned its rows by entity alone and kept one fact per
+    entity and chunk, and a committee vote on a value read another attribute's row."""
+    from quaderno.methods.docsage.schema import generic_schema
+    table = generic_schema().tables[0]
+    facts = [{"entity": "Acme", "entity_type": "company", "attribute": a, "value": v,
+              "unit": None, "as_of": None}
+             for a, v in (("founded", "1874"), ("staff", "2300"), ("city", "Zorn"))]
+    agreed = agreement_rows([facts, facts, facts[1:]], table)
+    assert [(a.values["attribute"], a.confidence["value"]) for a in agreed] == [
+        ("founded", 2 / 3), ("staff", 1.0), ("city", 1.0)]
+    vote = tally([facts] * 3, table, facts[1], ["value"])
+    assert (vote["value"].value, vote["value"].share) == ("2300", 1.0)
