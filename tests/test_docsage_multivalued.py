@@ -235,3 +235,42 @@ def test_the_generic_table_keeps_every_fact_of_an_entity():
         ("founded", 2 / 3), ("staff", 1.0), ("city", 1.0)]
     vote = tally([facts] * 3, table, facts[1], ["value"])
     assert (vote["value"].value, vote["value"].share) == ("2300", 1.0)
+
+
+def test_a_committee_fills_what_a_row_lacks_and_votes_single_values_per_entity():
+    table = Schema.model_validate({"tables": [{"name": "company", "primary_key": ["name"],
+                                               "columns": [
+        {"name": "name"}, {"name": "hq"}, {"name": "founded", "type": "INT"},
+        {"name": "product", "single_valued": False}]}]}).table("company")
+    widget = [{"name": "Acme", "hq": "Paris", "founded": 1990, "product": "Widget"}]
+    # a row without its product: the committee fills it, and the key is confirmed
+    vote = tally([widget] * 3, table, {"name": "Acme", "hq": "Paris", "product": None},
+                 ["hq", "name", "product"])
+    assert {c: v.value for c, v in vote.items()} == {"hq": "Paris", "name": "Acme",
+                                                     "product": "Widget"}
+    # a single-valued cell depends on the entity alone: voters listing another product vote
+    vote = tally([widget] * 3, table, {"name": "Acme", "founded": 1999, "product": "Gizmo"},
+                 ["founded", "product"])
+    assert vote["founded"].value == 1990 and vote["founded"].majority
+    assert vote["product"].value is None        # no voter has Acme's Gizmo
+
+
+def test_the_tuple_store_pairs_parts_row_by_row_of_the_same_value(tmp_path):
+    table = Table.model_validate({"name": "company", "primary_key": ["name"], "columns": [
+        {"name": "name"}, {"name": "product", "single_valued": False},
+        {"name": "price", "type": "INT"}, {"name": "launched", "type": "INT"}]})
+    def cut(drop):
+        return Table.model_validate({**table.model_dump(), "columns": [
+            c.model_dump() for c in table.columns if c.name != drop]})
+    store, none = TupleStore(tmp_path), ExtractionSettings(confidence="none")
+    chunk = CHUNKS[0]
+    store.put(chunk, cut("launched"), "m", none,
+              [row(chunk.id, name="Acme", product="Widget", price=10),
+               row(chunk.id, name="Acme", product="Gadget", price=20)])
+    store.put(chunk, cut("price"), "m", none,           # the other order
+              [row(chunk.id, name="Acme", product="Gadget", launched=2015),
+               row(chunk.id, name="Acme", product="Widget", launched=2001)])
+    rows, missing = store.cover(chunk, table, "m", none)
+    assert missing == []
+    assert sorted((r.values["product"], r.values["price"], r.values["launched"])
+                  for r in rows) == [("Gadget", 20, 2015), ("Widget", 10, 2001)]

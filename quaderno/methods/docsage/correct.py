@@ -36,9 +36,9 @@ from quaderno.llm.steps import Step
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.extract import (ExtractionSettings, extract_chunk,
                                               extraction_model, failed_calls, surface_forms)
-from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, fold_text,
-                                                multi_valued, normalize_value, plausible_year,
-                                                row_identity)
+from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, entity_key, fold_text,
+                                                key_columns, multi_valued, normalize_value,
+                                                plausible_year)
 from quaderno.methods.docsage.rows import Correction, Row
 from quaderno.methods.docsage.schema import Table
 
@@ -117,22 +117,36 @@ async def committee_ballots(lm: LM, chunk: Chunk, table: Table, settings: Extrac
     return ballots, calls
 
 
+def _voters_rows(ballot: Sequence[Mapping[str, Any]], table: Table, target: Mapping[str, Any],
+                 col: str, aliases: Mapping[str, str] | None) -> list[Mapping[str, Any]]:
+    """The rows of one ballot that are ``target``'s row for a vote on ``col``: the same
+    entity; for a key or multi-valued column also the same values of the other
+    multi-valued columns (where the target has one: a NULL there matches any). A
+    single-valued column depends on the entity alone, so any of its rows votes."""
+    key = entity_key(table, target, aliases)
+    rows = [r for r in ballot if entity_key(table, r, aliases) == key]
+    if table.column(col).single_valued and col not in key_columns(table):
+        return rows
+    for m in multi_valued(table):
+        want = cell_form(table, m, target.get(m), aliases)
+        if m != col and want is not None:
+            rows = [r for r in rows if cell_form(table, m, r.get(m), aliases) == want]
+    return rows
+
+
 def tally(ballots: Sequence[Sequence[Mapping[str, Any]]], table: Table,
           target: Mapping[str, Any], columns: Sequence[str],
           aliases: Mapping[str, str] | None = None) -> dict[str, CellVote]:
     """Per-cell vote on ``columns`` of the row whose entity key matches ``target``'s: the
     strict majority's value, else NULL with ``majority`` False; a ballot without the row
-    votes NULL. In a table with multi-valued columns the row is matched on their values too,
-    and a multi-valued cell can only be confirmed (a ballot has the entity with that value)
-    or voted NULL, never turned into another of the entity's values."""
-    multi = multi_valued(table)
+    votes NULL. A multi-valued cell the target has can only be confirmed (a ballot has the
+    entity with that value) or voted NULL, never turned into another of the entity's values;
+    one the target lacks is filled like any other cell."""
     out = {}
     for col in columns:
-        identity = row_identity(table, target, aliases, skip=col)
-        rows = [[r for r in b if row_identity(table, r, aliases, skip=col) == identity]
-                for b in ballots]
-        if col in multi:
-            want = cell_form(table, col, target.get(col), aliases)
+        rows = [_voters_rows(b, table, target, col, aliases) for b in ballots]
+        want = cell_form(table, col, target.get(col), aliases)
+        if not table.column(col).single_valued and want is not None:
             picks = [{col: target.get(col)} if any(
                 cell_form(table, col, r.get(col), aliases) == want for r in found) else {}
                 for found in rows]

@@ -39,7 +39,8 @@ from pydantic import BaseModel, ValidationError
 from quaderno.corpus.chunk import Chunk
 from quaderno.errors import IndexFormatError
 from quaderno.llm.sqlite_conn import ThreadConnections
-from quaderno.methods.docsage.normalize import entity_key, key_columns, multi_valued
+from quaderno.methods.docsage.normalize import (entity_key, key_columns, multi_valued,
+                                                row_identity)
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Table
 
@@ -232,16 +233,16 @@ def delta_table(table: Table, columns: Sequence[str]) -> Table:
 
 def join_rows(table: Table, parts: Sequence[tuple[Sequence[Row], set[str]]]) -> list[Row]:
     """One chunk's rows of ``table`` from parts that each hold some of its columns: rows
-    are paired by entity key (the n-th row of an entity in one part with the n-th in
-    another); a row without a key stays on its own. Values, confidences and the evidence
-    span are combined."""
-    keys = key_columns(table)
+    are paired by entity key and the values of multi-valued columns (:func:`row_identity`:
+    the n-th such row in one part with the n-th in another); a row without a key stays on
+    its own. Values, confidences and the evidence span are combined."""
+    keys = [*key_columns(table), *multi_valued(table)]
     out: list[Row] = []
     slots: dict[tuple[str, ...], list[int]] = {}
     for rows, cols in parts:
         seen: dict[tuple[str, ...], int] = {}
         for r in rows:
-            k = entity_key(table, r.values)
+            k = row_identity(table, r.values) if any(entity_key(table, r.values)) else ()
             n = seen.get(k, 0)
             seen[k] = n + 1
             places = slots.setdefault(k, []) if any(k) else []
