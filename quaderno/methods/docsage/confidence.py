@@ -211,8 +211,9 @@ def agreement_rows(samples: Sequence[Sequence[dict[str, Any]]], table: Table) ->
     for s, rows in enumerate(samples):
         seen: set[tuple[str, ...]] = set()
         for i, values in enumerate(rows):
-            key = row_identity(table, values)  # an entity's row per value of a
-            if not any(entity_key(table, values)):  # multi-valued column stays apart
+            # an entity's rows for different values of a multi-valued column stay apart
+            key = row_identity(table, values)
+            if not any(entity_key(table, values)):
                 key = ("#", str(i))  # no key: align by position
             if key in seen:
                 continue  # a sample repeating a row votes once
