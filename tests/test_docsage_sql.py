@@ -433,3 +433,29 @@ def test_traced_and_plain_runs_name_columns_alike(sb: SQLSandbox) -> None:
     sql = "SELECT country, count(*), avg(employees) FROM company GROUP BY country"
     assert run_with_lineage(sb, sql).result.columns == sb.run(sql).columns \
         == ["country", "COUNT(*)", "AVG(employees)"]
+
+
+def test_an_unknown_column_refusal_says_where_the_column_is() -> None:
+    """The measuring model repeated a refused query word for word when told only that
+    'commissionname' could not be resolved: the refusal now names the table that has it."""
+    s = Schema.model_validate({"tables": [
+        {"name": "commissions", "columns": [{"name": "commissionid"},
+                                            {"name": "commissionname"}]},
+        {"name": "companies", "columns": [{"name": "companyid"}, {"name": "companyname"},
+                                          {"name": "commissionid"}]}]})
+
+    def refusal(sql: str) -> str:
+        with pytest.raises(SQLRefusedError) as info:
+            check_sql(sql, s)
+        assert info.value.reason == "unknown-column"
+        return str(info.value)
+
+    assert refusal("SELECT companyname FROM companies WHERE commissionname = 'x'").endswith(
+        "commissionname is a column of commissions, which the query does not read: "
+        "join commissions")
+    assert refusal("SELECT c.commissionname FROM companies c, commissions m").endswith(
+        "commissionname is a column of commissions: qualify it with that table's name or "
+        "alias")
+    assert "No table has commission_name; the closest: commissions.commissionname" in \
+        refusal("SELECT c.commission_name FROM companies c")
+    assert refusal("SELECT city_id FROM companies").endswith("No table has city_id")

@@ -15,6 +15,7 @@ slipped through runs with external access off, extensions off and the configurat
 
 from __future__ import annotations
 
+import difflib
 import logging
 import re
 
@@ -71,6 +72,31 @@ class CheckedSQL(BaseModel):
     sql: str
     expression: exp.Expression
     tables: list[str]
+
+
+_UNRESOLVED = re.compile(r"Column '([^']+)' could not be resolved|Unknown column: (\S+)")
+
+
+def _column_hint(error: str, schema: Schema, read: list[str]) -> str:
+    """Where the unresolved column of ``error`` lives, for the model's one repair (a small
+    model repeats its query when told only that a column is unknown): the tables that have
+    it, and whether the query reads them; else the closest column names."""
+    m = _UNRESOLVED.search(error)
+    if not m:
+        return ""
+    name = (m[1] or m[2]).strip('"').split(".")[-1].strip('"').lower()
+    owners = [t.name for t in schema.tables if name in t.column_names]
+    if owners:
+        unread = [t for t in owners if t not in read]
+        if unread:
+            return (f". {name} is a column of {' and '.join(unread)}, which the query does "
+                    f"not read: join {unread[0]}")
+        return (f". {name} is a column of {' and '.join(owners)}: qualify it with that "
+                "table's name or alias")
+    scored = sorted(((difflib.SequenceMatcher(None, name, c).ratio(), f"{t.name}.{c}")
+                     for t in schema.tables for c in t.column_names), reverse=True)
+    close = [q for ratio, q in scored[:3] if ratio >= 0.6]
+    return f". No table has {name}" + (f"; the closest: {', '.join(close)}" if close else "")
 
 
 def _refuse(reason: str, message: str, sql: str) -> SQLRefusedError:
@@ -273,7 +299,8 @@ def _check(sql: str, schema: Schema) -> CheckedSQL:
     except SqlglotError as e:
         raise _refuse("unknown-column", f"{str(e)[:300]}; the schema's columns are: "
                       + "; ".join(f"{t.name}({', '.join(t.column_names)})"
-                                  for t in schema.tables), sql) from e
+                                  for t in schema.tables)
+                      + _column_hint(str(e), schema, tables), sql) from e
     except Exception as e:  # sqlglot's optimizer asserts on shapes it cannot resolve (a
         # PIVOT beside a derived table under SELECT *): a refusal the model can act on, not a
         # crash that loses the question
