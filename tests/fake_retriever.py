@@ -28,3 +28,27 @@ class FakeRetriever:
 
     def retrieve_batch(self, queries: list[str], k: int = 5) -> list[list[Hit]]:
         return [self.retrieve(q, k) for q in queries]
+
+
+def ranked(chunks: list[Chunk], name: str = "list") -> list[Hit]:
+    """``chunks`` as hits in their order, scored 1/rank."""
+    return [Hit(chunk=c, score=1.0 / r, rank=r, retriever=name)
+            for r, c in enumerate(chunks, start=1)]
+
+
+class ChunkListRetriever:
+    """Every query finds the same chunks, in order (the first k); queries are recorded."""
+
+    def __init__(self, chunks: list[Chunk]) -> None:
+        self.chunks = list(chunks)
+        self.queries: list[str] = []
+
+    def fingerprint(self) -> str:
+        return "list"
+
+    def retrieve(self, query: str, k: int = 5) -> list[Hit]:
+        self.queries.append(query)
+        return ranked(self.chunks[:k])
+
+    def retrieve_batch(self, queries: list[str], k: int = 5) -> list[list[Hit]]:
+        return [self.retrieve(q, k) for q in queries]

@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from fake_retriever import ChunkListRetriever, ranked
 from quaderno.corpus.chunk import Chunk
 from quaderno.index.hits import Hit
 from quaderno.llm.fake import FakeLLM
@@ -36,20 +37,9 @@ FACT = re.compile(r"([A-Z]\w+ (?:University|College|Institute))\D*?(\d{4})\D*?([
                   r"(?:staff|employees)")
 
 
-class Retriever:
+class Retriever(ChunkListRetriever):
     def __init__(self):
-        self.queries: list[str] = []
-
-    def fingerprint(self) -> str:
-        return "list"
-
-    def retrieve(self, query: str, k: int = 5) -> list[Hit]:
-        self.queries.append(query)
-        return [Hit(chunk=c, score=1.0 / i, rank=i, retriever="list")
-                for i, c in enumerate(CHUNKS[:k], start=1)]
-
-    def retrieve_batch(self, queries, k=5):
-        return [self.retrieve(q, k) for q in queries]
+        super().__init__(CHUNKS)
 
 
 class Model:
@@ -210,8 +200,7 @@ class ConflictRetriever(Retriever):
     def retrieve(self, query: str, k: int = 5) -> list[Hit]:
         self.queries.append(query)
         found = [ERRATUM] if "1874" in query and "1876" in query else [*CHUNKS, REPRINT]
-        return [Hit(chunk=c, score=1.0 / i, rank=i, retriever="list")
-                for i, c in enumerate(found[:k], start=1)]
+        return ranked(found[:k])
 
 
 class JudgingModel(Model):

@@ -10,8 +10,8 @@ import re
 
 import pytest
 
+from fake_retriever import ChunkListRetriever
 from quaderno.corpus.chunk import Chunk
-from quaderno.index.hits import Hit
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.ask import describe_tables
@@ -84,18 +84,6 @@ DOCS = [("acme1", "Acme Corp makes the Widget. Acme Corp was founded in 1990."),
 CHUNKS = [Chunk(id=f"{d}#0", text=t, kb="cos", title=d) for d, t in DOCS]
 
 
-class Retriever:
-    def fingerprint(self) -> str:
-        return "list"
-
-    def retrieve(self, query: str, k: int = 5) -> list[Hit]:
-        return [Hit(chunk=c, score=1.0 / i, rank=i, retriever="list")
-                for i, c in enumerate(CHUNKS[:k], start=1)]
-
-    def retrieve_batch(self, queries, k=5):
-        return [self.retrieve(q, k) for q in queries]
-
-
 class Model:
     """Drafts the schema above and extracts what each chunk states, a row per product."""
 
@@ -132,7 +120,7 @@ class Model:
 @pytest.mark.parametrize("confidence", ["auto", "samples"])
 def test_docsage_keeps_every_value_of_a_multi_valued_attribute(tmp_path, confidence):
     model = Model()
-    method = make_method("docsage", LM(FakeLLM(respond=model)), Retriever(),
+    method = make_method("docsage", LM(FakeLLM(respond=model)), ChunkListRetriever(CHUNKS),
                          {"store_dir": str(tmp_path / "store"), "confidence": confidence})
     a = asyncio.run(method.answer("Which company makes the most products?"))
     d = a.details

@@ -39,8 +39,8 @@ from typing import Any
 
 import pytest
 
+from fake_retriever import ChunkListRetriever
 from quaderno.corpus.chunk import Chunk
-from quaderno.index.hits import Hit
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.llm.types import ChatRequest
@@ -74,20 +74,6 @@ QUESTIONS = ["Which member institution is the oldest?",
              "How many staff do the members employ in total?"]
 METHODS = ["docsage", "docsage-no-clear", "docsage-no-sql", "docsage-passive",
            "docsage-generic-schema", "docsage-no-logic-check"]
-
-
-class Retriever:
-    """Every query finds the whole corpus (a list retriever)."""
-
-    def fingerprint(self) -> str:
-        return "list"
-
-    def retrieve(self, query: str, k: int = 5) -> list[Hit]:
-        return [Hit(chunk=c, score=1.0 / i, rank=i, retriever="list")
-                for i, c in enumerate(CHUNKS[:k], start=1)]
-
-    def retrieve_batch(self, queries, k=5):
-        return [self.retrieve(q, k) for q in queries]
 
 
 # -- hostile material ---------------------------------------------------------------------------
@@ -709,7 +695,8 @@ def refused_ran(answer: Answer) -> list[str]:
 
 def run(name: str, model: Any, store: Path, question: str, *, model_id: str = "hostile",
         **opts: Any) -> Answer:
-    method = make_method(name, LM(FakeLLM(respond=model, model=model_id)), Retriever(),
+    method = make_method(name, LM(FakeLLM(respond=model, model=model_id)),
+                         ChunkListRetriever(CHUNKS),
                          {"store_dir": str(store), "sql_timeout_s": 2.0, **opts})
     return asyncio.run(method.answer(question))
 
