@@ -124,8 +124,7 @@ def entity_key(table: Table, values: Mapping[str, Any],
 def multi_valued(table: Table) -> list[str]:
     """The columns of ``table`` an entity has several values of (one row per value), key
     columns aside."""
-    keys = key_columns(table)
-    return [c.name for c in table.columns if not c.single_valued and c.name not in keys]
+    return table.multi_valued(key_columns(table))
 
 
 def row_identity(table: Table, values: Mapping[str, Any],

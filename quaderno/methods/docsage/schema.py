@@ -15,6 +15,7 @@ import functools
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -140,6 +141,10 @@ class Table(BaseModel):
     @property
     def column_names(self) -> list[str]:
         return [c.name for c in self.columns]
+
+    def multi_valued(self, keys: Sequence[str]) -> list[str]:
+        """The columns an entity has several values of (one row per value), ``keys`` aside."""
+        return [c.name for c in self.columns if not c.single_valued and c.name not in keys]
 
     def signature(self) -> str:
         """Hash of what extraction into this table depends on: its name, description and
@@ -297,9 +302,8 @@ class Schema(BaseModel):
         out: list[Constraint] = list(self.constraints)
         for t in self.tables:
             if t.primary_key:
-                multi = [c.name for c in t.columns
-                         if not c.single_valued and c.name not in t.primary_key]
-                out.append(UniqueKey(table=t.name, cols=[*t.primary_key, *multi]))
+                out.append(UniqueKey(table=t.name, cols=[*t.primary_key,
+                                                         *t.multi_valued(t.primary_key)]))
             for fk in t.foreign_keys:
                 out.append(ReferentialIntegrity(table=t.name, cols=fk.cols,
                                                 ref_table=fk.ref_table, ref_cols=fk.ref_cols))
