@@ -6,7 +6,8 @@ Active mode, per question:
 2. consistency analysis: the schema is tried on a larger probe set of chunks (trial
    extraction) and code finds the three uncertainty signals (:mod:`.detect`);
 3. F_ask (Eq. 2): one clarification question per signal (at most ``max_questions``, by the
-   spec's priority);
+   spec's priority); a signal that carries its own repair (an invented key: no document
+   states it, so no document can answer for it) is repaired by code instead;
 4. targeted retrieval over the whole collection with each question, an answer with citations
    or UNANSWERED (A(P, D)), and F_update (Eq. 3): patches that revise, expand or prune;
 5. stop when the schema's canonical hash is unchanged between two rounds, no signal remains,
@@ -151,15 +152,22 @@ class SchemaDiscovery:
                 if not round_.signals:
                     log.stop_reason = "no uncertainty signal"
                     return schema
-                round_.clarifications = await self._clarify(ep, schema, round_.signals)
-                if all(not c.answered for c in round_.clarifications):
+                # signals code can repair are repaired; the others become questions
+                fixed = self._fix(ep, schema, round_)
+                asked = [s for s in round_.signals if s.fix is None]
+                if asked:
+                    round_.clarifications = await self._clarify(ep, fixed, asked)
+                if any(c.answered for c in round_.clarifications):
+                    new = await self._update(ep, fixed, round_, asked)
+                elif fixed is not schema:
+                    new = fixed
+                else:
                     log.stop_reason = "no clarification question was answered"
                     return schema
-                new = await self._update(ep, schema, round_)
                 span.outputs["version"] = new.version if new is not None else None
             if new is None:
                 log.stop_reason = "schema update failed"
-                return schema
+                return fixed
             if new.canonical_hash() == schema.canonical_hash():
                 log.stop_reason = "schema stable"
                 return new
@@ -199,13 +207,30 @@ class SchemaDiscovery:
                 out.append(Clarification(query=query, answered=False))
         return out
 
-    async def _update(self, ep: Episode, schema: Schema, round_: AskRound) -> Schema | None:
-        """F_update (Eq. 3): patches from the findings, applied and validated; None when the
-        model's update could not be read."""
+    def _fix(self, ep: Episode, schema: Schema, round_: AskRound) -> Schema:
+        """The repairs the signals carry (an invented key re-keyed by a stated name), applied
+        before any question is asked; ``schema`` itself when there is none or none applied."""
+        patches = [s.fix for s in round_.signals if s.fix is not None]
+        if not patches:
+            return schema
+        new, notes = apply_patches(schema, patches,
+                                   reason=f"ask round {round_.iteration}: detector")
+        round_.patches += [p.model_dump(exclude_defaults=True) | {"by": "detector"}
+                           for p in patches]
+        round_.notes += notes
+        for s in round_.signals:
+            if s.fix is not None:
+                ep.trace.fallback(f"schema repaired by the detector: {s.detail}")
+        return new if new.version != schema.version else schema
+
+    async def _update(self, ep: Episode, schema: Schema, round_: AskRound,
+                      asked: Sequence[Signal]) -> Schema | None:
+        """F_update (Eq. 3): patches from the findings on the ``asked`` signals, applied and
+        validated; None when the model's update could not be read."""
         findings = "\n".join(
             f"- problem: {s.detail}\n  question: {c.query}\n  answer: "
             f"{c.answer if c.answered else 'UNANSWERED'}"
-            for s, c in zip(round_.signals, round_.clarifications))
+            for s, c in zip(asked, round_.clarifications))
         try:
             result = await UPDATE_SCHEMA.run(ep.lm, trace=ep.trace, question=ep.question,
                                              schema=_draft_json(schema),
@@ -215,8 +240,8 @@ class SchemaDiscovery:
             return None
         new, notes = apply_patches(schema, result.value.patches,
                                    reason=f"ask round {round_.iteration}")
-        round_.patches = [p.model_dump(exclude_defaults=True) for p in result.value.patches]
-        round_.notes = notes
+        round_.patches += [p.model_dump(exclude_defaults=True) for p in result.value.patches]
+        round_.notes += notes
         for note in notes:
             ep.trace.fallback(f"schema patch skipped or repaired: {note}")
         return new

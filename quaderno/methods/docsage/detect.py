@@ -7,7 +7,11 @@ is uncertain:
   hold every attribute the question requires, and the tables it needs must be connected; a
   required column that is NULL in more than half of the trial rows is missing too;
 * **entity-alignment conflicts**: one entity with two values of a single-valued column across
-  documents, or a foreign-key value that matches no parent row or several;
+  documents, a foreign-key value that matches no parent row or several, or an invented key:
+  a primary key whose values no trial row's chunk states (a surrogate ``companyid`` the
+  model numbered 1, 2, ...), which cannot align anything. This one carries its own
+  :class:`SchemaPatch`: key the table by a name column the chunks do state, else drop the
+  key; ASK applies it without a clarification question;
 * **value anomalies**: a typed column that fails to parse in more than 20% of trial rows, a
   robust z-score above 3.5, an implausible year or a negative count, or a violated constraint.
 
@@ -18,7 +22,7 @@ anomaly, the spec's priority.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -26,9 +30,11 @@ from pydantic import BaseModel, Field
 from quaderno.methods.docsage.aliases import canonicalize, merge_entities
 from quaderno.methods.docsage.anomalies import alignment_conflicts, fk_matches, value_anomalies
 from quaderno.methods.docsage.constraints import check
+from quaderno.methods.docsage.extract import mentions
 from quaderno.methods.docsage.normalize import is_null
+from quaderno.methods.docsage.patch import SchemaPatch
 from quaderno.methods.docsage.rows import Row
-from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.schema import Schema, Table
 
 SignalKind = Literal["missing_relationship", "alignment_conflict", "value_anomaly"]
 PRIORITY: dict[str, int] = {"missing_relationship": 0, "alignment_conflict": 1,
@@ -42,6 +48,8 @@ class Signal(BaseModel):
     detail: str
     values: list[Any] = Field(default_factory=list)
     chunk_ids: list[str] = Field(default_factory=list)
+    # a repair code can make without asking the documents (an invented key)
+    fix: SchemaPatch | None = None
 
     def key(self) -> tuple[str, str, str, str]:
         return (self.kind, self.table, self.column, self.detail)
@@ -110,16 +118,79 @@ def missing_relationships(schema: Schema, rows: Sequence[Row] = (), *,
     return signals
 
 
+def _stated(rows: Sequence[Row], table: Table, column: str,
+            texts: Mapping[str, str]) -> tuple[int, int]:
+    """(rows with a value of ``column`` and their chunk's text, those whose chunk states it)."""
+    col = table.column(column)
+    seen = [(r.values[column], texts[r.provenance.chunk_id]) for r in rows
+            if not is_null(r.values.get(column)) and r.provenance.chunk_id in texts]
+    return len(seen), sum(mentions(text, v, col.type) for v, text in seen)
+
+
+def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str], *,
+                  min_rows: int = 2, share: float = 0.5) -> list[Signal]:
+    """Tables whose declared primary key is invented: in more than ``share`` of at least
+    ``min_rows`` trial rows with a key value, the row's chunk (``texts``: chunk id -> text)
+    states none of the key's values. The fix keys the table by its single-valued TEXT
+    column (not a foreign key) that the chunks state in more than ``share`` of its rows,
+    a column named like a name or title first; with none, it drops the key column."""
+    signals = []
+    for t in schema.tables:
+        mine = [r for r in rows if r.table == t.name]
+        if not t.primary_key or not mine:
+            continue
+        keyed = [r for r in mine if all(not is_null(r.values.get(k)) for k in t.primary_key)
+                 and r.provenance.chunk_id in texts]
+        unstated = [r for r in keyed if not any(
+            mentions(texts[r.provenance.chunk_id], r.values[k], t.column(k).type)
+            for k in t.primary_key)]
+        if len(keyed) < min_rows or len(unstated) <= share * len(keyed):
+            continue
+        fk_cols = {c for fk in t.foreign_keys for c in fk.cols}
+        candidates = []
+        for c in t.columns:
+            if c.type != "TEXT" or not c.single_valued or c.name in t.primary_key \
+                    or c.name in fk_cols:
+                continue
+            n, stated = _stated(mine, t, c.name, texts)
+            if n and stated > share * n:
+                candidates.append((not any(w in c.name for w in ("name", "title")), c.name))
+        key = ", ".join(t.primary_key)
+        # by their text: a model may give any JSON value, a list included
+        values = list({str(v): v for r in unstated
+                       if (v := r.values[t.primary_key[0]]) is not None}.values())[:6]
+        detail = (f"no chunk states the key {t.name}({key}) in {len(unstated)} of "
+                  f"{len(keyed)} trial rows: the key is invented, so it cannot align rows")
+        if candidates:
+            name = min(candidates)[1]
+            fix = SchemaPatch(op="rekey", table=t.name, column=name)
+            detail += f"; key {t.name} by {name}, which the chunks state"
+        elif len(t.primary_key) == 1 and len(t.columns) > 1:
+            fix = SchemaPatch(op="drop_column", table=t.name, column=t.primary_key[0])
+            detail += f"; drop {t.primary_key[0]}"
+        else:
+            fix = None
+        signals.append(Signal(kind="alignment_conflict", table=t.name, column=key,
+                              detail=detail, values=values, fix=fix,
+                              chunk_ids=sorted({r.provenance.chunk_id for r in unstated})[:5]))
+    return signals
+
+
 def rank(signals: Sequence[Signal], limit: int) -> list[Signal]:
-    """Distinct signals, by priority, at most ``limit``."""
+    """Distinct signals: those carrying a fix first (they cost no question), then at most
+    ``limit`` others by priority."""
     unique = list({s.key(): s for s in signals}.values())
-    return sorted(unique, key=lambda s: PRIORITY[s.kind])[:limit]
+    fixed = [s for s in unique if s.fix is not None]
+    asked = sorted((s for s in unique if s.fix is None), key=lambda s: PRIORITY[s.kind])
+    return fixed + asked[:limit]
 
 
-def detect_all(schema: Schema, rows: Sequence[Row]) -> list[Signal]:
+def detect_all(schema: Schema, rows: Sequence[Row],
+               texts: Mapping[str, str] | None = None) -> list[Signal]:
     """The three signals on trial rows: missing relationships (here), entity-alignment
-    conflicts and foreign-key matches, and value anomalies and violated constraints
-    (:mod:`.anomalies`, :mod:`.constraints`)."""
+    conflicts, foreign-key matches and (given the chunks' ``texts``) invented keys, and
+    value anomalies and violated constraints (:mod:`.anomalies`, :mod:`.constraints`)."""
+    invented = invented_keys(schema, rows, texts) if texts else []
     # one entity stated in several chunks is one row, as CLEAR will make it: without the
     # merge every such entity would look like a duplicate key
     rows, _ = canonicalize(schema, rows)
@@ -148,4 +219,8 @@ def detect_all(schema: Schema, rows: Sequence[Row]) -> list[Signal]:
                               column=",".join(v.columns),
                               detail=v.message or f"violates the {v.kind} constraint",
                               values=list(v.values)[:6]))
-    return signals
+    # rows aligned by an invented key disagree on everything; those conflicts are its
+    # consequence, not questions for the documents
+    rekeyed = {s.table for s in invented}
+    return invented + [s for s in signals
+                       if not (s.kind == "alignment_conflict" and s.table in rekeyed)]

@@ -198,6 +198,12 @@ def _occurrences(text: str, forms: Sequence[str]) -> list[tuple[int, int]]:
     return []
 
 
+def mentions(text: str, value: Any, col_type: str) -> bool:
+    """True when ``text`` states ``value`` in one of its :func:`surface_forms` (as a whole
+    word: the id 1 is not in "1991")."""
+    return bool(_occurrences(text, surface_forms(value, col_type)))
+
+
 def locate_span(text: str, table: Table, values: dict[str, Any]) -> tuple[int, int] | None:
     """The character span of a row's evidence in ``text``: from the entity name (the key
     columns) to the values found nearest to it; None when no value can be found."""
@@ -430,4 +436,4 @@ def all_rows(results: Sequence[ChunkResult]) -> list[Row]:
 __all__ = ["ChunkResult", "ExtractionSettings", "all_rows", "clean_values", "doc_id_of",
            "extract", "extract_chunk", "extraction_model", "extraction_schema_text",
            "extraction_step", "failed_calls", "prompt_fingerprint",
-           "locate_span", "row_model", "surface_forms"]
+           "locate_span", "mentions", "row_model", "surface_forms"]

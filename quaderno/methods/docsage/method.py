@@ -36,7 +36,7 @@ from quaderno.methods.details import DocSageDetails
 from quaderno.methods.docsage.ask import SchemaDiscovery
 from quaderno.methods.docsage.clear import ClearConfig, episode_retriever, run_clear
 from quaderno.methods.docsage.confidence import Calibration
-from quaderno.methods.docsage.detect import detect_all
+from quaderno.methods.docsage.detect import Signal, detect_all
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.gather import extraction_scope, probe_set, sample_set
 from quaderno.methods.docsage.reason import (NOT_FOUND, SQLReasoner, numbered,
@@ -118,7 +118,11 @@ class DocSage(BaseMethod):
 
         async def trial(schema: Schema, hits: Sequence[Hit]) -> list[Row]:
             return await self._trial(ep, schema, hits)
-        return await self.discovery.run(ep, sample, probe, extract=trial, detect=detect_all,
+        texts = {h.chunk.id: h.chunk.text for h in probe}
+
+        def detect(schema: Schema, rows: Sequence[Row]) -> list[Signal]:
+            return detect_all(schema, rows, texts)
+        return await self.discovery.run(ep, sample, probe, extract=trial, detect=detect,
                                         known=known)
 
     def _cite(self, ep: Episode, by_chunk: dict[str, Hit], chunk_ids: Sequence[str]) -> None:

@@ -96,8 +96,9 @@ UPDATE_SCHEMA = Step(
         "Update the relational schema for the question using what was learned. Return "
         "patches: add_column, drop_column, retype_column, rename_column, add_table, "
         "add_foreign_key, add_constraint, require_attribute, mark_multi_valued (an entity "
-        "truly has several values of the column, one row each). Return no patches when the "
-        "schema already fits.\n"
+        "truly has several values of the column, one row each), rekey (key the table by "
+        "this column, a name the documents state, instead of an id they never give). "
+        "Return no patches when the schema already fits.\n"
         "Question: {question}\n\nSchema:\n{schema}\n\n"
         "Problems found and what the documents said:\n<data>\n{findings}\n</data>"),
     inputs=("question", "schema", "findings"),
