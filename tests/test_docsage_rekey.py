@@ -13,12 +13,13 @@ import pytest
 from fake_retriever import ChunkListRetriever
 from quaderno.corpus.chunk import Chunk
 from quaderno.errors import SQLRefusedError
-from quaderno.index.hits import Hit
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.ask import SchemaDiscovery
-from quaderno.methods.docsage.detect import detect_all, invented_keys, missing_relationships
+from quaderno.methods.docsage.detect import (Signal, detect_all, invented_keys,
+                                             missing_relationships)
 from quaderno.methods.docsage.draft import SchemaDraft, to_schema
+from quaderno.methods.docsage.extract import mentions
 from quaderno.methods.docsage.patch import SchemaPatch, apply_patches
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.sqlgate import check_sql
@@ -31,9 +32,10 @@ SET2 = {"tables": [
     {"name": "commissions", "columns": [{"name": "commissionid", "type": "INT"},
                                         {"name": "commissionname"}],
      "primary_key": ["commissionid"]},
-    {"name": "companies", "columns": [{"name": "companyid", "type": "INT"},
-                                      {"name": "companyname"},
-                                      {"name": "commissionid", "type": "INT"}],
+    {"name": "companies", "columns": [
+        {"name": "companyid", "type": "INT"}, {"name": "companyname"},
+        {"name": "commissionid", "type": "INT",
+         "description": "Foreign key referencing Commissions.CommissionID"}],
      "primary_key": ["companyid"]},
     {"name": "revenue", "columns": [{"name": "revenueid", "type": "INT"},
                                     {"name": "companyid", "type": "INT"},
@@ -54,8 +56,8 @@ TEXTS = {
 }
 
 
-def set2():
-    return to_schema(SchemaDraft.model_validate(SET2))[0]
+def schema_of(draft):
+    return to_schema(SchemaDraft.model_validate(draft))[0]
 
 
 def row(table, chunk, **values):
@@ -72,29 +74,42 @@ def company_rows():
             row("revenue", "c3", revenueid=1, companyid=1, year=None, revenueamount=32950.7)]
 
 
-def test_rekey_moves_the_key_to_the_name_and_references_follow():
-    fixes = [SchemaPatch(op="rekey", table="commissions", column="commissionname"),
-             SchemaPatch(op="rekey", table="companies", column="companyname"),
-             SchemaPatch(op="drop_column", table="revenue", column="revenueid")]
-    schema, notes = apply_patches(set2(), fixes, reason="test")
+def fks(table):
+    return [(f.cols, f.ref_table, f.ref_cols) for f in table.foreign_keys]
+
+
+# -- the rekey patch ---------------------------------------------------------------------
+
+SET2_FIXES = [SchemaPatch(op="rekey", table="revenue", column="companyid"),
+              SchemaPatch(op="rekey", table="commissions", column="commissionname"),
+              SchemaPatch(op="rekey", table="companies", column="companyname")]
+
+
+def test_rekey_moves_the_keys_to_names_and_references_follow():
+    schema, notes = apply_patches(schema_of(SET2), SET2_FIXES, reason="test")
     assert notes == []
     commissions, companies, revenue = (schema.table(n) for n in
                                        ("commissions", "companies", "revenue"))
-    assert commissions.column_names == ["commissionname"]
-    assert commissions.primary_key == ["commissionname"]
-    assert companies.column_names == ["companyname", "commissionname"]
-    assert companies.primary_key == ["companyname"]
-    assert [(f.cols, f.ref_table, f.ref_cols) for f in companies.foreign_keys] == [
-        (["commissionname"], "commissions", ["commissionname"])]
-    assert companies.column("commissionname").type == "TEXT"  # was the INT id
-    assert revenue.column_names == ["companyname", "year", "revenueamount"]
-    assert [(f.cols, f.ref_table) for f in revenue.foreign_keys] == [(["companyname"],
-                                                                      "companies")]
-    # the functional dependency and the required attribute follow the rename
+    assert (commissions.column_names, commissions.primary_key) == (["commissionname"],
+                                                                   ["commissionname"])
+    assert (companies.column_names, companies.primary_key) == (
+        ["companyname", "commissionname"], ["companyname"])
+    assert fks(companies) == [(["commissionname"], "commissions", ["commissionname"])]
+    # the INT id became the commission's name, and its description says so
+    assert companies.column("commissionname").type == "TEXT"
+    assert companies.column("commissionname").description == \
+        "the commission's commissionname (commissions.commissionname)"
+    # revenue: keyed by the company it is about (its invented revenueid dropped), which
+    # follows the company's new key
+    assert (revenue.column_names, revenue.primary_key) == (
+        ["companyname", "year", "revenueamount"], ["companyname"])
+    assert fks(revenue) == [(["companyname"], "companies", ["companyname"])]
+    # constraints and required attributes follow the renames
     assert [(c.lhs, c.rhs) for c in schema.constraints if c.kind == "fd"] == [
         (["companyname"], "year")]
-    assert "companies.companyid" not in schema.requirements.attributes
-    # the join the question needs exists now, and the model's natural SQL passes the gate
+    assert schema.requirements.attributes == ["revenue.revenueamount",
+                                              "companies.companyname"]
+    # the join the question needs exists now, and the natural SQL passes the gate
     assert missing_relationships(schema) == []
     check_sql("SELECT max(r.revenueamount) FROM revenue r JOIN companies c ON "
               "r.companyname = c.companyname WHERE c.commissionname = 'Drournlia Markets "
@@ -103,31 +118,98 @@ def test_rekey_moves_the_key_to_the_name_and_references_follow():
         check_sql("SELECT companyid FROM companies", schema)
 
 
-def test_rekey_references_by_declared_key_or_by_name_and_never_a_bare_id():
-    draft = {"tables": [
-        {"name": "cities", "columns": [{"name": "id", "type": "INT"}, {"name": "name"}],
-         "primary_key": ["id"]},
-        {"name": "leagues", "columns": [{"name": "id", "type": "INT"}, {"name": "league"},
-                                        {"name": "city_id", "type": "INT"},
-                                        {"name": "host", "type": "INT"}],
-         "primary_key": ["id"],
-         "foreign_keys": [{"column": "host", "references_table": "cities",
-                           "references_column": "id"}]},
-        {"name": "teams", "columns": [{"name": "team"}, {"name": "cityid", "type": "INT"},
-                                      {"name": "name"}]}]}
-    schema, notes = apply_patches(to_schema(SchemaDraft.model_validate(draft))[0],
+def test_a_fact_table_must_be_rekeyed_before_its_reference_is_renamed():
+    _, notes = apply_patches(schema_of(SET2), SET2_FIXES[::-1])
+    assert notes == ["rekey revenue.companyid: no such column"]
+
+
+CITIES = {"tables": [
+    {"name": "cities", "columns": [{"name": "id", "type": "INT"}, {"name": "name"}],
+     "primary_key": ["id"]},
+    {"name": "leagues", "columns": [{"name": "id", "type": "INT"}, {"name": "league"},
+                                    {"name": "city_id", "type": "INT"},
+                                    {"name": "host", "type": "INT"}],
+     "primary_key": ["id"],
+     "foreign_keys": [{"column": "host", "references_table": "cities",
+                       "references_column": "id"}]},
+    {"name": "teams", "columns": [{"name": "team"}, {"name": "cityid", "type": "INT"},
+                                  {"name": "name"}]}]}
+
+
+def test_references_keep_their_role_and_never_take_an_unrelated_column():
+    schema, notes = apply_patches(schema_of(CITIES),
                                   [SchemaPatch(op="rekey", table="cities", column="name")])
-    leagues, teams = schema.table("leagues"), schema.table("teams")
-    # city_id is renamed after the key; host (a declared foreign key) would take the same
-    # name, which is taken now, so it is dropped and the foreign key sits on the name
-    assert leagues.column_names == ["id", "league", "name"]
-    assert leagues.primary_key == ["id"]  # the league's own bare id is not a reference
-    assert {(tuple(f.cols), f.ref_table, tuple(f.ref_cols)) for f in leagues.foreign_keys} == {
-        (("name",), "cities", ("name",))}
-    # teams already has a 'name' column: cityid is dropped, the existing column referenced
-    assert teams.column_names == ["team", "name"]
-    assert [(f.cols, f.ref_table) for f in teams.foreign_keys] == [(["name"], "cities")]
     assert notes == []
+    leagues, teams = schema.table("leagues"), schema.table("teams")
+    # city_id is named after the key: it becomes city_name; host, a declared foreign key,
+    # keeps its role name; the league's own bare id is no reference
+    assert leagues.column_names == ["id", "league", "city_name", "host"]
+    assert leagues.primary_key == ["id"]
+    assert sorted(fks(leagues)) == [(["city_name"], "cities", ["name"]),
+                                    (["host"], "cities", ["name"])]
+    assert leagues.column("host").type == "TEXT"
+    # teams has a 'name' of its own (the team's): untouched, and no foreign key
+    assert teams.column_names == ["team", "city_name", "name"]
+    assert fks(teams) == [(["city_name"], "cities", ["name"])]
+
+
+def test_a_referring_column_stays_in_its_tables_key():
+    draft = {"tables": [
+        {"name": "companies", "columns": [{"name": "companyid", "type": "INT"},
+                                          {"name": "companyname"}],
+         "primary_key": ["companyid"]},
+        {"name": "revenue", "columns": [{"name": "companyid", "type": "INT"},
+                                        {"name": "year", "type": "INT"},
+                                        {"name": "amount", "type": "DOUBLE"}],
+         "primary_key": ["companyid", "year"]}]}
+    schema, _ = apply_patches(schema_of(draft), [SchemaPatch(op="rekey", table="companies",
+                                                             column="companyname")])
+    assert schema.table("revenue").primary_key == ["companyname", "year"]
+    # a composite key is not rekey's to move
+    same, notes = apply_patches(schema_of(draft), [SchemaPatch(op="rekey", table="revenue",
+                                                               column="amount")])
+    assert same.table("revenue").column_names == ["companyid", "year", "amount"]
+    assert "several columns" in notes[0]
+
+
+def test_a_key_that_does_not_name_its_table_is_referred_to_only_with_the_name():
+    draft = {"tables": [
+        {"name": "countries", "columns": [{"name": "code"}, {"name": "countryname"}],
+         "primary_key": ["code"]},
+        {"name": "airports", "columns": [{"name": "code"}, {"name": "airportname"},
+                                         {"name": "country_code"}],
+         "primary_key": ["code"]}]}
+    schema, _ = apply_patches(schema_of(draft), [SchemaPatch(op="rekey", table="countries",
+                                                             column="countryname")])
+    airports = schema.table("airports")
+    assert airports.column_names == ["code", "airportname", "countryname"]
+    assert airports.primary_key == ["code"]  # the airport's own code is not a reference
+    assert fks(airports) == [(["countryname"], "countries", ["countryname"])]
+
+
+def test_a_self_reference_follows_the_key():
+    draft = {"tables": [{"name": "employees", "columns": [
+        {"name": "employee_id", "type": "INT"}, {"name": "name"},
+        {"name": "manager_id", "type": "INT", "description": "id of the manager"}],
+        "primary_key": ["employee_id"],
+        "foreign_keys": [{"column": "manager_id", "references_table": "employees",
+                          "references_column": "employee_id"}]}]}
+    schema, notes = apply_patches(schema_of(draft), [SchemaPatch(op="rekey", table="employees",
+                                                                 column="name")])
+    emp = schema.table("employees")
+    assert notes == [] and emp.column_names == ["name", "manager_name"]
+    assert fks(emp) == [(["manager_name"], "employees", ["name"])]
+    assert emp.column("manager_name").type == "TEXT"
+
+
+def test_a_new_name_taken_by_an_unrelated_column_leaves_the_reference_as_it_was():
+    draft = json.loads(json.dumps(CITIES))
+    draft["tables"][2]["columns"].append({"name": "city_name", "description": "its motto"})
+    schema, _ = apply_patches(schema_of(draft),
+                              [SchemaPatch(op="rekey", table="cities", column="name")])
+    teams = schema.table("teams")
+    assert teams.column_names == ["team", "cityid", "name", "city_name"]
+    assert teams.foreign_keys == []
 
 
 @pytest.mark.parametrize(("patch", "note"), [
@@ -135,7 +217,7 @@ def test_rekey_references_by_declared_key_or_by_name_and_never_a_bare_id():
     (SchemaPatch(op="rekey", table="companies", column="ceo"), "no such column"),
 ])
 def test_rekey_refusals_are_notes_and_change_nothing(patch, note):
-    schema = set2()
+    schema = schema_of(SET2)
     new, notes = apply_patches(schema, [patch])
     assert new is schema and len(notes) == 1 and note in notes[0]
 
@@ -143,49 +225,96 @@ def test_rekey_refusals_are_notes_and_change_nothing(patch, note):
 def test_rekey_refuses_a_multi_valued_column():
     draft = json.loads(json.dumps(SET2))
     draft["tables"][1]["columns"][1]["single_valued"] = False
-    schema = to_schema(SchemaDraft.model_validate(draft))[0]
+    schema = schema_of(draft)
     new, notes = apply_patches(schema, [SchemaPatch(op="rekey", table="companies",
                                                     column="companyname")])
     assert new is schema and "multi-valued" in notes[0]
 
 
-def test_invented_keys_are_found_and_carry_their_fix():
-    signals = {s.table: s for s in invented_keys(set2(), company_rows(), TEXTS)}
-    # '1' stands as a word in c2 ("1 of the highest"): one of three rows, still a minority
-    assert set(signals) == {"companies", "revenue"}
-    companies = signals["companies"]
-    assert companies.kind == "alignment_conflict" and companies.column == "companyid"
+# -- detection ---------------------------------------------------------------------------
+
+def test_invented_keys_are_found_and_carry_their_fix_in_the_order_it_works():
+    signals = invented_keys(schema_of(SET2), company_rows(), TEXTS)
+    # revenue first: re-keyed by the company it is about before companyid is renamed
+    assert [(s.table, s.column) for s in signals] == [("revenue", "revenueid"),
+                                                      ("companies", "companyid")]
+    revenue, companies = signals
+    assert revenue.fix == SchemaPatch(op="rekey", table="revenue", column="companyid")
+    assert companies.kind == "alignment_conflict"
     assert companies.fix == SchemaPatch(op="rekey", table="companies", column="companyname")
+    # '1' stands as a word in c2 ("1 of the highest"): one of three rows, still a minority
     assert "2 of 3 trial rows" in companies.detail and companies.values == [1]
-    # revenue has no name column of its own: its invented key is dropped
-    assert signals["revenue"].fix == SchemaPatch(op="drop_column", table="revenue",
-                                                 column="revenueid")
+    schema, notes = apply_patches(schema_of(SET2), [s.fix for s in signals])
+    assert notes == [] and schema.table("revenue").primary_key == ["companyname"]
 
 
-def test_a_key_the_chunks_state_is_not_invented():
-    schema = to_schema(SchemaDraft.model_validate(
-        {"tables": [{"name": "companies", "columns": [{"name": "companyname"},
-                                                      {"name": "revenue", "type": "DOUBLE"}],
-                     "primary_key": ["companyname"]}]}))[0]
-    rows = [row("companies", "c1", companyname="Viathpox Systems", revenue=43789.5),
-            row("companies", "c2", companyname="Bryskound Holdings", revenue=46693.9)]
-    assert invented_keys(schema, rows, TEXTS) == []
-    # nor is one seen in a single row, or in rows whose chunks are unknown
-    assert invented_keys(set2(), company_rows()[:1], TEXTS) == []
-    assert invented_keys(set2(), company_rows(), {}) == []
+def test_the_name_after_the_entity_wins_over_another_name_column():
+    draft = {"tables": [{"name": "companies", "columns": [
+        {"name": "companyid", "type": "INT"}, {"name": "commissionname"},
+        {"name": "companyname"}], "primary_key": ["companyid"]}]}
+    rows = [row("companies", c, companyid=1, companyname=n, commissionname="Drournlia Markets "
+                "Commission") for c, n in (("c1", "Viathpox Systems"),
+                                           ("c3", "Gouqin Energy"))]
+    [signal] = invented_keys(schema_of(draft), rows, TEXTS)
+    assert signal.fix.column == "companyname"
+
+
+def test_no_name_to_key_by_is_a_question_and_hides_nothing():
+    draft = {"tables": [{"name": "employees", "columns": [
+        {"name": "employee_id", "type": "INT"}, {"name": "country"},
+        {"name": "salary", "type": "INT"}], "primary_key": ["employee_id"]}]}
+    texts = {"e1": "A clerk in France earns 41,000.", "e2": "An engineer in France, 58,000."}
+    rows = [row("employees", "e1", employee_id=7, country="France", salary=41000),
+            row("employees", "e2", employee_id=7, country="France", salary=58000)]
+    [signal] = invented_keys(schema_of(draft), rows, texts)
+    assert signal.fix is None  # never keyed by the country: all of France would be one row
+    kinds = {(s.kind, s.column) for s in detect_all(schema_of(draft), rows, texts)}
+    assert ("alignment_conflict", "salary") in kinds  # not hidden: nothing repairs them
+
+
+def test_only_id_named_keys_the_chunks_do_not_state_are_invented():
+    named = {"tables": [{"name": "companies", "columns": [
+        {"name": "companyname"}, {"name": "rank", "type": "INT"}],
+        "primary_key": ["companyname"]}]}
+    rows = [row("companies", "c1", companyname="Viathpox Systems", rank=1),
+            row("companies", "c2", companyname="Bryskound Holdings", rank=2)]
+    assert invented_keys(schema_of(named), rows, {"c1": "Viathpox\nSystems ranks 1st.",
+                                                  "c2": "Bryskound Holdings ranks 2nd."}) == []
+    ranked = {"tables": [{"name": "ranking", "columns": [
+        {"name": "rank", "type": "INT"}, {"name": "companyname"}], "primary_key": ["rank"]}]}
+    rows = [row("ranking", "c1", rank=1, companyname="Viathpox Systems"),
+            row("ranking", "c2", rank=2, companyname="Bryskound Holdings")]
+    assert invented_keys(schema_of(ranked), rows, {"c1": "Viathpox ranks 1st.",
+                                                   "c2": "Bryskound ranks 2nd."}) == []
+    stated = {"tables": [{"name": "staff", "columns": [
+        {"name": "staff_id"}, {"name": "name"}], "primary_key": ["staff_id"]}]}
+    rows = [row("staff", "s1", staff_id="E-1042", name="Ama Quell"),
+            row("staff", "s2", staff_id="E-7", name="Ito Vance")]
+    assert invented_keys(schema_of(stated), rows, {"s1": "Ama Quell (badge E-1042)",
+                                                   "s2": "Ito Vance, badge E-7"}) == []
+    # one row, or rows whose chunks are unknown, prove nothing
+    assert invented_keys(schema_of(SET2), company_rows()[:1], TEXTS) == []
+    assert invented_keys(schema_of(SET2), company_rows(), {}) == []
+
+
+def test_mentions_reads_line_breaks_and_space_runs_as_one_space():
+    assert mentions("the firm Viathpox\n  Systems said", "Viathpox Systems", "TEXT")
+    assert not mentions("founded in 1991", 1, "INT")
+    assert mentions("ranked 1 of 40", 1, "INT")
 
 
 def test_detect_all_puts_the_invented_key_before_its_consequences():
     rows = company_rows()
-    without = detect_all(set2(), rows)
+    without = detect_all(schema_of(SET2), rows)
     # aligned by the invented id, three companies look like one with three names
-    assert any(s.kind == "alignment_conflict" and s.table == "companies"
-               and s.column == "companyname" for s in without)
-    found = detect_all(set2(), rows, TEXTS)
-    by_table = [(s.table, s.column) for s in found if s.kind == "alignment_conflict"]
-    assert ("companies", "companyid") in by_table
-    assert ("companies", "companyname") not in by_table
+    assert ("companies", "companyname") in {(s.table, s.column) for s in without
+                                            if s.kind == "alignment_conflict"}
+    found = detect_all(schema_of(SET2), rows, TEXTS)
+    assert [(s.table, s.column) for s in found if s.kind == "alignment_conflict"] == [
+        ("revenue", "revenueid"), ("companies", "companyid")]
 
+
+# -- ASK and the method ------------------------------------------------------------------
 
 class Script:
     """A model that drafts SET2 and would answer a clarification; records what it is asked."""
@@ -205,60 +334,72 @@ class Script:
         raise AssertionError(f"unexpected prompt {user[:60]!r}")
 
 
-class Retriever:
-    def fingerprint(self) -> str:
-        return "all"
-
-    def retrieve(self, query: str, k: int = 5) -> list[Hit]:
-        return [Hit(chunk=Chunk(id=c, text=t, kb="c"), score=1.0, rank=i + 1, retriever="all")
-                for i, (c, t) in enumerate(TEXTS.items())][:k]
-
-    def retrieve_batch(self, queries, k=5):
-        return [self.retrieve(q, k) for q in queries]
+CHUNKS = [Chunk(id=c, text=t, kb="c") for c, t in TEXTS.items()]
 
 
-def test_ask_rekeys_an_invented_key_without_asking_and_tries_the_new_schema():
-    script, schemas = Script(), []
-
-    async def trial(schema, probe):
-        schemas.append(schema)
-        if schema.version == 0:
-            return company_rows()
-        # the re-keyed schema: names as keys, nothing invented left to find
-        return [row("companies", c, companyname=n, commissionname=m)
-                for c, n, m in (("c1", "Viathpox Systems", "Drournlia Markets Commission"),
-                                ("c3", "Gouqin Energy", "Ostmark Trade Commission"))]
-
-    def detect(schema, rows):
-        return detect_all(schema, rows, TEXTS)
+def discover(trial, detect, script=None, **kw):
+    script = script or Script()
     ep = Episode("What is the highest annual revenue among the companies of the Drournlia "
                  "Markets Commission?", method="docsage", lm=LM(FakeLLM(respond=script)),
-                 retriever=Retriever())
-    probe = Retriever().retrieve("", 3)
-    schema, log = asyncio.run(SchemaDiscovery(mode="active").run(
+                 retriever=ChunkListRetriever(CHUNKS))
+    probe = ChunkListRetriever(CHUNKS).retrieve("", 3)
+    schema, log = asyncio.run(SchemaDiscovery(mode="active", **kw).run(
         ep, probe, probe, extract=trial, detect=detect))
+    return schema, log, ep, script
+
+
+def test_ask_repairs_invented_keys_first_and_asks_on_the_repaired_schema():
+    seen = []
+
+    async def trial(schema, probe):
+        seen.append(schema)
+        if schema.version == 0:
+            return company_rows()
+        # the re-keyed schema: names as keys, nothing invented left; revenue amounts unread
+        return [row(t, c, companyname=n, **extra)
+                for c, n in (("c1", "Viathpox Systems"), ("c3", "Gouqin Energy"))
+                for t, extra in (("companies", {}), ("revenue", {"revenueamount": None}))]
+
+    schema, log, ep, script = discover(trial, lambda s, r: detect_all(s, r, TEXTS))
     first = log.rounds[0]
-    assert [p["op"] for p in first.patches] == ["rekey", "drop_column"]
-    assert all(p["by"] == "detector" for p in first.patches)
-    # the invented keys were not turned into questions for the documents
-    assert all("companyid" not in p for p in script.prompts if p.startswith("A schema was"))
-    assert schemas[1].table("companies").primary_key == ["companyname"]
+    assert [(p["op"], p["table"], p["by"]) for p in first.patches] == [
+        ("rekey", "revenue", "detector"), ("rekey", "companies", "detector")]
+    assert first.clarifications == []  # nothing asked in the round that repaired
+    assert seen[1].table("companies").primary_key == ["companyname"]
     assert schema.table("revenue").column_names == ["companyname", "year", "revenueamount"]
-    assert schema.version == 1 and schema.history[-1]["reason"] == "ask round 1: detector"
-    assert any("repaired by the detector" in f for f in ep.trace.fallbacks)
-    assert len(log.rounds) == 2
+    assert schema.version == 2 and schema.history[-1]["reason"] == "ask round 1: detector"
+    assert sum("repaired by the detector" in f for f in ep.trace.fallbacks) == 2
+    # round 2 asked about what was left (the required revenue unread), on the new schema
+    asked = [p for p in script.prompts if p.startswith("A schema was built")]
+    assert len(asked) == 1 and "companyid" not in asked[0] and "companyname" in asked[0]
+    assert len(log.rounds) == 2 and log.stop_reason == "no clarification question was answered"
 
 
-UNIS = [Chunk(id=f"{d}#0", text=t, kb="unis", title=d) for d, t in (
-    ("varn", "Varnholt University was founded in 1874."),
-    ("ostr", "Ostrel College was established in 1921."),
-    ("quel", "Quellmar Institute, founded 1902, is the third."))]
+def test_only_applied_repairs_are_recorded():
+    bad = Signal(kind="alignment_conflict", table="companies", column="companyid",
+                 detail="invented", fix=SchemaPatch(op="rekey", table="companies",
+                                                    column="ceo"))
+
+    async def trial(schema, probe):
+        return company_rows()
+    schema, log, ep, script = discover(trial, lambda s, r: [bad])
+    assert log.rounds[0].patches == [] and schema.version == 0
+    assert log.rounds[0].notes == ["rekey companies.ceo: no such column"]
+    assert log.stop_reason == "no signal could be repaired or asked"
+    assert not any("repaired by the detector" in f for f in ep.trace.fallbacks)
+    assert not any(p.startswith("A schema was built") for p in script.prompts)
+
+
+UNIS = [Chunk(id=f"{d}#0", text=t, kb="unis", title=title) for d, title, t in (
+    ("varn", "Varnholt University", "Founded in 1874, it is the oldest."),
+    ("ostr", "Ostrel College", "Established in 1921 by the guild."),
+    ("quel", "", "Quellmar Institute, founded 1902, is the third."))]
 FOUNDED = re.compile(r"([A-Z]\w+ (?:University|College|Institute))\D*?(\d{4})")
 
 
 class SurrogateModel:
     """Draws an ``id`` key no document states and numbers every chunk's row 1; reads the
-    names and years really from the text it is shown."""
+    names (two of them only in the chunk's title) and years from what it is shown."""
 
     def __call__(self, request):
         user = request.messages[-1].content
@@ -286,7 +427,7 @@ class SurrogateModel:
         raise AssertionError(f"unexpected prompt {user[:80]!r}")
 
 
-def test_docsage_rekeys_an_invented_id_and_answers_from_the_names(tmp_path):
+def test_docsage_rekeys_an_invented_id_by_the_names_extraction_saw(tmp_path):
     method = make_method("docsage", LM(FakeLLM(respond=SurrogateModel())),
                          ChunkListRetriever(UNIS), {"store_dir": str(tmp_path / "store")})
     a = asyncio.run(method.answer("Which institution is the oldest?"))

@@ -7,7 +7,8 @@ Active mode, per question:
    extraction) and code finds the three uncertainty signals (:mod:`.detect`);
 3. F_ask (Eq. 2): one clarification question per signal (at most ``max_questions``, by the
    spec's priority); a signal that carries its own repair (an invented key: no document
-   states it, so no document can answer for it) is repaired by code instead;
+   states it, so no document can answer for it) is repaired by code instead, and the next
+   round's trial extraction reads the repaired schema before anything is asked;
 4. targeted retrieval over the whole collection with each question, an answer with citations
    or UNANSWERED (A(P, D)), and F_update (Eq. 3): patches that revise, expand or prune;
 5. stop when the schema's canonical hash is unchanged between two rounds, no signal remains,
@@ -152,22 +153,23 @@ class SchemaDiscovery:
                 if not round_.signals:
                     log.stop_reason = "no uncertainty signal"
                     return schema
-                # signals code can repair are repaired; the others become questions
-                fixed = self._fix(ep, schema, round_)
+                # signals code can repair are repaired, and the next round's trial reads
+                # the repaired schema before anything is asked; else the others are asked
+                new = self._fix(ep, schema, round_)
                 asked = [s for s in round_.signals if s.fix is None]
-                if asked:
-                    round_.clarifications = await self._clarify(ep, fixed, asked)
-                if any(c.answered for c in round_.clarifications):
-                    new = await self._update(ep, fixed, round_, asked)
-                elif fixed is not schema:
-                    new = fixed
-                else:
-                    log.stop_reason = "no clarification question was answered"
-                    return schema
+                if new is schema:
+                    if not asked:
+                        log.stop_reason = "no signal could be repaired or asked"
+                        return schema
+                    round_.clarifications = await self._clarify(ep, schema, asked)
+                    if not any(c.answered for c in round_.clarifications):
+                        log.stop_reason = "no clarification question was answered"
+                        return schema
+                    new = await self._update(ep, schema, round_, asked)
                 span.outputs["version"] = new.version if new is not None else None
             if new is None:
                 log.stop_reason = "schema update failed"
-                return fixed
+                return schema
             if new.canonical_hash() == schema.canonical_hash():
                 log.stop_reason = "schema stable"
                 return new
@@ -208,20 +210,22 @@ class SchemaDiscovery:
         return out
 
     def _fix(self, ep: Episode, schema: Schema, round_: AskRound) -> Schema:
-        """The repairs the signals carry (an invented key re-keyed by a stated name), applied
-        before any question is asked; ``schema`` itself when there is none or none applied."""
-        patches = [s.fix for s in round_.signals if s.fix is not None]
-        if not patches:
-            return schema
-        new, notes = apply_patches(schema, patches,
-                                   reason=f"ask round {round_.iteration}: detector")
-        round_.patches += [p.model_dump(exclude_defaults=True) | {"by": "detector"}
-                           for p in patches]
-        round_.notes += notes
+        """The repairs the signals carry (an invented key re-keyed by a stated name), in
+        order; ``schema`` itself when there is none or none applied. Only applied repairs
+        are recorded in the round's patches."""
+        new = schema
         for s in round_.signals:
-            if s.fix is not None:
-                ep.trace.fallback(f"schema repaired by the detector: {s.detail}")
-        return new if new.version != schema.version else schema
+            if s.fix is None:
+                continue
+            after, notes = apply_patches(new, [s.fix],
+                                         reason=f"ask round {round_.iteration}: detector")
+            round_.notes += notes
+            if after is new:  # not applied (the notes say why)
+                continue
+            new = after
+            round_.patches.append(s.fix.model_dump(exclude_defaults=True) | {"by": "detector"})
+            ep.trace.fallback(f"schema repaired by the detector: {s.detail}")
+        return new
 
     async def _update(self, ep: Episode, schema: Schema, round_: AskRound,
                       asked: Sequence[Signal]) -> Schema | None:

@@ -10,8 +10,8 @@ is uncertain:
   documents, a foreign-key value that matches no parent row or several, or an invented key:
   a primary key whose values no trial row's chunk states (a surrogate ``companyid`` the
   model numbered 1, 2, ...), which cannot align anything. This one carries its own
-  :class:`SchemaPatch`: key the table by a name column the chunks do state, else drop the
-  key; ASK applies it without a clarification question;
+  :class:`SchemaPatch` where it can: key the table by a name the chunks do state (or by the
+  entity a table of facts is about); ASK applies it without a clarification question;
 * **value anomalies**: a typed column that fails to parse in more than 20% of trial rows, a
   robust z-score above 3.5, an implausible year or a negative count, or a violated constraint.
 
@@ -32,7 +32,9 @@ from quaderno.methods.docsage.anomalies import alignment_conflicts, fk_matches, 
 from quaderno.methods.docsage.constraints import check
 from quaderno.methods.docsage.extract import mentions
 from quaderno.methods.docsage.normalize import is_null
+from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.patch import SchemaPatch
+from quaderno.methods.docsage.rekey import id_named, named_after, singular
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
 
@@ -127,53 +129,92 @@ def _stated(rows: Sequence[Row], table: Table, column: str,
     return len(seen), sum(mentions(text, v, col.type) for v, text in seen)
 
 
+def _references(schema: Schema, table: Table, column: str) -> bool:
+    """True when ``table.column`` holds another table's key: a declared foreign key, or a
+    column named after that key (``company_id``)."""
+    if any(column in fk.cols for fk in table.foreign_keys):
+        return True
+    return any(o is not table and len(o.primary_key) == 1
+               and named_after(column, o.name, o.primary_key[0]) for o in schema.tables)
+
+
+def _referenced(schema: Schema, table: Table, key: str) -> bool:
+    """True when a column of some table holds ``table.key``."""
+    return any((fk.ref_table == table.name and key in fk.ref_cols)
+               for o in schema.tables for fk in o.foreign_keys) or \
+        any(named_after(c.name, table.name, key) for o in schema.tables if o is not table
+            for c in o.columns)
+
+
+def _new_key(schema: Schema, table: Table, rows: Sequence[Row], texts: Mapping[str, str],
+             share: float) -> str | None:
+    """What to key ``table`` by instead of its invented key: its name (a single-valued TEXT
+    column named like a name or title, or after the entity, that the chunks state in more
+    than ``share`` of its rows; the most distinct values first); else, for a table nothing
+    refers to, the column naming the entity its rows are about (a foreign key). None when
+    neither exists."""
+    key = table.primary_key[0]
+    stems = {slug(table.name), singular(slug(table.name))}
+    scored = []
+    for i, c in enumerate(table.columns):
+        if c.type != "TEXT" or not c.single_valued or c.name == key \
+                or _references(schema, table, c.name):
+            continue
+        name_like = any(w in c.name for w in ("name", "title"))
+        after_entity = any(c.name.startswith(s) for s in stems)
+        if not (name_like or after_entity):
+            continue
+        n, stated = _stated(rows, table, c.name, texts)
+        if n and stated > share * n:
+            distinct = len({str(r.values.get(c.name)) for r in rows
+                            if not is_null(r.values.get(c.name))})
+            scored.append((-(name_like + after_entity), -distinct, i, c.name))
+    if scored:
+        return min(scored)[-1]
+    if _referenced(schema, table, key):
+        return None
+    about = [c.name for c in table.columns
+             if c.name != key and c.single_valued and _references(schema, table, c.name)]
+    return about[0] if about else None
+
+
 def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str], *,
                   min_rows: int = 2, share: float = 0.5) -> list[Signal]:
-    """Tables whose declared primary key is invented: in more than ``share`` of at least
-    ``min_rows`` trial rows with a key value, the row's chunk (``texts``: chunk id -> text)
-    states none of the key's values. The fix keys the table by its single-valued TEXT
-    column (not a foreign key) that the chunks state in more than ``share`` of its rows,
-    a column named like a name or title first; with none, it drops the key column."""
-    signals = []
+    """Tables keyed by an invented id: a single-column primary key named as an id (``id``,
+    ``..._id``, ``companyid`` of ``companies``) whose values the row's chunk (``texts``:
+    chunk id -> the text extraction was shown) does not state in more than ``share`` of at
+    least ``min_rows`` trial rows. Names, numbers and dates keys are never taken for
+    invented ones. The signal's fix re-keys the table (:func:`_new_key`); a table with no
+    column to key it by gets a signal without a fix, asked like any other."""
+    signals: list[tuple[bool, Signal]] = []
     for t in schema.tables:
+        if len(t.primary_key) != 1 or not id_named(t.primary_key[0], t.name):
+            continue
+        key = t.primary_key[0]
         mine = [r for r in rows if r.table == t.name]
-        if not t.primary_key or not mine:
+        n, stated = _stated(mine, t, key, texts)
+        if n < min_rows or n - stated <= share * n:
             continue
-        keyed = [r for r in mine if all(not is_null(r.values.get(k)) for k in t.primary_key)
-                 and r.provenance.chunk_id in texts]
-        unstated = [r for r in keyed if not any(
-            mentions(texts[r.provenance.chunk_id], r.values[k], t.column(k).type)
-            for k in t.primary_key)]
-        if len(keyed) < min_rows or len(unstated) <= share * len(keyed):
-            continue
-        fk_cols = {c for fk in t.foreign_keys for c in fk.cols}
-        candidates = []
-        for c in t.columns:
-            if c.type != "TEXT" or not c.single_valued or c.name in t.primary_key \
-                    or c.name in fk_cols:
-                continue
-            n, stated = _stated(mine, t, c.name, texts)
-            if n and stated > share * n:
-                candidates.append((not any(w in c.name for w in ("name", "title")), c.name))
-        key = ", ".join(t.primary_key)
+        unstated = [r for r in mine if not is_null(r.values.get(key))
+                    and r.provenance.chunk_id in texts
+                    and not mentions(texts[r.provenance.chunk_id], r.values[key],
+                                     t.column(key).type)]
         # by their text: a model may give any JSON value, a list included
-        values = list({str(v): v for r in unstated
-                       if (v := r.values[t.primary_key[0]]) is not None}.values())[:6]
-        detail = (f"no chunk states the key {t.name}({key}) in {len(unstated)} of "
-                  f"{len(keyed)} trial rows: the key is invented, so it cannot align rows")
-        if candidates:
-            name = min(candidates)[1]
-            fix = SchemaPatch(op="rekey", table=t.name, column=name)
-            detail += f"; key {t.name} by {name}, which the chunks state"
-        elif len(t.primary_key) == 1 and len(t.columns) > 1:
-            fix = SchemaPatch(op="drop_column", table=t.name, column=t.primary_key[0])
-            detail += f"; drop {t.primary_key[0]}"
-        else:
-            fix = None
-        signals.append(Signal(kind="alignment_conflict", table=t.name, column=key,
-                              detail=detail, values=values, fix=fix,
-                              chunk_ids=sorted({r.provenance.chunk_id for r in unstated})[:5]))
-    return signals
+        values = list({str(r.values[key]): r.values[key] for r in unstated}.values())[:6]
+        detail = (f"no chunk states the key {t.name}.{key} in {n - stated} of {n} trial "
+                  "rows: the key is invented and cannot align rows")
+        new = _new_key(schema, t, mine, texts, share)
+        if new is not None:
+            detail += f"; key {t.name} by {new}, which the chunks state"
+        signal = Signal(kind="alignment_conflict", table=t.name, column=key, detail=detail,
+                        values=values, fix=SchemaPatch(op="rekey", table=t.name, column=new)
+                        if new is not None else None,
+                        chunk_ids=sorted({r.provenance.chunk_id for r in unstated})[:5])
+        # a table of facts is re-keyed by its reference before that reference is renamed
+        # after the entity's new key (revenue by companyid, then companies by companyname)
+        first = new is not None and _references(schema, t, new)
+        signals.append((not first, signal))
+    return [s for _, s in sorted(signals, key=lambda x: x[0])]
 
 
 def rank(signals: Sequence[Signal], limit: int) -> list[Signal]:
@@ -221,6 +262,6 @@ def detect_all(schema: Schema, rows: Sequence[Row],
                               values=list(v.values)[:6]))
     # rows aligned by an invented key disagree on everything; those conflicts are its
     # consequence, not questions for the documents
-    rekeyed = {s.table for s in invented}
+    rekeyed = {s.table for s in invented if s.fix is not None}
     return invented + [s for s in signals
                        if not (s.kind == "alignment_conflict" and s.table in rekeyed)]

@@ -200,8 +200,9 @@ def _occurrences(text: str, forms: Sequence[str]) -> list[tuple[int, int]]:
 
 def mentions(text: str, value: Any, col_type: str) -> bool:
     """True when ``text`` states ``value`` in one of its :func:`surface_forms` (as a whole
-    word: the id 1 is not in "1991")."""
-    return bool(_occurrences(text, surface_forms(value, col_type)))
+    word: the id 1 is not in "1991"), whitespace runs and line breaks read as one space."""
+    forms = [" ".join(f.split()) for f in surface_forms(value, col_type)]
+    return bool(_occurrences(" ".join(text.split()), [f for f in forms if f]))
 
 
 def locate_span(text: str, table: Table, values: dict[str, Any]) -> tuple[int, int] | None:

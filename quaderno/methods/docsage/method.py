@@ -118,7 +118,7 @@ class DocSage(BaseMethod):
 
         async def trial(schema: Schema, hits: Sequence[Hit]) -> list[Row]:
             return await self._trial(ep, schema, hits)
-        texts = {h.chunk.id: h.chunk.text for h in probe}
+        texts = {h.chunk.id: h.chunk.render() for h in probe}  # as extraction saw them
 
         def detect(schema: Schema, rows: Sequence[Row]) -> list[Signal]:
             return detect_all(schema, rows, texts)

@@ -16,6 +16,7 @@ from quaderno.errors import ParseError
 from quaderno.methods.docsage.draft import (DraftColumn, DraftConstraint, DraftForeignKey,
                                             DraftTable, _Capped, capped, from_schema, slug,
                                             to_schema)
+from quaderno.methods.docsage.rekey import rekey
 from quaderno.methods.docsage.schema import Schema
 
 PatchOp = Literal["add_column", "drop_column", "retype_column", "rename_column", "add_table",
@@ -86,7 +87,7 @@ def _apply_one(tables: list[DraftTable], p: SchemaPatch, constraints: list[Draft
         table.primary_key = [k for k in table.primary_key if slug(k) != slug(col.name)]
         table.foreign_keys = [f for f in table.foreign_keys if slug(f.column) != slug(col.name)]
     elif p.op == "rekey":
-        return _rekey(tables, table, col, constraints, required)
+        return rekey(tables, table, col, constraints, required)
     elif p.op == "mark_multi_valued":
         if slug(col.name) in {slug(k) for k in table.primary_key}:
             return f"mark_multi_valued {p.table}.{p.column}: a primary-key column"
@@ -109,80 +110,6 @@ def _apply_one(tables: list[DraftTable], p: SchemaPatch, constraints: list[Draft
         table.foreign_keys.append(DraftForeignKey(column=col.name,
                                                   references_table=p.references_table,
                                                   references_column=p.references_column))
-    return None
-
-
-def _singular(name: str) -> str:
-    """"cities" -> "city", "companies" -> "company", "leagues" -> "league"."""
-    if name.endswith("ies") and len(name) > 4:
-        return name[:-3] + "y"
-    return name[:-1] if name.endswith("s") and not name.endswith("ss") and len(name) > 3 \
-        else name
-
-
-def _referrers(other: DraftTable, table: DraftTable, key: str) -> list[DraftColumn]:
-    """The columns of ``other`` that hold ``table``'s key ``key``: a declared foreign key to
-    it, or a column named after it (``companyid``, ``company_id`` and ``companies_id`` for a
-    key ``companyid`` or ``id`` of ``companies``; a bare ``id`` refers to nothing)."""
-    t, k = slug(table.name), slug(key)
-    names = {f"{n}{sep}{k}" for n in (t, _singular(t)) for sep in ("_", "")}
-    if k != "id":
-        names |= {k} | {f"{n}_{k.removeprefix(n)}" for n in (t, _singular(t))
-                        if k.startswith(n) and len(k) > len(n)}
-    declared = {slug(f.column) for f in other.foreign_keys
-                if slug(f.references_table) == t and slug(f.references_column) == k}
-    return [c for c in other.columns if slug(c.name) in declared
-            or (slug(c.name) in names and not any(slug(f.column) == slug(c.name)
-                                                  for f in other.foreign_keys))]
-
-
-def _rename_in(constraints: list[DraftConstraint], required: list[str], table: str, old: str,
-               new: str) -> None:
-    for c in constraints:
-        if slug(c.table) == slug(table):
-            c.columns = [new if slug(x) == slug(old) else x for x in c.columns]
-    required[:] = [f"{slug(table)}.{slug(new)}" if r == f"{slug(table)}.{slug(old)}" else r
-                   for r in required]
-
-
-def _rekey(tables: list[DraftTable], table: DraftTable, col: DraftColumn,
-           constraints: list[DraftConstraint], required: list[str]) -> str | None:
-    """Key ``table`` by ``col`` (a name the documents state) instead of its primary key (an
-    id no document gives): the old key columns are dropped, and every column of another
-    table that held the old key (:func:`_referrers`) is renamed after ``col``, takes its
-    type and becomes a foreign key to it, so joins go through the name."""
-    if not col.single_valued:
-        return f"rekey {table.name}.{col.name}: a multi-valued column"
-    old = [k for k in table.primary_key if slug(k) != slug(col.name)]
-    if table.primary_key and not old:
-        return f"rekey {table.name}.{col.name}: already the key"
-    if len(old) == 1:
-        for other in tables:
-            if other is table:
-                continue
-            for ref in _referrers(other, table, old[0]):
-                clash = next((c for c in other.columns if slug(c.name) == slug(col.name)),
-                             None)
-                other.foreign_keys = [f for f in other.foreign_keys
-                                      if slug(f.column) != slug(ref.name)]
-                if clash is not None and clash is not ref:
-                    other.columns.remove(ref)
-                    other.primary_key = [k for k in other.primary_key
-                                         if slug(k) != slug(ref.name)]
-                    target = clash
-                else:
-                    _rename_in(constraints, required, other.name, ref.name, col.name)
-                    other.primary_key = [col.name if slug(k) == slug(ref.name) else k
-                                         for k in other.primary_key]
-                    ref.name, ref.type, target = col.name, col.type, ref
-                other.foreign_keys.append(DraftForeignKey(
-                    column=target.name, references_table=table.name,
-                    references_column=col.name))
-    gone = {slug(k) for k in old}
-    table.columns = [c for c in table.columns if slug(c.name) not in gone]
-    table.foreign_keys = [f for f in table.foreign_keys if slug(f.column) not in gone]
-    table.primary_key = [col.name]
-    required[:] = [r for r in required if r not in {f"{slug(table.name)}.{k}" for k in gone}]
     return None
 
 

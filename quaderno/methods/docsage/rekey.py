@@ -1,0 +1,156 @@
+"""Moving a table's key to a column the documents state (ASK's repair of an invented key).
+
+A weak model keys its tables by ids no document gives (``companies.companyid``, numbered 1
+for every chunk's company): rows cannot be aligned by them, and joins over them match
+nothing. :func:`rekey` keys the table by another column instead (its name, or for a table of
+facts about another entity, the column naming that entity) and drops the old key. Every
+column that held the old key follows it:
+
+* a declared foreign key keeps its role name (``host`` stays ``host``; ``manager_id``
+  becomes ``manager_name``), takes the new key's type and points at it;
+* a column named after the key (:func:`named_after`: ``company_id`` or ``companyid`` in
+  another table, for ``companies.companyid``) is renamed after the new key, qualified by
+  the entity (``companyname``; ``city_name`` for ``cities.name``), and becomes a foreign key
+  to it;
+
+in primary keys, constraints and required attributes too. A referring column whose new name
+is taken by an unrelated column is left as it was (its foreign key cannot stand; the schema
+repair notes it).
+"""
+
+from __future__ import annotations
+
+import re
+
+from quaderno.methods.docsage.draft import (DraftColumn, DraftConstraint, DraftForeignKey,
+                                            DraftTable, slug)
+
+
+def singular(name: str) -> str:
+    """"cities" -> "city", "companies" -> "company", "leagues" -> "league"."""
+    if name.endswith("ies") and len(name) > 4:
+        return name[:-3] + "y"
+    if name.endswith("s") and not name.endswith("ss") and len(name) > 3:
+        return name[:-1]
+    return name
+
+
+def _stems(table: str) -> set[str]:
+    t = slug(table)
+    return {t, singular(t)}
+
+
+def id_named(column: str, table: str) -> bool:
+    """A column named as a surrogate id of ``table``: ``id``, ``..._id``, or the table's
+    name with ``id`` (``companyid`` of ``companies``)."""
+    c = slug(column)
+    return c == "id" or c.endswith("_id") or any(c == f"{s}id" for s in _stems(table))
+
+
+def named_after(column: str, table: str, key: str) -> bool:
+    """True when ``column`` (of any table) is named as a reference to ``table``'s ``key``:
+    ``company_id``, ``companyid``, ``companies_id`` for the key ``id`` or ``companyid`` of
+    ``companies``. A key that does not name its table (``code``) is referred to only with
+    the table's name in front (``country_code``), so another table's own ``code`` is not
+    taken for a reference."""
+    c, k, stems = slug(column), slug(key), _stems(table)
+    names = {f"{s}{sep}{k}" for s in stems for sep in ("_", "")}
+    for s in stems:
+        if k.startswith(s) and len(k) > len(s):
+            names |= {k, f"{s}_{k[len(s):].lstrip('_')}"}
+    return c in names
+
+
+def referrers(tables: list[DraftTable], table: DraftTable,
+              key: str) -> list[tuple[DraftTable, DraftColumn, bool]]:
+    """(table, column, declared) for every column that holds ``table``'s ``key``: a declared
+    foreign key to it, or an undeclared column :func:`named_after` it; the key itself aside."""
+    out = []
+    for other in tables:
+        declared = {slug(f.column) for f in other.foreign_keys
+                    if slug(f.references_table) == slug(table.name)
+                    and slug(f.references_column) == slug(key)}
+        fk_cols = {slug(f.column) for f in other.foreign_keys}
+        for c in other.columns:
+            if other is table and slug(c.name) == slug(key):
+                continue
+            if slug(c.name) in declared:
+                out.append((other, c, True))
+            elif slug(c.name) not in fk_cols and named_after(c.name, table.name, key):
+                out.append((other, c, False))
+    return out
+
+
+def rename_in(constraints: list[DraftConstraint], required: list[str], table: str, old: str,
+              new: str) -> None:
+    """``table.old`` is called ``new`` now in ``constraints`` and ``required`` (in place); a
+    constraint left naming one column twice is dropped."""
+    for c in list(constraints):
+        if slug(c.table) == slug(table):
+            c.columns = [new if slug(x) == slug(old) else x for x in c.columns]
+            if len({slug(x) for x in c.columns}) < len(c.columns):
+                constraints.remove(c)
+    before, after = f"{slug(table)}.{slug(old)}", f"{slug(table)}.{slug(new)}"
+    required[:] = list(dict.fromkeys(after if r == before else r for r in required))
+
+
+def _new_name(ref: DraftColumn, declared: bool, table: DraftTable, col: DraftColumn) -> str:
+    name, stem = slug(col.name), singular(slug(table.name))
+    if declared:
+        own = slug(ref.name)
+        return f"{own[:-3]}_{name}" if own.endswith("_id") and len(own) > 3 else ref.name
+    return col.name if name.startswith(stem) else f"{stem}_{name}"
+
+
+def _follow(other: DraftTable, ref: DraftColumn, declared: bool, table: DraftTable,
+            col: DraftColumn, constraints: list[DraftConstraint], required: list[str]) -> None:
+    """Make ``other.ref`` hold ``table.col`` instead of the old key."""
+    wanted = _new_name(ref, declared, table, col)
+    clash = next((c for c in other.columns if c is not ref and slug(c.name) == slug(wanted)),
+                 None)
+    if clash is not None:
+        holds_it = any(slug(f.column) == slug(clash.name)
+                       and slug(f.references_table) == slug(table.name)
+                       and slug(f.references_column) == slug(col.name)
+                       for f in other.foreign_keys)
+        if not holds_it:
+            return
+        # another column already holds the new key: the old reference folds into it
+        other.columns.remove(ref)
+        other.foreign_keys = [f for f in other.foreign_keys if slug(f.column) != slug(ref.name)]
+        other.primary_key = list(dict.fromkeys(
+            clash.name if slug(k) == slug(ref.name) else k for k in other.primary_key))
+        rename_in(constraints, required, other.name, ref.name, clash.name)
+        return
+    rename_in(constraints, required, other.name, ref.name, wanted)
+    other.primary_key = [wanted if slug(k) == slug(ref.name) else k for k in other.primary_key]
+    other.foreign_keys = [f for f in other.foreign_keys if slug(f.column) != slug(ref.name)]
+    if re.search(r"\b(id|identifier)\b", ref.description, re.IGNORECASE) or not declared:
+        ref.description = f"the {singular(slug(table.name))}'s {col.name} " \
+                          f"({table.name}.{col.name})"
+    ref.name, ref.type, ref.unit = wanted, col.type, col.unit
+    other.foreign_keys.append(DraftForeignKey(column=wanted, references_table=table.name,
+                                              references_column=col.name))
+
+
+def rekey(tables: list[DraftTable], table: DraftTable, col: DraftColumn,
+          constraints: list[DraftConstraint], required: list[str]) -> str | None:
+    """Key ``table`` by ``col`` in place (module docstring); a note when it cannot be done:
+    ``col`` is multi-valued or already the key, or the key has several columns (rekey moves
+    a single-column key)."""
+    if not col.single_valued:
+        return f"rekey {table.name}.{col.name}: a multi-valued column"
+    if len(table.primary_key) > 1:
+        return f"rekey {table.name}.{col.name}: the key {table.primary_key} has several " \
+               "columns; rekey moves a single-column key"
+    if [slug(k) for k in table.primary_key] == [slug(col.name)]:
+        return f"rekey {table.name}.{col.name}: already the key"
+    if table.primary_key:
+        old = table.primary_key[0]
+        for other, ref, declared in referrers(tables, table, old):
+            _follow(other, ref, declared, table, col, constraints, required)
+        rename_in(constraints, required, table.name, old, col.name)
+        table.columns = [c for c in table.columns if slug(c.name) != slug(old)]
+        table.foreign_keys = [f for f in table.foreign_keys if slug(f.column) != slug(old)]
+    table.primary_key = [col.name]
+    return None
