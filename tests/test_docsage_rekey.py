@@ -202,14 +202,77 @@ def test_a_self_reference_follows_the_key():
     assert emp.column("manager_name").type == "TEXT"
 
 
-def test_a_new_name_taken_by_an_unrelated_column_leaves_the_reference_as_it_was():
+def test_a_reference_folds_into_a_column_of_its_new_name_and_type_only():
     draft = json.loads(json.dumps(CITIES))
-    draft["tables"][2]["columns"].append({"name": "city_name", "description": "its motto"})
+    draft["tables"][2]["columns"].append({"name": "city_name"})
+    draft["tables"][1]["columns"].append({"name": "city_name", "type": "INT"})
     schema, _ = apply_patches(schema_of(draft),
                               [SchemaPatch(op="rekey", table="cities", column="name")])
-    teams = schema.table("teams")
-    assert teams.column_names == ["team", "cityid", "name", "city_name"]
-    assert teams.foreign_keys == []
+    teams, leagues = schema.table("teams"), schema.table("leagues")
+    # teams.city_name (TEXT, like cities.name) already held the city: cityid folds into it
+    assert teams.column_names == ["team", "name", "city_name"]
+    assert fks(teams) == [(["city_name"], "cities", ["name"])]
+    # leagues.city_name is an INT: something else; city_id is left as it was, unlinked
+    assert leagues.column_names == ["id", "league", "city_id", "host", "city_name"]
+    assert fks(leagues) == [(["host"], "cities", ["name"])]
+
+
+def test_declared_references_are_named_by_what_they_hold():
+    draft = {"tables": [
+        {"name": "companies", "columns": [{"name": "company_id", "type": "INT"},
+                                          {"name": "company_name"}],
+         "primary_key": ["company_id"]},
+        {"name": "deals", "columns": [{"name": "deal"}, {"name": "company_id", "type": "INT"},
+                                      {"name": "buyer_id", "type": "INT"}],
+         "foreign_keys": [{"column": "company_id", "references_table": "companies",
+                           "references_column": "company_id"},
+                          {"column": "buyer_id", "references_table": "companies",
+                           "references_column": "company_id"}]}]}
+    schema, notes = apply_patches(schema_of(draft), [
+        SchemaPatch(op="rekey", table="companies", column="company_name"),
+        # the model renames the new key afterwards: what points at it follows
+        SchemaPatch(op="rename_column", table="companies", column="company_name",
+                    new_name="title")])
+    deals = schema.table("deals")
+    assert notes == [] and deals.column_names == ["deal", "company_name", "buyer_name"]
+    assert sorted(fks(deals)) == [(["buyer_name"], "companies", ["title"]),
+                                  (["company_name"], "companies", ["title"])]
+
+
+def test_a_key_that_is_a_reference_moves_with_its_parent_only():
+    draft = {"tables": [
+        {"name": "companies", "columns": [{"name": "company_id", "type": "INT"},
+                                          {"name": "company_name"}],
+         "primary_key": ["company_id"]},
+        {"name": "headquarters", "columns": [{"name": "company_id", "type": "INT"},
+                                             {"name": "city_name"}],
+         "primary_key": ["company_id"],
+         "foreign_keys": [{"column": "company_id", "references_table": "companies",
+                           "references_column": "company_id"}]}]}
+    texts = {"h1": "Viathpox Systems sits in Oslo.", "h2": "Gouqin Energy, also in Oslo."}
+    rows = [row("companies", "h1", company_id=1, company_name="Viathpox Systems"),
+            row("companies", "h2", company_id=1, company_name="Gouqin Energy"),
+            row("headquarters", "h1", company_id=1, city_name="Oslo"),
+            row("headquarters", "h2", company_id=1, city_name="Oslo")]
+    [signal] = invented_keys(schema_of(draft), rows, texts)
+    assert signal.table == "companies"
+    schema, _ = apply_patches(schema_of(draft), [signal.fix])
+    hq = schema.table("headquarters")
+    assert hq.primary_key == ["company_name"]
+    assert fks(hq) == [(["company_name"], "companies", ["company_name"])]
+    same, notes = apply_patches(schema_of(draft), [SchemaPatch(
+        op="rekey", table="headquarters", column="city_name")])
+    assert same.table("headquarters").primary_key == ["company_id"]
+    assert "refers to companies" in notes[0]
+
+
+def test_a_new_key_never_points_at_itself():
+    draft = {"tables": [{"name": "employees", "columns": [
+        {"name": "id", "type": "INT"}, {"name": "employee_id"}], "primary_key": ["id"]}]}
+    schema, notes = apply_patches(schema_of(draft), [SchemaPatch(
+        op="rekey", table="employees", column="employee_id")])
+    assert notes == [] and schema.table("employees").column_names == ["employee_id"]
+    assert schema.table("employees").foreign_keys == []
 
 
 @pytest.mark.parametrize(("patch", "note"), [
@@ -259,6 +322,34 @@ def test_the_name_after_the_entity_wins_over_another_name_column():
     assert signal.fix.column == "companyname"
 
 
+@pytest.mark.parametrize("columns,rows", [
+    # another entity's name would put every employee of a country in one row
+    ([{"name": "employee_id", "type": "INT"}, {"name": "country_name"}],
+     [("e1", {"employee_id": 1, "country_name": "France"}),
+      ("e2", {"employee_id": 1, "country_name": "Chile"})]),
+    # a column named after the entity but repeated within one chunk does not tell rows apart
+    ([{"name": "employee_id", "type": "INT"}, {"name": "employee_role"}],
+     [("e1", {"employee_id": 1, "employee_role": "clerk"}),
+      ("e1", {"employee_id": 2, "employee_role": "clerk"}),
+      ("e2", {"employee_id": 1, "employee_role": "engineer"})]),
+])
+def test_a_column_that_cannot_tell_rows_apart_is_no_new_key(columns, rows):
+    draft = {"tables": [{"name": "employees", "columns": columns,
+                         "primary_key": ["employee_id"]}]}
+    texts = {"e1": "A clerk in France; another clerk.", "e2": "An engineer in Chile."}
+    [signal] = invented_keys(schema_of(draft), [row("employees", c, **v) for c, v in rows],
+                             texts)
+    assert signal.fix is None
+
+
+def test_a_fact_table_with_several_facts_per_entity_in_a_chunk_is_not_keyed_by_it():
+    rows = company_rows() + [row("revenue", "c1", revenueid=2, companyid=1, year=2019,
+                                 revenueamount=41032.1)]
+    by_table = {s.table: s for s in invented_keys(schema_of(SET2), rows, TEXTS)}
+    assert by_table["revenue"].fix is None
+    assert by_table["companies"].fix.column == "companyname"
+
+
 def test_no_name_to_key_by_is_a_question_and_hides_nothing():
     draft = {"tables": [{"name": "employees", "columns": [
         {"name": "employee_id", "type": "INT"}, {"name": "country"},
@@ -286,12 +377,13 @@ def test_only_id_named_keys_the_chunks_do_not_state_are_invented():
             row("ranking", "c2", rank=2, companyname="Bryskound Holdings")]
     assert invented_keys(schema_of(ranked), rows, {"c1": "Viathpox ranks 1st.",
                                                    "c2": "Bryskound ranks 2nd."}) == []
-    stated = {"tables": [{"name": "staff", "columns": [
+    # a code the model wrote differently from the text ("E1042") is no numbering
+    coded = {"tables": [{"name": "staff", "columns": [
         {"name": "staff_id"}, {"name": "name"}], "primary_key": ["staff_id"]}]}
-    rows = [row("staff", "s1", staff_id="E-1042", name="Ama Quell"),
-            row("staff", "s2", staff_id="E-7", name="Ito Vance")]
-    assert invented_keys(schema_of(stated), rows, {"s1": "Ama Quell (badge E-1042)",
-                                                   "s2": "Ito Vance, badge E-7"}) == []
+    rows = [row("staff", "s1", staff_id="E1042", name="Ama Quell"),
+            row("staff", "s2", staff_id="E7", name="Ito Vance")]
+    assert invented_keys(schema_of(coded), rows, {"s1": "Ama Quell (badge E-1042)",
+                                                  "s2": "Ito Vance, badge E-7"}) == []
     # one row, or rows whose chunks are unknown, prove nothing
     assert invented_keys(schema_of(SET2), company_rows()[:1], TEXTS) == []
     assert invented_keys(schema_of(SET2), company_rows(), {}) == []
@@ -300,7 +392,11 @@ def test_only_id_named_keys_the_chunks_do_not_state_are_invented():
 def test_mentions_reads_line_breaks_and_space_runs_as_one_space():
     assert mentions("the firm Viathpox\n  Systems said", "Viathpox Systems", "TEXT")
     assert not mentions("founded in 1991", 1, "INT")
-    assert mentions("ranked 1 of 40", 1, "INT")
+    assert mentions("ranked 1 of 40", 1, "INT") and mentions("ranked 1.", 1, "INT")
+    # a number inside a larger one is not stated
+    assert not mentions("revenue of 1,234.5 million", 1, "INT")
+    assert not mentions("grew 1.5% and 43,789.5", 5, "INT")
+    assert mentions("revenue of 1,234.5 million", 1234.5, "DOUBLE")
 
 
 def test_detect_all_puts_the_invented_key_before_its_consequences():
@@ -364,7 +460,12 @@ def test_ask_repairs_invented_keys_first_and_asks_on_the_repaired_schema():
     first = log.rounds[0]
     assert [(p["op"], p["table"], p["by"]) for p in first.patches] == [
         ("rekey", "revenue", "detector"), ("rekey", "companies", "detector")]
-    assert first.clarifications == []  # nothing asked in the round that repaired
+    assert [s.table for s in first.repairs] == ["revenue", "companies"]
+    # nothing asked in the round that repaired: its other signals were found on the old
+    # schema, and the next round re-reads
+    assert first.clarifications == [] and first.signals
+    second = log.rounds[1]
+    assert second.repairs == [] and len(second.signals) == len(second.clarifications) == 1
     assert seen[1].table("companies").primary_key == ["companyname"]
     assert schema.table("revenue").column_names == ["companyname", "year", "revenueamount"]
     assert schema.version == 2 and schema.history[-1]["reason"] == "ask round 1: detector"
@@ -388,6 +489,15 @@ def test_only_applied_repairs_are_recorded():
     assert log.stop_reason == "no signal could be repaired or asked"
     assert not any("repaired by the detector" in f for f in ep.trace.fallbacks)
     assert not any(p.startswith("A schema was built") for p in script.prompts)
+    # beside one that applies, the failed one is noted and the applied one recorded
+    good = bad.model_copy(update={"detail": "invented too", "fix": SchemaPatch(
+        op="rekey", table="companies", column="companyname")})
+    schema, log, ep, _ = discover(trial, lambda s, r: [bad, good] if s.version == 0 else [],
+                                  max_iters=2)
+    assert [p["column"] for p in log.rounds[0].patches] == ["companyname"]
+    assert log.rounds[0].notes == ["rekey companies.ceo: no such column"]
+    assert schema.table("companies").primary_key == ["companyname"]
+    assert sum("repaired by the detector" in f for f in ep.trace.fallbacks) == 1
 
 
 UNIS = [Chunk(id=f"{d}#0", text=t, kb="unis", title=title) for d, title, t in (

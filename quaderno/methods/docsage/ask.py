@@ -148,24 +148,26 @@ class SchemaDiscovery:
                 log.rounds.append(round_)
                 rows = await extract(schema, probe)
                 round_.trial_rows = len(rows)
-                round_.signals = rank(detect(schema, rows), self.max_questions)
-                span.outputs = {"signals": [s.kind for s in round_.signals]}
-                if not round_.signals:
+                found = rank(detect(schema, rows), self.max_questions)
+                round_.repairs = [s for s in found if s.fix is not None]
+                round_.signals = [s for s in found if s.fix is None]
+                span.outputs = {"signals": [s.kind for s in round_.signals],
+                                "repairs": len(round_.repairs)}
+                if not found:
                     log.stop_reason = "no uncertainty signal"
                     return schema
                 # signals code can repair are repaired, and the next round's trial reads
                 # the repaired schema before anything is asked; else the others are asked
                 new = self._fix(ep, schema, round_)
-                asked = [s for s in round_.signals if s.fix is None]
                 if new is schema:
-                    if not asked:
+                    if not round_.signals:
                         log.stop_reason = "no signal could be repaired or asked"
                         return schema
-                    round_.clarifications = await self._clarify(ep, schema, asked)
+                    round_.clarifications = await self._clarify(ep, schema, round_.signals)
                     if not any(c.answered for c in round_.clarifications):
                         log.stop_reason = "no clarification question was answered"
                         return schema
-                    new = await self._update(ep, schema, round_, asked)
+                    new = await self._update(ep, schema, round_)
                 span.outputs["version"] = new.version if new is not None else None
             if new is None:
                 log.stop_reason = "schema update failed"
@@ -210,13 +212,11 @@ class SchemaDiscovery:
         return out
 
     def _fix(self, ep: Episode, schema: Schema, round_: AskRound) -> Schema:
-        """The repairs the signals carry (an invented key re-keyed by a stated name), in
-        order; ``schema`` itself when there is none or none applied. Only applied repairs
-        are recorded in the round's patches."""
+        """The round's repairs (an invented key re-keyed by a stated name), in order;
+        ``schema`` itself when there is none or none applied. Only applied repairs are
+        recorded in the round's patches."""
         new = schema
-        for s in round_.signals:
-            if s.fix is None:
-                continue
+        for s in round_.repairs:
             after, notes = apply_patches(new, [s.fix],
                                          reason=f"ask round {round_.iteration}: detector")
             round_.notes += notes
@@ -227,14 +227,13 @@ class SchemaDiscovery:
             ep.trace.fallback(f"schema repaired by the detector: {s.detail}")
         return new
 
-    async def _update(self, ep: Episode, schema: Schema, round_: AskRound,
-                      asked: Sequence[Signal]) -> Schema | None:
-        """F_update (Eq. 3): patches from the findings on the ``asked`` signals, applied and
-        validated; None when the model's update could not be read."""
+    async def _update(self, ep: Episode, schema: Schema, round_: AskRound) -> Schema | None:
+        """F_update (Eq. 3): patches from the findings, applied and validated; None when the
+        model's update could not be read."""
         findings = "\n".join(
             f"- problem: {s.detail}\n  question: {c.query}\n  answer: "
             f"{c.answer if c.answered else 'UNANSWERED'}"
-            for s, c in zip(asked, round_.clarifications))
+            for s, c in zip(round_.signals, round_.clarifications))
         try:
             result = await UPDATE_SCHEMA.run(ep.lm, trace=ep.trace, question=ep.question,
                                              schema=_draft_json(schema),

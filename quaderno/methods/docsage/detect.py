@@ -146,52 +146,82 @@ def _referenced(schema: Schema, table: Table, key: str) -> bool:
             for c in o.columns)
 
 
+def _unique_per_chunk(rows: Sequence[Row], column: str) -> bool:
+    """No chunk's trial rows repeat a value of ``column`` (two rows of one chunk with the same
+    value are two things the column cannot tell apart)."""
+    seen: set[tuple[str, str]] = set()
+    for r in rows:
+        v = r.values.get(column)
+        if is_null(v):
+            continue
+        k = (r.provenance.chunk_id, str(v).casefold())
+        if k in seen:
+            return False
+        seen.add(k)
+    return True
+
+
 def _new_key(schema: Schema, table: Table, rows: Sequence[Row], texts: Mapping[str, str],
              share: float) -> str | None:
     """What to key ``table`` by instead of its invented key: its name (a single-valued TEXT
-    column named like a name or title, or after the entity, that the chunks state in more
-    than ``share`` of its rows; the most distinct values first); else, for a table nothing
-    refers to, the column naming the entity its rows are about (a foreign key). None when
-    neither exists."""
+    column called ``name`` or ``title`` or named after the entity, ``companyname``, that the
+    chunks state in more than ``share`` of its rows; the most distinct values first); else,
+    for a table nothing refers to, the column naming the entity its rows are about (a
+    foreign key). Either must be unique within each chunk's rows. None when there is none:
+    another entity's name (``country_name`` of employees) would merge distinct rows."""
     key = table.primary_key[0]
     stems = {slug(table.name), singular(slug(table.name))}
     scored = []
     for i, c in enumerate(table.columns):
         if c.type != "TEXT" or not c.single_valued or c.name == key \
-                or _references(schema, table, c.name):
+                or _references(schema, table, c.name) or not _unique_per_chunk(rows, c.name):
             continue
-        name_like = any(w in c.name for w in ("name", "title"))
-        after_entity = any(c.name.startswith(s) for s in stems)
-        if not (name_like or after_entity):
+        if not (c.name in ("name", "title") or any(c.name.startswith(s) for s in stems)):
             continue
         n, stated = _stated(rows, table, c.name, texts)
         if n and stated > share * n:
             distinct = len({str(r.values.get(c.name)) for r in rows
                             if not is_null(r.values.get(c.name))})
-            scored.append((-(name_like + after_entity), -distinct, i, c.name))
+            scored.append((-distinct, i, c.name))
     if scored:
         return min(scored)[-1]
     if _referenced(schema, table, key):
         return None
     about = [c.name for c in table.columns
-             if c.name != key and c.single_valued and _references(schema, table, c.name)]
+             if c.name != key and c.single_valued and _references(schema, table, c.name)
+             and _unique_per_chunk(rows, c.name)]
     return about[0] if about else None
+
+
+def _numbered(rows: Sequence[Row], column: str) -> bool:
+    """Every value of ``column`` in ``rows`` is a whole number (1, "2"): what a model
+    numbering rows writes, unlike a real code such as "E1042"."""
+    values = [r.values.get(column) for r in rows if not is_null(r.values.get(column))]
+    return bool(values) and all(
+        (isinstance(v, int) and not isinstance(v, bool)) or
+        (isinstance(v, str) and v.strip().isdigit()) or
+        (isinstance(v, float) and v.is_integer()) for v in values)
 
 
 def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str], *,
                   min_rows: int = 2, share: float = 0.5) -> list[Signal]:
     """Tables keyed by an invented id: a single-column primary key named as an id (``id``,
-    ``..._id``, ``companyid`` of ``companies``) whose values the row's chunk (``texts``:
-    chunk id -> the text extraction was shown) does not state in more than ``share`` of at
-    least ``min_rows`` trial rows. Names, numbers and dates keys are never taken for
-    invented ones. The signal's fix re-keys the table (:func:`_new_key`); a table with no
-    column to key it by gets a signal without a fix, asked like any other."""
+    ``..._id``, ``companyid`` of ``companies``), holding whole numbers, that is no reference
+    to another table, and whose values the row's chunk (``texts``: chunk id -> the text
+    extraction was shown) does not state in more than ``share`` of at least ``min_rows``
+    trial rows. Keys by name, code or date are never taken for invented ones. The signal's
+    fix re-keys the table (:func:`_new_key`); a table with no column to key it by gets a
+    signal without a fix, asked like any other."""
     signals: list[tuple[bool, Signal]] = []
     for t in schema.tables:
         if len(t.primary_key) != 1 or not id_named(t.primary_key[0], t.name):
             continue
         key = t.primary_key[0]
         mine = [r for r in rows if r.table == t.name]
+        # a key that refers to another table's is as invented as that one: re-keying the
+        # other moves it
+        if _references(schema, t, key) or not _numbered(mine, key):
+            continue
         n, stated = _stated(mine, t, key, texts)
         if n < min_rows or n - stated <= share * n:
             continue

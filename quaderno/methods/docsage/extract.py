@@ -178,20 +178,23 @@ def surface_forms(value: Any, col_type: str) -> list[str]:
             n = int(typed)
             forms += [f"{n:,}", str(n)]
         else:
-            forms.append(f"{typed:g}")
+            forms += [f"{typed:g}", f"{typed:,g}"]
     if ok and col_type == "DATE" and typed is not None:
         forms += [typed.isoformat(), str(typed.year)]
     return [f for f in dict.fromkeys(forms) if len(f) >= 1]
 
 
-def _occurrences(text: str, forms: Sequence[str]) -> list[tuple[int, int]]:
+def _occurrences(text: str, forms: Sequence[str],
+                 number: bool = False) -> list[tuple[int, int]]:
+    """Where ``text`` writes one of ``forms`` as whole words (the first form found); a
+    ``number`` also not inside a larger one (the 1 of "1,234.5" or "1.5")."""
     low = text.casefold()
     for form in forms:
         pattern = re.escape(form.casefold())
         if form[:1].isalnum():
-            pattern = r"(?<!\w)" + pattern
+            pattern = (r"(?<!\d[.,])" if number else "") + r"(?<!\w)" + pattern
         if form[-1:].isalnum():
-            pattern += r"(?!\w)"
+            pattern += r"(?!\w)" + (r"(?![.,]\d)" if number else "")
         found = [(m.start(), m.end()) for m in re.finditer(pattern, low)]
         if found:
             return found
@@ -200,9 +203,11 @@ def _occurrences(text: str, forms: Sequence[str]) -> list[tuple[int, int]]:
 
 def mentions(text: str, value: Any, col_type: str) -> bool:
     """True when ``text`` states ``value`` in one of its :func:`surface_forms` (as a whole
-    word: the id 1 is not in "1991"), whitespace runs and line breaks read as one space."""
+    word: the id 1 is not in "1991", nor a number's in "1,234.5"), whitespace runs and line
+    breaks read as one space."""
     forms = [" ".join(f.split()) for f in surface_forms(value, col_type)]
-    return bool(_occurrences(" ".join(text.split()), [f for f in forms if f]))
+    return bool(_occurrences(" ".join(text.split()), [f for f in forms if f],
+                             number=col_type in ("INT", "DOUBLE")))
 
 
 def locate_span(text: str, table: Table, values: dict[str, Any]) -> tuple[int, int] | None:

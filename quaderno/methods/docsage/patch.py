@@ -16,7 +16,7 @@ from quaderno.errors import ParseError
 from quaderno.methods.docsage.draft import (DraftColumn, DraftConstraint, DraftForeignKey,
                                             DraftTable, _Capped, capped, from_schema, slug,
                                             to_schema)
-from quaderno.methods.docsage.rekey import rekey
+from quaderno.methods.docsage.rekey import rekey, rename_in
 from quaderno.methods.docsage.schema import Schema
 
 PatchOp = Literal["add_column", "drop_column", "retype_column", "rename_column", "add_table",
@@ -101,11 +101,17 @@ def _apply_one(tables: list[DraftTable], p: SchemaPatch, constraints: list[Draft
         if not p.new_name:
             return f"rename_column {p.table}.{p.column}: no new name"
         old = slug(col.name)
+        rename_in(constraints, required, table.name, col.name, p.new_name)
         col.name = p.new_name
         table.primary_key = [p.new_name if slug(k) == old else k for k in table.primary_key]
         for f in table.foreign_keys:
             if slug(f.column) == old:
                 f.column = p.new_name
+        for other in tables:  # foreign keys of any table that point at the renamed column
+            for f in other.foreign_keys:
+                if slug(f.references_table) == slug(table.name) and \
+                        slug(f.references_column) == old:
+                    f.references_column = p.new_name
     elif p.op == "add_foreign_key":
         table.foreign_keys.append(DraftForeignKey(column=col.name,
                                                   references_table=p.references_table,

@@ -19,7 +19,8 @@ class Clarification(BaseModel):
 
 class AskRound(BaseModel):
     iteration: int
-    signals: list[Signal] = Field(default_factory=list)
+    signals: list[Signal] = Field(default_factory=list)   # to ask, one question each
+    repairs: list[Signal] = Field(default_factory=list)   # carrying their own fix
     clarifications: list[Clarification] = Field(default_factory=list)
     patches: list[dict] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)

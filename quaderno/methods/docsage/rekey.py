@@ -14,8 +14,9 @@ column that held the old key follows it:
   to it;
 
 in primary keys, constraints and required attributes too. A referring column whose new name
-is taken by an unrelated column is left as it was (its foreign key cannot stand; the schema
-repair notes it).
+is taken by a column of the same type folds into it (``city_id`` beside ``city_name``); by one
+of another type, it is left as it was (its foreign key cannot stand; the schema repair notes
+it).
 """
 
 from __future__ import annotations
@@ -94,33 +95,43 @@ def rename_in(constraints: list[DraftConstraint], required: list[str], table: st
     required[:] = list(dict.fromkeys(after if r == before else r for r in required))
 
 
-def _new_name(ref: DraftColumn, declared: bool, table: DraftTable, col: DraftColumn) -> str:
+def _new_name(ref: DraftColumn, table: DraftTable, key: str, col: DraftColumn) -> str:
+    """A column named after the key is named after the new one, qualified by the entity
+    (``companyname``, ``city_name``); another (a declared foreign key in a role) keeps its
+    role (``host``; ``manager_id`` -> ``manager_name``)."""
     name, stem = slug(col.name), singular(slug(table.name))
-    if declared:
-        own = slug(ref.name)
-        return f"{own[:-3]}_{name}" if own.endswith("_id") and len(own) > 3 else ref.name
-    return col.name if name.startswith(stem) else f"{stem}_{name}"
+    if named_after(ref.name, table.name, key):
+        return col.name if name.startswith(stem) else f"{stem}_{name}"
+    own = slug(ref.name)
+    bare = name[len(stem):].lstrip("_") if name.startswith(stem) and name != stem else name
+    return f"{own[:-3]}_{bare}" if own.endswith("_id") and len(own) > 3 else ref.name
 
 
-def _follow(other: DraftTable, ref: DraftColumn, declared: bool, table: DraftTable,
+def _points_at(other: DraftTable, column: str, table: DraftTable, col: DraftColumn) -> bool:
+    return any(slug(f.column) == slug(column) and slug(f.references_table) == slug(table.name)
+               and slug(f.references_column) == slug(col.name) for f in other.foreign_keys)
+
+
+def _follow(other: DraftTable, ref: DraftColumn, declared: bool, table: DraftTable, key: str,
             col: DraftColumn, constraints: list[DraftConstraint], required: list[str]) -> None:
     """Make ``other.ref`` hold ``table.col`` instead of the old key."""
-    wanted = _new_name(ref, declared, table, col)
+    wanted = _new_name(ref, table, key, col)
     clash = next((c for c in other.columns if c is not ref and slug(c.name) == slug(wanted)),
                  None)
     if clash is not None:
-        holds_it = any(slug(f.column) == slug(clash.name)
-                       and slug(f.references_table) == slug(table.name)
-                       and slug(f.references_column) == slug(col.name)
-                       for f in other.foreign_keys)
-        if not holds_it:
+        # a column of that name and type already holds the new key's values (``city_name``
+        # beside ``city_id``): the old reference folds into it; one of another type is
+        # something else, and the reference is left as it was
+        if clash.type != col.type and not _points_at(other, clash.name, table, col):
             return
-        # another column already holds the new key: the old reference folds into it
         other.columns.remove(ref)
         other.foreign_keys = [f for f in other.foreign_keys if slug(f.column) != slug(ref.name)]
         other.primary_key = list(dict.fromkeys(
             clash.name if slug(k) == slug(ref.name) else k for k in other.primary_key))
         rename_in(constraints, required, other.name, ref.name, clash.name)
+        if not _points_at(other, clash.name, table, col):
+            other.foreign_keys.append(DraftForeignKey(
+                column=clash.name, references_table=table.name, references_column=col.name))
         return
     rename_in(constraints, required, other.name, ref.name, wanted)
     other.primary_key = [wanted if slug(k) == slug(ref.name) else k for k in other.primary_key]
@@ -136,8 +147,8 @@ def _follow(other: DraftTable, ref: DraftColumn, declared: bool, table: DraftTab
 def rekey(tables: list[DraftTable], table: DraftTable, col: DraftColumn,
           constraints: list[DraftConstraint], required: list[str]) -> str | None:
     """Key ``table`` by ``col`` in place (module docstring); a note when it cannot be done:
-    ``col`` is multi-valued or already the key, or the key has several columns (rekey moves
-    a single-column key)."""
+    ``col`` is multi-valued or already the key, the key has several columns (rekey moves a
+    single-column key), or the key is a foreign key (the parent's re-key moves it)."""
     if not col.single_valued:
         return f"rekey {table.name}.{col.name}: a multi-valued column"
     if len(table.primary_key) > 1:
@@ -147,8 +158,14 @@ def rekey(tables: list[DraftTable], table: DraftTable, col: DraftColumn,
         return f"rekey {table.name}.{col.name}: already the key"
     if table.primary_key:
         old = table.primary_key[0]
+        parent = next((f.references_table for f in table.foreign_keys
+                       if slug(f.column) == slug(old)), None)
+        if parent is not None:
+            return f"rekey {table.name}.{col.name}: the key {old} refers to {parent}; " \
+                   f"re-key {parent} and it follows"
         for other, ref, declared in referrers(tables, table, old):
-            _follow(other, ref, declared, table, col, constraints, required)
+            if ref is not col:
+                _follow(other, ref, declared, table, old, col, constraints, required)
         rename_in(constraints, required, table.name, old, col.name)
         table.columns = [c for c in table.columns if slug(c.name) != slug(old)]
         table.foreign_keys = [f for f in table.foreign_keys if slug(f.column) != slug(old)]
