@@ -219,6 +219,22 @@ def test_a_run_grows_to_a_larger_limit_and_keeps_what_it_answered(tmp_path):
         run(config(limit=3), tmp_path / "r", other, recs=records(3))
 
 
+def test_a_resumed_run_records_each_code_version_it_ran_with(tmp_path, monkeypatch):
+    from quaderno.eval import runner as R
+    monkeypatch.setattr(R, "code_version", lambda: "0.1.0+aaaaaaa")
+    run(config(limit=2), tmp_path / "r", LM(FakeLLM(respond=oracle)), recs=records(2))
+    path = tmp_path / "r" / "config.json"
+    before = path.read_text()
+    run(config(limit=2), tmp_path / "r", LM(FakeLLM(respond=oracle)), recs=records(2))
+    assert path.read_text() == before  # the same code: nothing to add
+    monkeypatch.setattr(R, "code_version", lambda: "0.1.0+bbbbbbb")
+    run(config(limit=4), tmp_path / "r", LM(FakeLLM(respond=oracle)), recs=records(4))
+    saved = json.loads(path.read_text())
+    assert saved["code_version"] == "0.1.0+aaaaaaa"
+    assert saved["code_versions"] == ["0.1.0+aaaaaaa", "0.1.0+bbbbbbb"]
+    assert saved["limits"] == [2, 4]
+
+
 def test_pooled_and_no_retrieval_methods(tmp_path):
     results, _ = run(config(pool="pooled"), tmp_path / "pooled", LM(FakeLLM(respond=oracle)))
     assert len(results) == 8

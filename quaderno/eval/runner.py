@@ -224,16 +224,22 @@ class EvalRunner:
             except ValueError as exc:
                 raise ConfigError(f"{path} is not a run configuration: {exc}") from exc
             diff = sorted(k for k in current if previous.get(k) != current[k])
-            if diff == ["limit"] and _grows(previous["limit"], current["limit"]):
-                # the same run over more questions: the answered ones are kept, the rest added
-                saved["limit"] = current["limit"]
-                saved.setdefault("limits", [previous["limit"]]).append(current["limit"])
-                write_json_atomic(path, saved)
-                return
-            if diff:
+            grows = diff == ["limit"] and _grows(previous["limit"], current["limit"])
+            if diff and not grows:
                 hint = (" (a run's --limit may grow, never shrink)" if diff == ["limit"] else "")
                 raise ConfigError(f"{self.run_dir} holds a run with another configuration "
                                   f"(differs in {', '.join(diff)}){hint}; use a new --out")
+            changed = grows
+            if grows:  # the same run over more questions: the answered ones are kept
+                saved["limit"] = current["limit"]
+                saved.setdefault("limits", [previous["limit"]]).append(current["limit"])
+            # the questions answered from here on may run newer code than the first ones
+            versions = saved.get("code_versions") or [saved.get("code_version")]
+            if code_version() != versions[-1]:
+                saved["code_versions"] = [*versions, code_version()]
+                changed = True
+            if changed:
+                write_json_atomic(path, saved)
             return
         data = {**current, "code_version": code_version(),
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
