@@ -225,9 +225,9 @@ def test_a_resumed_run_records_each_code_version_it_ran_with(tmp_path, monkeypat
     run(config(limit=2), tmp_path / "r", LM(FakeLLM(respond=oracle)), recs=records(2))
     path = tmp_path / "r" / "config.json"
     before = path.read_text()
-    run(config(limit=2), tmp_path / "r", LM(FakeLLM(respond=oracle)), recs=records(2))
-    assert path.read_text() == before  # the same code: nothing to add
     monkeypatch.setattr(R, "code_version", lambda: "0.1.0+bbbbbbb")
+    run(config(limit=2), tmp_path / "r", LM(FakeLLM(respond=oracle)), recs=records(2))
+    assert path.read_text() == before  # nothing left to answer: nothing ran, nothing to add
     run(config(limit=4), tmp_path / "r", LM(FakeLLM(respond=oracle)), recs=records(4))
     saved = json.loads(path.read_text())
     assert saved["code_version"] == "0.1.0+aaaaaaa"

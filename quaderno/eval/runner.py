@@ -229,16 +229,9 @@ class EvalRunner:
                 hint = (" (a run's --limit may grow, never shrink)" if diff == ["limit"] else "")
                 raise ConfigError(f"{self.run_dir} holds a run with another configuration "
                                   f"(differs in {', '.join(diff)}){hint}; use a new --out")
-            changed = grows
             if grows:  # the same run over more questions: the answered ones are kept
                 saved["limit"] = current["limit"]
                 saved.setdefault("limits", [previous["limit"]]).append(current["limit"])
-            # the questions answered from here on may run newer code than the first ones
-            versions = saved.get("code_versions") or [saved.get("code_version")]
-            if code_version() != versions[-1]:
-                saved["code_versions"] = [*versions, code_version()]
-                changed = True
-            if changed:
                 write_json_atomic(path, saved)
             return
         data = {**current, "code_version": code_version(),
@@ -246,6 +239,17 @@ class EvalRunner:
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
         os.replace(tmp, path)
+
+    def _note_code_version(self) -> None:
+        """A resumed run about to answer questions records the code it answers them with
+        when it differs from the last recorded (``code_versions``): its first questions may
+        have run older code."""
+        path = self.run_dir / "config.json"
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        versions = saved.get("code_versions") or [saved.get("code_version")]
+        if code_version() != versions[-1]:
+            saved["code_versions"] = [*versions, code_version()]
+            write_json_atomic(path, saved)
 
     # -- retrieval pools ----------------------------------------------------------------
     def _build_pool(self, name: str, contexts: Sequence[Any]) -> None:
@@ -287,6 +291,7 @@ class EvalRunner:
         log.info("%d questions, %d already done, %d to run", len(records), len(done), len(todo))
         if not todo:  # a finished run needs no retrieval pool (nor its knowledge bases)
             return read_results(self.results_path)
+        self._note_code_version()
         retriever_for = self._retriever_factory(records)  # the pool spans every record
         sem = asyncio.Semaphore(self.concurrency)
         lock = asyncio.Lock()
