@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from docsage_fakes import SYNTHESIS_PROMPT, first_row_answer
 from fake_retriever import ChunkListRetriever, ranked
 from quaderno.corpus.chunk import Chunk
 from quaderno.index.hits import Hit
@@ -64,10 +65,8 @@ class Model:
             return json.dumps({"institution": rows})
         if user.startswith("Write one DuckDB SELECT"):
             return json.dumps({"sql": self.sql})
-        if user.startswith("Answer the question from the query result"):
-            first = re.search(r"\[1\] \"([^\"]+)\"", user)
-            return json.dumps({"answer": first[1] if first else "not found",
-                               "cited_rows": [1] if first else []})
+        if user.startswith(SYNTHESIS_PROMPT):
+            return first_row_answer(user)
         if user.startswith("Answer the question from these tables"):
             return json.dumps({"answer": "Varnholt University"})
         raise AssertionError(f"unexpected prompt {user[:80]!r}")

@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from docsage_fakes import SYNTHESIS_PROMPT, first_row_answer
 from fake_retriever import ChunkListRetriever
 from quaderno.corpus.chunk import Chunk
 from quaderno.llm.fake import FakeLLM
@@ -110,10 +111,8 @@ class Model:
             return json.dumps({"sql": "SELECT name, count(DISTINCT product) AS products "
                                       "FROM company GROUP BY name ORDER BY products DESC, "
                                       "name LIMIT 1"})
-        if user.startswith("Answer the question from the query result"):
-            first = re.search(r"\[1\] \"([^\"]+)\"", user)
-            return json.dumps({"answer": first[1] if first else "not found",
-                               "cited_rows": [1] if first else []})
+        if user.startswith(SYNTHESIS_PROMPT):
+            return first_row_answer(user)
         raise AssertionError(f"unexpected prompt {user[:80]!r}")
 
 
