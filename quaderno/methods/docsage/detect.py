@@ -30,9 +30,9 @@ from pydantic import BaseModel, Field
 from quaderno.methods.docsage.aliases import canonicalize, merge_entities
 from quaderno.methods.docsage.anomalies import alignment_conflicts, fk_matches, value_anomalies
 from quaderno.methods.docsage.constraints import check
+from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.extract import mentions
 from quaderno.methods.docsage.normalize import is_null
-from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.patch import SchemaPatch
 from quaderno.methods.docsage.rekey import id_named, named_after, singular
 from quaderno.methods.docsage.rows import Row
@@ -120,13 +120,15 @@ def missing_relationships(schema: Schema, rows: Sequence[Row] = (), *,
     return signals
 
 
-def _stated(rows: Sequence[Row], table: Table, column: str,
-            texts: Mapping[str, str]) -> tuple[int, int]:
-    """(rows with a value of ``column`` and their chunk's text, those whose chunk states it)."""
+def _unstated(rows: Sequence[Row], table: Table, column: str,
+              texts: Mapping[str, str]) -> tuple[int, list[Row]]:
+    """(how many rows have a value of ``column`` and their chunk's text, those of them whose
+    chunk does not state it)."""
     col = table.column(column)
-    seen = [(r.values[column], texts[r.provenance.chunk_id]) for r in rows
+    seen = [r for r in rows
             if not is_null(r.values.get(column)) and r.provenance.chunk_id in texts]
-    return len(seen), sum(mentions(text, v, col.type) for v, text in seen)
+    return len(seen), [r for r in seen if not mentions(texts[r.provenance.chunk_id],
+                                                       r.values[column], col.type)]
 
 
 def _references(schema: Schema, table: Table, column: str) -> bool:
@@ -178,8 +180,8 @@ def _new_key(schema: Schema, table: Table, rows: Sequence[Row], texts: Mapping[s
             continue
         if not (c.name in ("name", "title") or any(c.name.startswith(s) for s in stems)):
             continue
-        n, stated = _stated(rows, table, c.name, texts)
-        if n and stated > share * n:
+        n, unstated = _unstated(rows, table, c.name, texts)
+        if n and n - len(unstated) > share * n:
             distinct = len({str(r.values.get(c.name)) for r in rows
                             if not is_null(r.values.get(c.name))})
             scored.append((-distinct, i, c.name))
@@ -222,16 +224,12 @@ def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
         # other moves it
         if _references(schema, t, key) or not _numbered(mine, key):
             continue
-        n, stated = _stated(mine, t, key, texts)
-        if n < min_rows or n - stated <= share * n:
+        n, unstated = _unstated(mine, t, key, texts)
+        if n < min_rows or len(unstated) <= share * n:
             continue
-        unstated = [r for r in mine if not is_null(r.values.get(key))
-                    and r.provenance.chunk_id in texts
-                    and not mentions(texts[r.provenance.chunk_id], r.values[key],
-                                     t.column(key).type)]
         # by their text: a model may give any JSON value, a list included
         values = list({str(r.values[key]): r.values[key] for r in unstated}.values())[:6]
-        detail = (f"no chunk states the key {t.name}.{key} in {n - stated} of {n} trial "
+        detail = (f"no chunk states the key {t.name}.{key} in {len(unstated)} of {n} trial "
                   "rows: the key is invented and cannot align rows")
         new = _new_key(schema, t, mine, texts, share)
         if new is not None:
