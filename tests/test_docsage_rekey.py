@@ -301,15 +301,25 @@ def test_invented_keys_are_found_and_carry_their_fix_in_the_order_it_works():
     signals = invented_keys(schema_of(SET2), company_rows(), TEXTS)
     # revenue first: re-keyed by the company it is about before companyid is renamed
     assert [(s.table, s.column) for s in signals] == [("revenue", "revenueid"),
+                                                      ("commissions", "commissionid"),
                                                       ("companies", "companyid")]
-    revenue, companies = signals
+    revenue, commissions, companies = signals
     assert revenue.fix == SchemaPatch(op="rekey", table="revenue", column="companyid")
     assert companies.kind == "alignment_conflict"
     assert companies.fix == SchemaPatch(op="rekey", table="companies", column="companyname")
-    # '1' stands as a word in c2 ("1 of the highest"): one of three rows, still a minority
-    assert "2 of 3 trial rows" in companies.detail and companies.values == [1]
+    # the key is read wherever it is held: '1' stands as a word in c2 ("1 of the highest"),
+    # one of companies' three rows; revenue's two rows name the company by 1 too
+    assert "4 of 5 trial rows (read in companies.companyid, revenue.companyid)" in \
+        companies.detail and companies.values == [1]
+    # the trial extracted no commission: its made-up ids are read in the companies' rows
+    # (1, 1, 2; c2 happens to state a 1), and it is keyed by its name without rows to check
+    assert "2 of 3 trial rows (read in companies.commissionid)" in commissions.detail
+    assert commissions.fix == SchemaPatch(op="rekey", table="commissions",
+                                          column="commissionname")
+    assert sorted(commissions.values) == [1, 2] and commissions.chunk_ids == ["c1", "c3"]
     schema, notes = apply_patches(schema_of(SET2), [s.fix for s in signals])
     assert notes == [] and schema.table("revenue").primary_key == ["companyname"]
+    assert schema == apply_patches(schema_of(SET2), SET2_FIXES)[0]
 
 
 def test_the_name_after_the_entity_wins_over_another_name_column():
@@ -390,6 +400,77 @@ def test_only_id_named_keys_the_chunks_do_not_state_are_invented():
     assert invented_keys(schema_of(SET2), company_rows(), {}) == []
 
 
+# a table the trial extracted nothing of, named in other rows by an id (the measuring
+# model's Set2 schema after its first repair: companies.commissionid held 1999, 123456, 0)
+DEPTS = {"tables": [
+    {"name": "departments", "columns": [{"name": "dept_id", "type": "INT"},
+                                        {"name": "floor", "type": "INT"},
+                                        {"name": "department_name"}],
+     "primary_key": ["dept_id"]},
+    {"name": "employees", "columns": [{"name": "employee_name"},
+                                      {"name": "dept_id", "type": "INT"}],
+     "primary_key": ["employee_name"],
+     "foreign_keys": [{"column": "dept_id", "references_table": "departments",
+                       "references_column": "dept_id"}]}]}
+STAFF = {"e1": "Ama Quell works in Accounts.", "e2": "Ito Vance joined Logistics in 2019.",
+         "e3": "Lee Orr, of Accounts, retired."}
+
+
+def staff_rows(*depts):
+    return [row("employees", c, employee_name=n, dept_id=d) for (c, n), d in zip(
+        (("e1", "Ama Quell"), ("e2", "Ito Vance"), ("e3", "Lee Orr")), depts)]
+
+
+def test_a_table_without_trial_rows_is_judged_by_the_ids_that_refer_to_it():
+    [signal] = invented_keys(schema_of(DEPTS), staff_rows(1999, 123456, 0), STAFF)
+    assert (signal.table, signal.column) == ("departments", "dept_id")
+    assert "3 of 3 trial rows (read in employees.dept_id)" in signal.detail
+    assert sorted(signal.values) == [0, 1999, 123456]
+    # nothing to check a name against: the first column named after the entity (not the
+    # floor, a number); the reference follows and is read as the department's name
+    assert signal.fix == SchemaPatch(op="rekey", table="departments",
+                                     column="department_name")
+    schema, notes = apply_patches(schema_of(DEPTS), [signal.fix])
+    assert notes == [] and schema.table("employees").column_names == ["employee_name",
+                                                                      "dept_name"]
+    assert fks(schema.table("employees")) == [(["dept_name"], "departments",
+                                               ["department_name"])]
+    # its made-up ids matching no department are the invented key's consequence, not a
+    # question for the documents; without the chunks they are what is left to ask
+    found = detect_all(schema_of(DEPTS), staff_rows(1999, 123456, 0), STAFF)
+    assert [(s.table, s.column) for s in found if s.kind == "alignment_conflict"] == [
+        ("departments", "dept_id")]
+    assert ("employees", "dept_id") in {
+        (s.table, s.column) for s in detect_all(schema_of(DEPTS), staff_rows(1999, 123456, 0))
+        if s.kind == "alignment_conflict"}
+
+
+def test_ids_the_chunks_state_or_names_in_the_reference_are_no_invention():
+    stated = {"e1": "Ama Quell works in department 4.", "e2": "Ito Vance, department 7.",
+              "e3": "Lee Orr left department 4."}
+    assert invented_keys(schema_of(DEPTS), staff_rows(4, 7, 4), stated) == []
+    # a reference holding names is no numbering; one row proves nothing
+    assert invented_keys(schema_of(DEPTS), staff_rows("Finance", "Legal", "Finance"),
+                         STAFF) == []
+    assert invented_keys(schema_of(DEPTS), staff_rows(1999), STAFF) == []
+    # the department's own rows say its key is a code, not a number: references with
+    # numbers do not overrule them
+    own = [row("departments", "e1", dept_id="ACC-1", department_name="Accounts"),
+           row("departments", "e2", dept_id="LOG-2", department_name="Logistics")]
+    assert invented_keys(schema_of(DEPTS), own + staff_rows(1999, 123456, 0), STAFF) == []
+
+
+def test_a_table_without_rows_or_a_name_column_is_asked_about():
+    draft = json.loads(json.dumps(DEPTS))
+    draft["tables"][0]["columns"] = draft["tables"][0]["columns"][:2]  # id and floor
+    [signal] = invented_keys(schema_of(draft), staff_rows(1999, 123456, 0), STAFF)
+    assert signal.fix is None and signal.table == "departments"
+    # not repaired, so its consequences stay to be asked
+    assert ("employees", "dept_id") in {
+        (s.table, s.column) for s in detect_all(schema_of(draft),
+                                                staff_rows(1999, 123456, 0), STAFF)}
+
+
 def test_mentions_reads_line_breaks_and_space_runs_as_one_space():
     assert mentions("the firm Viathpox\n  Systems said", "Viathpox Systems", "TEXT")
     assert not mentions("founded in 1991", 1, "INT")
@@ -408,7 +489,7 @@ def test_detect_all_puts_the_invented_key_before_its_consequences():
                                             if s.kind == "alignment_conflict"}
     found = detect_all(schema_of(SET2), rows, TEXTS)
     assert [(s.table, s.column) for s in found if s.kind == "alignment_conflict"] == [
-        ("revenue", "revenueid"), ("companies", "companyid")]
+        ("revenue", "revenueid"), ("commissions", "commissionid"), ("companies", "companyid")]
 
 
 # -- ASK and the method ------------------------------------------------------------------
@@ -460,8 +541,9 @@ def test_ask_repairs_invented_keys_first_and_asks_on_the_repaired_schema():
     schema, log, ep, script = discover(trial, lambda s, r: detect_all(s, r, TEXTS))
     first = log.rounds[0]
     assert [(p["op"], p["table"], p["by"]) for p in first.patches] == [
-        ("rekey", "revenue", "detector"), ("rekey", "companies", "detector")]
-    assert [s.table for s in first.repairs] == ["revenue", "companies"]
+        ("rekey", "revenue", "detector"), ("rekey", "commissions", "detector"),
+        ("rekey", "companies", "detector")]
+    assert [s.table for s in first.repairs] == ["revenue", "commissions", "companies"]
     # nothing asked in the round that repaired: its other signals were found on the old
     # schema, and the next round re-reads
     assert first.clarifications == [] and first.signals
@@ -469,8 +551,9 @@ def test_ask_repairs_invented_keys_first_and_asks_on_the_repaired_schema():
     assert second.repairs == [] and len(second.signals) == len(second.clarifications) == 1
     assert seen[1].table("companies").primary_key == ["companyname"]
     assert schema.table("revenue").column_names == ["companyname", "year", "revenueamount"]
-    assert schema.version == 2 and schema.history[-1]["reason"] == "ask round 1: detector"
-    assert sum("repaired by the detector" in f for f in ep.trace.fallbacks) == 2
+    assert seen[1].table("companies").column_names == ["companyname", "commissionname"]
+    assert schema.version == 3 and schema.history[-1]["reason"] == "ask round 1: detector"
+    assert sum("repaired by the detector" in f for f in ep.trace.fallbacks) == 3
     # round 2 asked about what was left (the required revenue unread), on the new schema
     asked = [p for p in script.prompts if p.startswith("A schema was built")]
     assert len(asked) == 1 and "companyid" not in asked[0] and "companyname" in asked[0]

@@ -9,7 +9,9 @@ is uncertain:
 * **entity-alignment conflicts**: one entity with two values of a single-valued column across
   documents, a foreign-key value that matches no parent row or several, or an invented key:
   a primary key whose values no trial row's chunk states (a surrogate ``companyid`` the
-  model numbered 1, 2, ...), which cannot align anything. This one carries its own
+  model numbered 1, 2, ...; read in the table's rows and in those that refer to it, so a
+  table the trial found nothing of is judged by its references), which cannot align
+  anything. This one carries its own
   :class:`SchemaPatch` where it can: key the table by a name the chunks do state (or by the
   entity a table of facts is about); ASK applies it without a clarification question;
 * **value anomalies**: a typed column that fails to parse in more than 20% of trial rows, a
@@ -140,12 +142,25 @@ def _references(schema: Schema, table: Table, column: str) -> bool:
                and named_after(column, o.name, o.primary_key[0]) for o in schema.tables)
 
 
+def _holders(schema: Schema, table: Table, key: str) -> list[tuple[Table, str]]:
+    """(table, column) for every column that holds ``table.key``: a declared foreign key to
+    it, or a column of another table named after it (``companies.commissionid`` for
+    ``commissions.commissionid``)."""
+    out = []
+    for o in schema.tables:
+        declared = {c for fk in o.foreign_keys if fk.ref_table == table.name
+                    for c, r in zip(fk.cols, fk.ref_cols) if r == key}
+        for c in o.columns:
+            if o is table and c.name == key:
+                continue
+            if c.name in declared or (o is not table and named_after(c.name, table.name, key)):
+                out.append((o, c.name))
+    return out
+
+
 def _referenced(schema: Schema, table: Table, key: str) -> bool:
     """True when a column of some table holds ``table.key``."""
-    return any((fk.ref_table == table.name and key in fk.ref_cols)
-               for o in schema.tables for fk in o.foreign_keys) or \
-        any(named_after(c.name, table.name, key) for o in schema.tables if o is not table
-            for c in o.columns)
+    return bool(_holders(schema, table, key))
 
 
 def _unique_per_chunk(rows: Sequence[Row], column: str) -> bool:
@@ -170,7 +185,9 @@ def _new_key(schema: Schema, table: Table, rows: Sequence[Row], texts: Mapping[s
     chunks state in more than ``share`` of its rows; the most distinct values first); else,
     for a table nothing refers to, the column naming the entity its rows are about (a
     foreign key). Either must be unique within each chunk's rows. None when there is none:
-    another entity's name (``country_name`` of employees) would merge distinct rows."""
+    another entity's name (``country_name`` of employees) would merge distinct rows. A table
+    with no trial rows (judged by its references) is keyed by its first such name column:
+    there is nothing to check it against, and the references re-read fill it."""
     key = table.primary_key[0]
     stems = {slug(table.name), singular(slug(table.name))}
     scored = []
@@ -180,6 +197,8 @@ def _new_key(schema: Schema, table: Table, rows: Sequence[Row], texts: Mapping[s
             continue
         if not (c.name in ("name", "title") or any(c.name.startswith(s) for s in stems)):
             continue
+        if not rows:
+            return c.name
         n, unstated = _unstated(rows, table, c.name, texts)
         if n and n - len(unstated) > share * n:
             distinct = len({str(r.values.get(c.name)) for r in rows
@@ -205,39 +224,67 @@ def _numbered(rows: Sequence[Row], column: str) -> bool:
         (isinstance(v, float) and v.is_integer()) for v in values)
 
 
+def _evidence(schema: Schema, table: Table, key: str,
+              rows: Sequence[Row]) -> list[tuple[Table, str, list[Row]]]:
+    """Where the values of ``table.key`` can be read: its own trial rows, and the rows of
+    every column that holds it and holds whole numbers. A table the trial extracted no row of
+    (``commissions``, named in every company's row by a made-up ``commissionid``) is judged
+    by its references alone. Empty when its own rows hold no whole numbers (a key by name or
+    code)."""
+    mine = [r for r in rows if r.table == table.name]
+    if mine and any(not is_null(r.values.get(key)) for r in mine) \
+            and not _numbered(mine, key):
+        return []
+    found = [(table, key, mine)] if _numbered(mine, key) else []
+    for other, column in _holders(schema, table, key):
+        theirs = [r for r in rows if r.table == other.name]
+        if _numbered(theirs, column):
+            found.append((other, column, theirs))
+    return found
+
+
 def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str], *,
                   min_rows: int = 2, share: float = 0.5) -> list[Signal]:
     """Tables keyed by an invented id: a single-column primary key named as an id (``id``,
     ``..._id``, ``companyid`` of ``companies``), holding whole numbers, that is no reference
     to another table, and whose values the row's chunk (``texts``: chunk id -> the text
     extraction was shown) does not state in more than ``share`` of at least ``min_rows``
-    trial rows. Keys by name, code or date are never taken for invented ones. The signal's
-    fix re-keys the table (:func:`_new_key`); a table with no column to key it by gets a
-    signal without a fix, asked like any other."""
+    trial rows, counting the rows of the columns that refer to it (:func:`_evidence`). Keys
+    by name, code or date are never taken for invented ones. The signal's fix re-keys the
+    table (:func:`_new_key`); a table with no column to key it by gets a signal without a
+    fix, asked like any other."""
     signals: list[tuple[bool, Signal]] = []
     for t in schema.tables:
         if len(t.primary_key) != 1 or not id_named(t.primary_key[0], t.name):
             continue
         key = t.primary_key[0]
-        mine = [r for r in rows if r.table == t.name]
         # a key that refers to another table's is as invented as that one: re-keying the
         # other moves it
-        if _references(schema, t, key) or not _numbered(mine, key):
+        if _references(schema, t, key):
             continue
-        n, unstated = _unstated(mine, t, key, texts)
+        n, unstated, where = 0, [], []
+        for holder, column, held in _evidence(schema, t, key, rows):
+            seen, missed = _unstated(held, holder, column, texts)
+            n += seen
+            unstated += [(r, column) for r in missed]
+            if seen:
+                where.append(f"{holder.name}.{column}")
         if n < min_rows or len(unstated) <= share * n:
             continue
         # by their text: a model may give any JSON value, a list included
-        values = list({str(r.values[key]): r.values[key] for r in unstated}.values())[:6]
+        values = list({str(r.values[c]): r.values[c] for r, c in unstated}.values())[:6]
+        told = "" if where == [f"{t.name}.{key}"] else f" (read in {', '.join(where)})"
         detail = (f"no chunk states the key {t.name}.{key} in {len(unstated)} of {n} trial "
-                  "rows: the key is invented and cannot align rows")
+                  f"rows{told}: the key is invented and cannot align rows")
+        mine = [r for r in rows if r.table == t.name]
         new = _new_key(schema, t, mine, texts, share)
         if new is not None:
-            detail += f"; key {t.name} by {new}, which the chunks state"
+            detail += f"; key {t.name} by {new}, which the chunks state" if mine else \
+                f"; key {t.name} by {new}"
         signal = Signal(kind="alignment_conflict", table=t.name, column=key, detail=detail,
                         values=values, fix=SchemaPatch(op="rekey", table=t.name, column=new)
                         if new is not None else None,
-                        chunk_ids=sorted({r.provenance.chunk_id for r in unstated})[:5])
+                        chunk_ids=sorted({r.provenance.chunk_id for r, _ in unstated})[:5])
         # a table of facts is re-keyed by its reference before that reference is renamed
         # after the entity's new key (revenue by companyid, then companies by companyname)
         first = new is not None and _references(schema, t, new)
@@ -288,8 +335,11 @@ def detect_all(schema: Schema, rows: Sequence[Row],
                               column=",".join(v.columns),
                               detail=v.message or f"violates the {v.kind} constraint",
                               values=list(v.values)[:6]))
-    # rows aligned by an invented key disagree on everything; those conflicts are its
-    # consequence, not questions for the documents
-    rekeyed = {s.table for s in invented if s.fix is not None}
-    return invented + [s for s in signals
-                       if not (s.kind == "alignment_conflict" and s.table in rekeyed)]
+    # rows aligned by an invented key disagree on everything, and references to it match
+    # nothing: those conflicts are its consequence, not questions for the documents
+    fixed = [s for s in invented if s.fix is not None]
+    rekeyed = {s.table for s in fixed}
+    holding = {(o.name, c) for t in schema.tables for s in fixed if s.table == t.name
+               for o, c in _holders(schema, t, s.column)}
+    return invented + [s for s in signals if not (s.kind == "alignment_conflict" and (
+        s.table in rekeyed or (s.table, s.column) in holding))]
