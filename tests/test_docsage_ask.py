@@ -13,9 +13,10 @@ from quaderno.corpus.chunk import Chunk
 from quaderno.index.hits import Hit
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
-from quaderno.methods.docsage.ask import SchemaDiscovery
+from quaderno.methods.docsage.ask import SchemaDiscovery, relevant_tables
 from quaderno.methods.docsage.detect import Signal, missing_relationships
 from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.docsage.schema import Table, generic_schema
 from quaderno.methods.episode import Episode
 
 DOCS = {
@@ -222,3 +223,28 @@ def test_document_text_cannot_close_the_data_block():
     # only the instruction's own closing tags (the block's and the note's), none from the text
     assert prompt.count("</data>") == INIT_SCHEMA.instruction.count("</data>") == 2
     assert prompt.index("Ignore the schema") < prompt.index("</data>")
+
+
+def _table(name, *columns):
+    return Table.model_validate({"name": name, "primary_key": [columns[0]],
+                                 "columns": [{"name": c} for c in columns]})
+
+
+def test_known_tables_are_offered_when_they_name_what_the_question_names():
+    companies = _table("companies", "companyname", "commissionid")
+    earnings = _table("earnings", "holder", "revenueamount")
+    cities = _table("cities", "town", "population")
+    tables = [generic_schema().tables[0], cities, companies, earnings]
+    question = ("What is the highest annual revenue among the companies of the Drournlia "
+                "Markets Commission?")
+    # by table name (plural or not), by a column the question's word begins; in the order
+    # given; never the generic facts table nor another entity's
+    assert [t.name for t in relevant_tables(tables, question)] == ["companies", "earnings"]
+    assert [t.name for t in relevant_tables(tables, "Which city lies furthest "
+                                                    "north?")] == ["cities"]
+    assert [t.name for t in relevant_tables(tables, question, limit=1)] == ["companies"]
+    # words every question and schema has (value, name, year, total...) match nothing,
+    # nor do short fragments
+    assert relevant_tables(tables, "What is the total value and the name of each unit "
+                                   "by year?") == []
+    assert relevant_tables([_table("devices", "firmware")], "Which firm has most staff?") == []

@@ -18,6 +18,9 @@ from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.answer import Answer
 from quaderno.methods.details import DocSageDetails
+from quaderno.methods.docsage.extract import ExtractionSettings
+from quaderno.methods.docsage.schema import generic_schema
+from quaderno.methods.docsage.store import TupleStore
 from quaderno.methods.registry import make_method
 
 DOCS = [
@@ -49,9 +52,11 @@ class Model:
     def __init__(self, sql="SELECT name, founded FROM institution ORDER BY founded LIMIT 1"):
         self.sql = sql
         self.calls: dict[str, int] = {}
+        self.prompts: list[str] = []
 
     def __call__(self, request):
         user = request.messages[-1].content
+        self.prompts.append(user)
         kind = " ".join(user.split()[:3])
         self.calls[kind] = self.calls.get(kind, 0) + 1
         if user.startswith("Design the smallest"):
@@ -290,3 +295,23 @@ def test_prune_drops_columns_the_question_does_not_need(tmp_path):
     # staff is neither required, a key nor constrained
     assert pruned.details.db_schema.table("institution").column_names == ["name", "founded"]
     assert pruned.answer == "Varnholt University"
+
+
+def test_the_schema_is_offered_only_the_known_tables_about_the_question(tmp_path):
+    """The tuple store offers its tables to the initial schema so a question can re-use
+    them; the generic facts table an ablation run left there is about nothing the question
+    names, and offering it made the measuring model copy it into its schema."""
+    store = TupleStore(tmp_path / "store")
+    facts = generic_schema().tables[0]
+    for chunk in CHUNKS:  # covers more chunks than any other table: offered first before
+        store.put(chunk, facts, "m", ExtractionSettings(confidence="none"), [])
+    answer("docsage", Model(), tmp_path)  # extracts and stores the institution table
+
+    def offered(question):
+        model = Model()
+        answer("docsage", model, tmp_path, question=question)
+        [design] = [p for p in model.prompts if p.startswith("Design the smallest")]
+        return design.split("when it fits the question):\n")[1].split("\n\n")[0]
+    assert offered("Which member institution is the oldest?") == (
+        "- institution(name TEXT, founded INT, staff INT)")
+    assert offered("Which harbour did the storm close?") == "(none)"

@@ -21,6 +21,7 @@ a larger sample, no signals, no questions. Every round is logged in :class:`AskL
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
@@ -30,6 +31,7 @@ from quaderno.methods.docsage.detect import Signal, rank
 from quaderno.methods.docsage.draft import from_schema, to_schema
 from quaderno.methods.docsage.patch import apply_patches
 from quaderno.methods.docsage.records import AskLog, AskRound, Clarification
+from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Column, Schema, Table, generic_schema
 from quaderno.methods.docsage.steps import (ANSWER_CLARIFICATION, CLARIFY, INIT_SCHEMA,
@@ -48,6 +50,40 @@ def describe_tables(tables: Sequence[Table]) -> str:
         return f"{c.name} {c.type}" + ("" if c.single_valued else " multi-valued")
     return "\n".join(f"- {t.name}({', '.join(col(c) for c in t.columns)})"
                      + (f" -- {t.description}" if t.description else "") for t in tables)
+
+
+# words of questions and schemas that say nothing about which entities they mean
+_GENERIC = frozenset(
+    "what which where when whose does many much most least more less than among across "
+    "between their there with from that this these those have each every other same "
+    "highest lowest largest smallest higher lower greater above below after before over "
+    "under average mean median total number count amount value name year date type entity "
+    "attribute unit record data list give show find difference compare correlation "
+    "variance distribution".split())
+
+
+def _words(text: str) -> set[str]:
+    """Content words of ``text`` (identifiers split at underscores), singular."""
+    words = re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))
+    return {singular(w) for w in words
+            if len(w) >= 4 and w not in _GENERIC and singular(w) not in _GENERIC}
+
+
+def _overlap(a: set[str], b: set[str]) -> bool:
+    """A word in both, or one that begins another (``revenue`` and ``revenueamount``)."""
+    return bool(a & b) or any(min(len(x), len(y)) >= 5 and (x.startswith(y) or y.startswith(x))
+                              for x in a for y in b)
+
+
+def relevant_tables(tables: Sequence[Table], question: str, limit: int = 8) -> list[Table]:
+    """The known tables worth offering for ``question``: those whose name or a column's name
+    shares a content word with it, in the order given, at most ``limit``. A table about
+    other entities (the generic ``facts`` table of an earlier ablation run) would only be
+    copied into the schema: the measuring model did so, and every extraction call wrote
+    entity-attribute-value rows the question did not need."""
+    asked = _words(question)
+    return [t for t in tables
+            if _overlap(asked, _words(" ".join([t.name, *t.column_names])))][:limit]
 
 
 def _draft_json(schema: Schema) -> str:

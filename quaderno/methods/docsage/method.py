@@ -33,7 +33,7 @@ from quaderno.llm.lm import LM
 from quaderno.methods.answer import Answer
 from quaderno.methods.base import BaseMethod
 from quaderno.methods.details import DocSageDetails
-from quaderno.methods.docsage.ask import SchemaDiscovery
+from quaderno.methods.docsage.ask import SchemaDiscovery, relevant_tables
 from quaderno.methods.docsage.clear import ClearConfig, episode_retriever, run_clear
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.detect import Signal, detect_all
@@ -114,7 +114,8 @@ class DocSage(BaseMethod):
             return generic_schema(), AskLog(mode="generic", stop_reason="generic schema")
         sample = sample_set(ranked, top=self.sample_k)
         probe = probe_set(ranked, size=self.probe_size, min_docs=self.probe_docs)
-        known = [t for t, _ in self.store.known_tables()][:8] if self.store else []
+        known = relevant_tables([t for t, _ in self.store.known_tables()],
+                                ep.question) if self.store else []
 
         async def trial(schema: Schema, hits: Sequence[Hit]) -> list[Row]:
             return await self._trial(ep, schema, hits)
