@@ -307,10 +307,9 @@ def test_invented_keys_are_found_and_carry_their_fix_in_the_order_it_works():
     assert revenue.fix == SchemaPatch(op="rekey", table="revenue", column="companyid")
     assert companies.kind == "alignment_conflict"
     assert companies.fix == SchemaPatch(op="rekey", table="companies", column="companyname")
-    # the key is read wherever it is held: '1' stands as a word in c2 ("1 of the highest"),
-    # one of companies' three rows; revenue's two rows name the company by 1 too
-    assert "4 of 5 trial rows (read in companies.companyid, revenue.companyid)" in \
-        companies.detail and companies.values == [1]
+    # '1' stands as a word in c2 ("1 of the highest"): one of three rows, still a minority;
+    # three rows of its own are enough, its references are not read
+    assert "2 of 3 trial rows: the key" in companies.detail and companies.values == [1]
     # the trial extracted no commission: its made-up ids are read in the companies' rows
     # (1, 1, 2; c2 happens to state a 1), and it is keyed by its name without rows to check
     assert "2 of 3 trial rows (read in companies.commissionid)" in commissions.detail
@@ -469,6 +468,79 @@ def test_a_table_without_rows_or_a_name_column_is_asked_about():
     assert ("employees", "dept_id") in {
         (s.table, s.column) for s in detect_all(schema_of(draft),
                                                 staff_rows(1999, 123456, 0), STAFF)}
+
+
+def test_own_rows_that_state_their_key_are_not_outvoted_by_their_references():
+    depts = {"d1": "Department 4 is Accounts, on floor 2.", "d2": "Department 7 is Logistics."}
+    own = [row("departments", "d1", dept_id=4, department_name="Accounts"),
+           row("departments", "d2", dept_id=7, department_name="Logistics")]
+    # the staff chunks name no department number: three references the documents do not
+    # state, against two rows that do
+    assert invented_keys(schema_of(DEPTS), own + staff_rows(4, 7, 4), STAFF | depts) == []
+    # one row of its own is too few: the references are read with it
+    [signal] = invented_keys(schema_of(DEPTS), own[:1] + staff_rows(1999, 123456, 0),
+                             STAFF | depts)
+    assert "3 of 4 trial rows (read in departments.dept_id, employees.dept_id)" in \
+        signal.detail
+
+
+def test_references_from_one_chunk_are_one_statement():
+    # a company's row and its revenue row from one chunk do not make two pieces of evidence
+    draft = json.loads(json.dumps(DEPTS))
+    rows = staff_rows(1999, 123456)
+    for r in rows:
+        r.provenance.chunk_id = "e1"
+    assert invented_keys(schema_of(draft), rows, STAFF) == []
+
+
+@pytest.mark.parametrize(("columns", "fix"), [
+    (["department_head", "department_name"], "department_name"),
+    (["department_head", "department_type"], None),
+    (["title", "department_head"], "title"),
+    (["departmentname"], "departmentname"),
+])
+def test_without_rows_only_a_column_that_says_it_is_the_name_becomes_the_key(columns, fix):
+    # nothing to check against: the head or type of a department would merge departments
+    draft = json.loads(json.dumps(DEPTS))
+    draft["tables"][0]["columns"] = [{"name": "dept_id", "type": "INT"},
+                                     *({"name": c} for c in columns)]
+    [signal] = invented_keys(schema_of(draft), staff_rows(1999, 123456, 0), STAFF)
+    assert (signal.fix.column if signal.fix else None) == fix
+
+
+def test_a_column_declared_to_refer_elsewhere_holds_no_other_key():
+    draft = {"tables": [
+        {"name": "teams", "columns": [{"name": "team_id", "type": "INT"}, {"name": "team_name"}],
+         "primary_key": ["team_id"]},
+        {"name": "clubs", "columns": [{"name": "club_id", "type": "INT"}, {"name": "club_name"}],
+         "primary_key": ["club_id"]},
+        {"name": "players", "columns": [{"name": "player_name"},
+                                        {"name": "team_id", "type": "INT"}],
+         "primary_key": ["player_name"],
+         "foreign_keys": [{"column": "team_id", "references_table": "clubs",
+                           "references_column": "club_id"}]}]}
+    rows = [row("players", c, player_name=n, team_id=99) for c, n in (("e1", "Ama Quell"),
+                                                                       ("e2", "Ito Vance"))]
+    signals = invented_keys(schema_of(draft), rows, STAFF)
+    # players.team_id is a club's id by declaration: evidence about clubs, not teams
+    assert [s.table for s in signals] == ["clubs"]
+    assert "read in players.team_id" in signals[0].detail
+
+
+def test_a_table_keyed_by_a_reference_to_a_repaired_key_is_not_asked_about():
+    # company_profiles is keyed by the invented company id: aligned by it, its rows
+    # conflict, and those conflicts are the invention's consequence
+    draft = json.loads(json.dumps(SET2))
+    draft["tables"].append({"name": "company_profiles", "columns": [
+        {"name": "companyid", "type": "INT"}, {"name": "ceo"}], "primary_key": ["companyid"]})
+    rows = company_rows() + [row("company_profiles", c, companyid=1, ceo=n)
+                             for c, n in (("c1", "Ama Quell"), ("c3", "Ito Vance"))]
+    conflicts = {(s.table, s.column) for s in detect_all(schema_of(draft), rows, TEXTS)
+                 if s.kind == "alignment_conflict"}
+    assert ("company_profiles", "ceo") not in conflicts
+    assert ("company_profiles", "ceo") in {
+        (s.table, s.column) for s in detect_all(schema_of(draft), rows)
+        if s.kind == "alignment_conflict"}
 
 
 def test_mentions_reads_line_breaks_and_space_runs_as_one_space():

@@ -145,15 +145,18 @@ def _references(schema: Schema, table: Table, column: str) -> bool:
 def _holders(schema: Schema, table: Table, key: str) -> list[tuple[Table, str]]:
     """(table, column) for every column that holds ``table.key``: a declared foreign key to
     it, or a column of another table named after it (``companies.commissionid`` for
-    ``commissions.commissionid``)."""
+    ``commissions.commissionid``) and declared to refer to nothing else; the columns
+    :func:`.rekey.rekey` moves with the key."""
     out = []
     for o in schema.tables:
         declared = {c for fk in o.foreign_keys if fk.ref_table == table.name
                     for c, r in zip(fk.cols, fk.ref_cols) if r == key}
+        elsewhere = {c for fk in o.foreign_keys for c in fk.cols} - declared
         for c in o.columns:
             if o is table and c.name == key:
                 continue
-            if c.name in declared or (o is not table and named_after(c.name, table.name, key)):
+            if c.name in declared or (o is not table and c.name not in elsewhere
+                                      and named_after(c.name, table.name, key)):
                 out.append((o, c.name))
     return out
 
@@ -186,10 +189,13 @@ def _new_key(schema: Schema, table: Table, rows: Sequence[Row], texts: Mapping[s
     for a table nothing refers to, the column naming the entity its rows are about (a
     foreign key). Either must be unique within each chunk's rows. None when there is none:
     another entity's name (``country_name`` of employees) would merge distinct rows. A table
-    with no trial rows (judged by its references) is keyed by its first such name column:
-    there is nothing to check it against, and the references re-read fill it."""
+    with no trial rows (judged by its references) has nothing to check a column against: it
+    is keyed only by a column that says it is the name (``name``, ``title``,
+    ``commissionname``, ``department_title``), never by ``department_head``."""
     key = table.primary_key[0]
     stems = {slug(table.name), singular(slug(table.name))}
+    names = {"name", "title"} | {f"{s}{sep}{w}" for s in stems for sep in ("", "_")
+                                 for w in ("name", "title")}
     scored = []
     for i, c in enumerate(table.columns):
         if c.type != "TEXT" or not c.single_valued or c.name == key \
@@ -198,7 +204,9 @@ def _new_key(schema: Schema, table: Table, rows: Sequence[Row], texts: Mapping[s
         if not (c.name in ("name", "title") or any(c.name.startswith(s) for s in stems)):
             continue
         if not rows:
-            return c.name
+            if c.name in names:
+                return c.name
+            continue
         n, unstated = _unstated(rows, table, c.name, texts)
         if n and n - len(unstated) > share * n:
             distinct = len({str(r.values.get(c.name)) for r in rows
@@ -224,18 +232,21 @@ def _numbered(rows: Sequence[Row], column: str) -> bool:
         (isinstance(v, float) and v.is_integer()) for v in values)
 
 
-def _evidence(schema: Schema, table: Table, key: str,
-              rows: Sequence[Row]) -> list[tuple[Table, str, list[Row]]]:
-    """Where the values of ``table.key`` can be read: its own trial rows, and the rows of
-    every column that holds it and holds whole numbers. A table the trial extracted no row of
-    (``commissions``, named in every company's row by a made-up ``commissionid``) is judged
-    by its references alone. Empty when its own rows hold no whole numbers (a key by name or
-    code)."""
+def _evidence(schema: Schema, table: Table, key: str, rows: Sequence[Row],
+              texts: Mapping[str, str], min_rows: int) -> list[tuple[Table, str, list[Row]]]:
+    """Where the values of ``table.key`` are read: its own trial rows; when fewer than
+    ``min_rows`` of them give a key and their chunk (a table the trial extracted little or
+    nothing of: ``commissions``, named in every company's row by a made-up
+    ``commissionid``), the rows of every column that holds it and holds whole numbers too.
+    Own rows that state their key are never outvoted by references that do not. Empty when
+    an own row's key is not a whole number (a key by name or code)."""
     mine = [r for r in rows if r.table == table.name]
-    if mine and any(not is_null(r.values.get(key)) for r in mine) \
-            and not _numbered(mine, key):
+    given = [r for r in mine if not is_null(r.values.get(key))]
+    if given and not _numbered(given, key):
         return []
-    found = [(table, key, mine)] if _numbered(mine, key) else []
+    found = [(table, key, mine)] if given else []
+    if sum(r.provenance.chunk_id in texts for r in given) >= min_rows:
+        return found
     for other, column in _holders(schema, table, key):
         theirs = [r for r in rows if r.table == other.name]
         if _numbered(theirs, column):
@@ -249,8 +260,9 @@ def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
     ``..._id``, ``companyid`` of ``companies``), holding whole numbers, that is no reference
     to another table, and whose values the row's chunk (``texts``: chunk id -> the text
     extraction was shown) does not state in more than ``share`` of at least ``min_rows``
-    trial rows, counting the rows of the columns that refer to it (:func:`_evidence`). Keys
-    by name, code or date are never taken for invented ones. The signal's fix re-keys the
+    trial rows; a table with fewer rows of its own is read in the columns that refer to it
+    too, from at least ``min_rows`` chunks (:func:`_evidence`). Keys by name, code or date
+    are never taken for invented ones. The signal's fix re-keys the
     table (:func:`_new_key`); a table with no column to key it by gets a signal without a
     fix, asked like any other."""
     signals: list[tuple[bool, Signal]] = []
@@ -262,18 +274,22 @@ def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
         # other moves it
         if _references(schema, t, key):
             continue
-        n, unstated, where = 0, [], []
-        for holder, column, held in _evidence(schema, t, key, rows):
+        n, unstated, where, chunks = 0, [], [], set()
+        for holder, column, held in _evidence(schema, t, key, rows, texts, min_rows):
             seen, missed = _unstated(held, holder, column, texts)
             n += seen
             unstated += [(r, column) for r in missed]
+            chunks |= {r.provenance.chunk_id for r in held if r.provenance.chunk_id in texts
+                       and not is_null(r.values.get(column))}
             if seen:
                 where.append(f"{holder.name}.{column}")
-        if n < min_rows or len(unstated) <= share * n:
+        own = where == [f"{t.name}.{key}"]
+        # one chunk's company row and its revenue row are one statement, not two
+        if n < min_rows or len(unstated) <= share * n or (not own and len(chunks) < min_rows):
             continue
         # by their text: a model may give any JSON value, a list included
         values = list({str(r.values[c]): r.values[c] for r, c in unstated}.values())[:6]
-        told = "" if where == [f"{t.name}.{key}"] else f" (read in {', '.join(where)})"
+        told = "" if own else f" (read in {', '.join(where)})"
         detail = (f"no chunk states the key {t.name}.{key} in {len(unstated)} of {n} trial "
                   f"rows{told}: the key is invented and cannot align rows")
         mine = [r for r in rows if r.table == t.name]
@@ -336,10 +352,13 @@ def detect_all(schema: Schema, rows: Sequence[Row],
                               detail=v.message or f"violates the {v.kind} constraint",
                               values=list(v.values)[:6]))
     # rows aligned by an invented key disagree on everything, and references to it match
-    # nothing: those conflicts are its consequence, not questions for the documents
+    # nothing: those conflicts are its consequence, not questions for the documents (the
+    # references move with the key; a table keyed by one is aligned by it too)
     fixed = [s for s in invented if s.fix is not None]
-    rekeyed = {s.table for s in fixed}
     holding = {(o.name, c) for t in schema.tables for s in fixed if s.table == t.name
                for o, c in _holders(schema, t, s.column)}
+    rekeyed = {s.table for s in fixed} | {o.name for o in schema.tables
+                                          if len(o.primary_key) == 1
+                                          and (o.name, o.primary_key[0]) in holding}
     return invented + [s for s in signals if not (s.kind == "alignment_conflict" and (
         s.table in rekeyed or (s.table, s.column) in holding))]
