@@ -237,14 +237,20 @@ def test_known_tables_are_offered_when_they_name_what_the_question_names():
     tables = [generic_schema().tables[0], cities, companies, earnings]
     question = ("What is the highest annual revenue among the companies of the Drournlia "
                 "Markets Commission?")
-    # by table name (plural or not), by a column the question's word begins; in the order
-    # given; never the generic facts table nor another entity's
+    # by table name (plural or not), by a column the question's word is part of; in the
+    # order given; never the generic facts table nor another entity's
     assert [t.name for t in relevant_tables(tables, question)] == ["companies", "earnings"]
     assert [t.name for t in relevant_tables(tables, "Which city lies furthest "
                                                     "north?")] == ["cities"]
     assert [t.name for t in relevant_tables(tables, question, limit=1)] == ["companies"]
+    # inside a joined-up name, and short words that are a whole identifier part
+    assert relevant_tables([_table("firms", "firmname", "totalrevenue")],
+                           "How much revenue did Viathpox report?") != []
+    assert relevant_tables([_table("executives", "person", "ceo_age")],
+                           "How old is the CEO of Viathpox?") != []
     # words every question and schema has (value, name, year, total...) match nothing,
-    # nor do short fragments
+    # nor do short fragments inside longer words, nor the generic table ever
     assert relevant_tables(tables, "What is the total value and the name of each unit "
                                    "by year?") == []
     assert relevant_tables([_table("devices", "firmware")], "Which firm has most staff?") == []
+    assert relevant_tables(tables, "In fact, which entity has the attribute?") == []

@@ -54,8 +54,11 @@ def describe_tables(tables: Sequence[Table]) -> str:
 
 # words of questions and schemas that say nothing about which entities they mean
 _GENERIC = frozenset(
+    "the and for was has had did how who are its his her our you all any can not but per "
+    "one two "
     "what which where when whose does many much most least more less than among across "
     "between their there with from that this these those have each every other same "
+    "were been about into only also they them then "
     "highest lowest largest smallest higher lower greater above below after before over "
     "under average mean median total number count amount value name year date type entity "
     "attribute unit record data list give show find difference compare correlation "
@@ -66,24 +69,26 @@ def _words(text: str) -> set[str]:
     """Content words of ``text`` (identifiers split at underscores), singular."""
     words = re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))
     return {singular(w) for w in words
-            if len(w) >= 4 and w not in _GENERIC and singular(w) not in _GENERIC}
+            if len(w) >= 3 and w not in _GENERIC and singular(w) not in _GENERIC}
 
 
 def _overlap(a: set[str], b: set[str]) -> bool:
-    """A word in both, or one that begins another (``revenue`` and ``revenueamount``)."""
-    return bool(a & b) or any(min(len(x), len(y)) >= 5 and (x.startswith(y) or y.startswith(x))
+    """A word in both (``ceo``, ``gdp``), or one of five letters or more inside another
+    (``revenue`` in ``revenueamount`` and ``totalrevenue``)."""
+    return bool(a & b) or any(min(len(x), len(y)) >= 5 and (x in y or y in x)
                               for x in a for y in b)
 
 
 def relevant_tables(tables: Sequence[Table], question: str, limit: int = 8) -> list[Table]:
     """The known tables worth offering for ``question``: those whose name or a column's name
-    shares a content word with it, in the order given, at most ``limit``. A table about
-    other entities (the generic ``facts`` table of an earlier ablation run) would only be
-    copied into the schema: the measuring model did so, and every extraction call wrote
-    entity-attribute-value rows the question did not need."""
-    asked = _words(question)
-    return [t for t in tables
-            if _overlap(asked, _words(" ".join([t.name, *t.column_names])))][:limit]
+    shares a content word with it (:func:`_overlap`), in the order given, at most
+    ``limit``; never the generic ``facts`` table of the ablation. A table about other
+    entities would only be copied into the schema: the measuring model copied ``facts``,
+    and every extraction call wrote entity-attribute-value rows the question did not need.
+    A table the question names only by a synonym is not offered, and is extracted anew."""
+    asked, generic = _words(question), generic_schema().tables[0].signature()
+    return [t for t in tables if t.signature() != generic
+            and _overlap(asked, _words(" ".join([t.name, *t.column_names])))][:limit]
 
 
 def _draft_json(schema: Schema) -> str:
