@@ -9,9 +9,8 @@ is uncertain:
 * **entity-alignment conflicts**: one entity with two values of a single-valued column across
   documents, a foreign-key value that matches no parent row or several, or an invented key:
   a primary key whose values no trial row's chunk states (a surrogate ``companyid`` the
-  model numbered 1, 2, ...; read in the table's rows and in those that refer to it, so a
-  table the trial found nothing of is judged by its references), which cannot align
-  anything. This one carries its own
+  model numbered 1, 2, ...; a table the trial found too few rows of is judged by the rows
+  that refer to it), which cannot align anything. This one carries its own
   :class:`SchemaPatch` where it can: key the table by a name the chunks do state (or by the
   entity a table of facts is about); ASK applies it without a clarification question;
 * **value anomalies**: a typed column that fails to parse in more than 20% of trial rows, a
@@ -262,9 +261,9 @@ def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
     extraction was shown) does not state in more than ``share`` of at least ``min_rows``
     trial rows; a table with fewer rows of its own is read in the columns that refer to it
     too, from at least ``min_rows`` chunks (:func:`_evidence`). Keys by name, code or date
-    are never taken for invented ones. The signal's fix re-keys the
-    table (:func:`_new_key`); a table with no column to key it by gets a signal without a
-    fix, asked like any other."""
+    are never taken for invented ones. The signal's fix re-keys the table
+    (:func:`_new_key`); a table with no column to key it by gets a signal without a fix,
+    asked like any other."""
     signals: list[tuple[bool, Signal]] = []
     for t in schema.tables:
         if len(t.primary_key) != 1 or not id_named(t.primary_key[0], t.name):
