@@ -543,6 +543,58 @@ def test_a_table_keyed_by_a_reference_to_a_repaired_key_is_not_asked_about():
         if s.kind == "alignment_conflict"}
 
 
+# the measuring model's Set2 schema once no generic table was offered: the same ids, and no
+# primary key at all (rows align by their first name column; SQL joins by the ids)
+NO_KEYS = {"tables": [
+    {"name": "commissions", "columns": [{"name": "commissionid", "type": "INT"},
+                                        {"name": "commissionname"}]},
+    {"name": "companies", "columns": [{"name": "companyid", "type": "INT"},
+                                      {"name": "companyname"},
+                                      {"name": "commissionid", "type": "INT"}]},
+    {"name": "revenue", "columns": [{"name": "companyname"}, {"name": "year", "type": "INT"},
+                                    {"name": "revenueamount", "type": "DOUBLE"}]}]}
+
+
+def test_a_table_without_a_primary_key_is_judged_by_its_id_column():
+    rows = [row("companies", c, companyid=1, companyname=n, commissionid=i)
+            for c, n, i in (("c1", "Viathpox Systems", 1999), ("c2", "Bryskound Holdings", 0),
+                            ("c3", "Gouqin Energy", 123456))]
+    signals = invented_keys(schema_of(NO_KEYS), rows, TEXTS)
+    assert [(s.table, s.column, s.fix.column) for s in signals] == [
+        ("commissions", "commissionid", "commissionname"),
+        ("companies", "companyid", "companyname")]
+    schema, notes = apply_patches(schema_of(NO_KEYS), [s.fix for s in signals])
+    assert notes == []
+    companies, commissions = schema.table("companies"), schema.table("commissions")
+    # the ids went as keys would, and the company names its commission
+    assert (companies.column_names, companies.primary_key) == (
+        ["companyname", "commissionname"], ["companyname"])
+    assert fks(companies) == [(["commissionname"], "commissions", ["commissionname"])]
+    assert commissions.column_names == ["commissionname"]
+    check_sql("SELECT max(r.revenueamount) FROM revenue r JOIN companies c ON "
+              "r.companyname = c.companyname WHERE c.commissionname = 'Drournlia Markets "
+              "Commission'", schema)
+
+
+def test_a_reference_is_no_id_column_of_the_table_that_holds_it():
+    draft = {"tables": [{"name": "employees", "columns": [{"name": "employee_name"},
+                                                          {"name": "dept_id", "type": "INT"}]}]}
+    schema, notes = apply_patches(schema_of(draft), [SchemaPatch(
+        op="rekey", table="employees", column="employee_name")])
+    assert notes == [] and schema.table("employees").column_names == ["employee_name",
+                                                                      "dept_id"]
+    assert schema.table("employees").primary_key == ["employee_name"]
+    # its own id is one, and goes; keyed by the id itself, nothing goes
+    draft["tables"][0]["columns"].append({"name": "employee_id", "type": "INT"})
+    schema, _ = apply_patches(schema_of(draft), [SchemaPatch(
+        op="rekey", table="employees", column="employee_name")])
+    assert schema.table("employees").column_names == ["employee_name", "dept_id"]
+    schema, _ = apply_patches(schema_of(draft), [SchemaPatch(
+        op="rekey", table="employees", column="employee_id")])
+    assert schema.table("employees").column_names == ["employee_name", "dept_id",
+                                                      "employee_id"]
+
+
 def test_mentions_reads_line_breaks_and_space_runs_as_one_space():
     assert mentions("the firm Viathpox\n  Systems said", "Viathpox Systems", "TEXT")
     assert not mentions("founded in 1991", 1, "INT")

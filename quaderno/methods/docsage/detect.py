@@ -35,7 +35,7 @@ from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.extract import mentions
 from quaderno.methods.docsage.normalize import is_null
 from quaderno.methods.docsage.patch import SchemaPatch
-from quaderno.methods.docsage.rekey import id_named, named_after, singular
+from quaderno.methods.docsage.rekey import id_column, id_named, named_after, singular
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
 
@@ -137,8 +137,16 @@ def _references(schema: Schema, table: Table, column: str) -> bool:
     column named after that key (``company_id``)."""
     if any(column in fk.cols for fk in table.foreign_keys):
         return True
-    return any(o is not table and len(o.primary_key) == 1
-               and named_after(column, o.name, o.primary_key[0]) for o in schema.tables)
+    return any(o is not table and (key := _id_key(o)) is not None
+               and named_after(column, o.name, key) for o in schema.tables)
+
+
+def _id_key(table: Table) -> str | None:
+    """The column ``table``'s rows are aligned and joined by, when it is one: its primary
+    key, or without one its id column (:func:`.rekey.id_column`)."""
+    if table.primary_key:
+        return table.primary_key[0] if len(table.primary_key) == 1 else None
+    return id_column(table.name, table.column_names)
 
 
 def _holders(schema: Schema, table: Table, key: str) -> list[tuple[Table, str]]:
@@ -180,8 +188,8 @@ def _unique_per_chunk(rows: Sequence[Row], column: str) -> bool:
     return True
 
 
-def _new_key(schema: Schema, table: Table, rows: Sequence[Row], texts: Mapping[str, str],
-             share: float) -> str | None:
+def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
+             texts: Mapping[str, str], share: float) -> str | None:
     """What to key ``table`` by instead of its invented key: its name (a single-valued TEXT
     column called ``name`` or ``title`` or named after the entity, ``companyname``, that the
     chunks state in more than ``share`` of its rows; the most distinct values first); else,
@@ -191,7 +199,6 @@ def _new_key(schema: Schema, table: Table, rows: Sequence[Row], texts: Mapping[s
     with no trial rows (judged by its references) has nothing to check a column against: it
     is keyed only by a column that says it is the name (``name``, ``title``,
     ``commissionname``, ``department_title``), never by ``department_head``."""
-    key = table.primary_key[0]
     stems = {slug(table.name), singular(slug(table.name))}
     names = {"name", "title"} | {f"{s}{sep}{w}" for s in stems for sep in ("", "_")
                                  for w in ("name", "title")}
@@ -256,7 +263,8 @@ def _evidence(schema: Schema, table: Table, key: str, rows: Sequence[Row],
 def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str], *,
                   min_rows: int = 2, share: float = 0.5) -> list[Signal]:
     """Tables keyed by an invented id: a single-column primary key named as an id (``id``,
-    ``..._id``, ``companyid`` of ``companies``), holding whole numbers, that is no reference
+    ``..._id``, ``companyid`` of ``companies``; without a primary key, the table's own id
+    column, :func:`_id_key`), holding whole numbers, that is no reference
     to another table, and whose values the row's chunk (``texts``: chunk id -> the text
     extraction was shown) does not state in more than ``share`` of at least ``min_rows``
     trial rows; a table with fewer rows of its own is read in the columns that refer to it
@@ -266,9 +274,9 @@ def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
     asked like any other."""
     signals: list[tuple[bool, Signal]] = []
     for t in schema.tables:
-        if len(t.primary_key) != 1 or not id_named(t.primary_key[0], t.name):
+        key = _id_key(t)
+        if key is None or not id_named(key, t.name):
             continue
-        key = t.primary_key[0]
         # a key that refers to another table's is as invented as that one: re-keying the
         # other moves it
         if _references(schema, t, key):
@@ -292,7 +300,7 @@ def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
         detail = (f"no chunk states the key {t.name}.{key} in {len(unstated)} of {n} trial "
                   f"rows{told}: the key is invented and cannot align rows")
         mine = [r for r in rows if r.table == t.name]
-        new = _new_key(schema, t, mine, texts, share)
+        new = _new_key(schema, t, key, mine, texts, share)
         if new is not None:
             detail += f"; key {t.name} by {new}, which the chunks state" if mine else \
                 f"; key {t.name} by {new}"

@@ -48,6 +48,16 @@ def id_named(column: str, table: str) -> bool:
     return c == "id" or c.endswith("_id") or any(c == f"{s}id" for s in _stems(table))
 
 
+def id_column(table: str, columns: list[str]) -> str | None:
+    """The one column of a table without a primary key that is named as its own id (``id``,
+    ``commissionid`` or ``commission_id`` of ``commissions``; not ``dept_id`` of
+    ``employees``, a reference): the key its rows are joined by, declared or not. None when
+    there is none or several."""
+    own = {"id"} | {f"{s}{sep}id" for s in _stems(table) for sep in ("", "_")}
+    ids = [c for c in columns if slug(c) in own]
+    return ids[0] if len(ids) == 1 else None
+
+
 def named_after(column: str, table: str, key: str) -> bool:
     """True when ``column`` (of any table) is named as a reference to ``table``'s ``key``:
     ``company_id``, ``companyid``, ``companies_id`` for the key ``id`` or ``companyid`` of
@@ -148,7 +158,9 @@ def rekey(tables: list[DraftTable], table: DraftTable, col: DraftColumn,
           constraints: list[DraftConstraint], required: list[str]) -> str | None:
     """Key ``table`` by ``col`` in place (module docstring); a note when it cannot be done:
     ``col`` is multi-valued or already the key, the key has several columns (rekey moves a
-    single-column key), or the key is a foreign key (the parent's re-key moves it)."""
+    single-column key), or the key is a foreign key (the parent's re-key moves it). A table
+    without a primary key is keyed by its :func:`id_column` all the same (its rows are
+    joined by it): that column goes as a key would."""
     if not col.single_valued:
         return f"rekey {table.name}.{col.name}: a multi-valued column"
     if len(table.primary_key) > 1:
@@ -156,8 +168,9 @@ def rekey(tables: list[DraftTable], table: DraftTable, col: DraftColumn,
                "columns; rekey moves a single-column key"
     if [slug(k) for k in table.primary_key] == [slug(col.name)]:
         return f"rekey {table.name}.{col.name}: already the key"
-    if table.primary_key:
-        old = table.primary_key[0]
+    old = table.primary_key[0] if table.primary_key else \
+        id_column(table.name, [c.name for c in table.columns])
+    if old is not None and slug(old) != slug(col.name):
         parent = next((f.references_table for f in table.foreign_keys
                        if slug(f.column) == slug(old)), None)
         if parent is not None:
