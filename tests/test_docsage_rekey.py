@@ -286,13 +286,54 @@ def test_rekey_refusals_are_notes_and_change_nothing(patch, note):
     assert new is schema and len(notes) == 1 and note in notes[0]
 
 
-def test_rekey_refuses_a_multi_valued_column():
+def test_rekey_refuses_a_multi_valued_column_unless_it_is_the_name():
     draft = json.loads(json.dumps(SET2))
-    draft["tables"][1]["columns"][1]["single_valued"] = False
+    draft["tables"][1]["columns"].append({"name": "product", "single_valued": False})
     schema = schema_of(draft)
     new, notes = apply_patches(schema, [SchemaPatch(op="rekey", table="companies",
-                                                    column="companyname")])
+                                                    column="product")])
     assert new is schema and "multi-valued" in notes[0]
+    # an entity has one name: a name marked multi-valued was mislabeled, and the key is
+    # single-valued
+    draft["tables"][1]["columns"][1]["single_valued"] = False
+    new, notes = apply_patches(schema_of(draft), [SchemaPatch(op="rekey", table="companies",
+                                                              column="companyname")])
+    assert notes == [] and new.table("companies").primary_key == ["companyname"]
+    assert new.table("companies").column("companyname").single_valued
+    assert not new.table("companies").column("product").single_valued
+
+
+# the measuring model's Set3 schema: ids for keys, every column marked multi-valued
+SET3 = {"tables": [
+    {"name": "city", "columns": [{"name": "id", "type": "INT", "single_valued": False},
+                                 {"name": "name", "single_valued": False},
+                                 {"name": "country", "single_valued": False},
+                                 {"name": "population", "type": "INT", "single_valued": False}],
+     "primary_key": ["id"]},
+    {"name": "league", "columns": [{"name": "id", "type": "INT", "single_valued": False},
+                                   {"name": "name", "single_valued": False}],
+     "primary_key": ["id"]}]}
+MEMBER_TEXTS = {"n1": "Gilyx (Thubroar) is a member city of the League of Merounddian Cities; "
+                "3,038,000 people live there.",
+                "n2": "Gaenstas, population 41200, joined the League of Merounddian Cities."}
+
+
+def test_a_name_marked_multi_valued_still_keys_its_table():
+    rows = [row("city", "n1", id=1, name="Gilyx", country="Thubroar", population=3038000),
+            row("city", "n2", id=1, name="Gaenstas", country=None, population=41200),
+            row("league", "n1", id=1, name="League of Merounddian Cities"),
+            row("league", "n2", id=1, name="League of Merounddian Cities")]
+    signals = invented_keys(schema_of(SET3), rows, MEMBER_TEXTS)
+    assert [(s.table, s.fix.column) for s in signals] == [("city", "name"), ("league", "name")]
+    schema, notes = apply_patches(schema_of(SET3), [s.fix for s in signals])
+    assert notes == [] and schema.table("city").primary_key == ["name"]
+    assert schema.table("city").column("name").single_valued
+    # another column marked multi-valued is no key, however unique
+    draft = json.loads(json.dumps(SET3))
+    draft["tables"][0]["columns"][1]["name"] = "nickname"
+    rows[0].values["nickname"] = rows[0].values.pop("name")
+    rows[1].values["nickname"] = rows[1].values.pop("name")
+    assert invented_keys(schema_of(draft), rows, MEMBER_TEXTS)[0].fix is None
 
 
 # -- detection ---------------------------------------------------------------------------

@@ -35,7 +35,8 @@ from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.extract import mentions
 from quaderno.methods.docsage.normalize import is_null
 from quaderno.methods.docsage.patch import SchemaPatch
-from quaderno.methods.docsage.rekey import id_column, id_named, named_after, singular
+from quaderno.methods.docsage.rekey import (id_column, id_named, name_columns, named_after,
+                                            singular)
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
 
@@ -191,7 +192,8 @@ def _unique_per_chunk(rows: Sequence[Row], column: str) -> bool:
 def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
              texts: Mapping[str, str], share: float) -> str | None:
     """What to key ``table`` by instead of its invented key: its name (a single-valued TEXT
-    column called ``name`` or ``title`` or named after the entity, ``companyname``, that the
+    column called ``name`` or ``title`` or named after the entity, ``companyname``, or one of
+    :func:`.rekey.name_columns` a model marked multi-valued, that the
     chunks state in more than ``share`` of its rows; the most distinct values first); else,
     for a table nothing refers to, the column naming the entity its rows are about (a
     foreign key). Either must be unique within each chunk's rows. None when there is none:
@@ -200,11 +202,11 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
     is keyed only by a column that says it is the name (``name``, ``title``,
     ``commissionname``, ``department_title``), never by ``department_head``."""
     stems = {slug(table.name), singular(slug(table.name))}
-    names = {"name", "title"} | {f"{s}{sep}{w}" for s in stems for sep in ("", "_")
-                                 for w in ("name", "title")}
+    names = name_columns(table.name)
     scored = []
     for i, c in enumerate(table.columns):
-        if c.type != "TEXT" or not c.single_valued or c.name == key \
+        # a name marked multi-valued is mislabeled (an entity has one): the re-key fixes it
+        if c.type != "TEXT" or (not c.single_valued and c.name not in names) or c.name == key \
                 or _references(schema, table, c.name) or not _unique_per_chunk(rows, c.name):
             continue
         if not (c.name in ("name", "title") or any(c.name.startswith(s) for s in stems)):

@@ -48,6 +48,13 @@ def id_named(column: str, table: str) -> bool:
     return c == "id" or c.endswith("_id") or any(c == f"{s}id" for s in _stems(table))
 
 
+def name_columns(table: str) -> set[str]:
+    """The names a column naming ``table``'s entity goes by: ``name``, ``title``,
+    ``commissionname``, ``commission_title`` (for ``commissions``)."""
+    return {"name", "title"} | {f"{s}{sep}{w}" for s in _stems(table) for sep in ("", "_")
+                                for w in ("name", "title")}
+
+
 def id_column(table: str, columns: list[str]) -> str | None:
     """The one column of a table without a primary key that is named as its own id (``id``,
     ``commissionid`` or ``commission_id`` of ``commissions``; not ``dept_id`` of
@@ -157,11 +164,15 @@ def _follow(other: DraftTable, ref: DraftColumn, declared: bool, table: DraftTab
 def rekey(tables: list[DraftTable], table: DraftTable, col: DraftColumn,
           constraints: list[DraftConstraint], required: list[str]) -> str | None:
     """Key ``table`` by ``col`` in place (module docstring); a note when it cannot be done:
-    ``col`` is multi-valued or already the key, the key has several columns (rekey moves a
-    single-column key), or the key is a foreign key (the parent's re-key moves it). A table
-    without a primary key is keyed by its :func:`id_column` all the same (its rows are
-    joined by it): that column goes as a key would."""
-    if not col.single_valued:
+    ``col`` is multi-valued (unless it is the entity's name, :func:`name_columns`: then the
+    label was wrong, and it becomes single-valued) or already the key, the key has several
+    columns (rekey moves a single-column key), or the key is a foreign key (the parent's
+    re-key moves it). A table without a primary key is keyed by its :func:`id_column` all
+    the same (its rows are joined by it): that column goes as a key would."""
+    # an entity has one name: a name column marked multi-valued is mislabeled (the 1.5B
+    # model marked every column of its Set3 tables so), and becomes single-valued as the key
+    relabel = not col.single_valued and slug(col.name) in name_columns(table.name)
+    if not col.single_valued and not relabel:
         return f"rekey {table.name}.{col.name}: a multi-valued column"
     if len(table.primary_key) > 1:
         return f"rekey {table.name}.{col.name}: the key {table.primary_key} has several " \
@@ -183,4 +194,5 @@ def rekey(tables: list[DraftTable], table: DraftTable, col: DraftColumn,
         table.columns = [c for c in table.columns if slug(c.name) != slug(old)]
         table.foreign_keys = [f for f in table.foreign_keys if slug(f.column) != slug(old)]
     table.primary_key = [col.name]
+    col.single_valued = col.single_valued or relabel
     return None
