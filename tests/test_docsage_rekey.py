@@ -328,12 +328,57 @@ def test_a_name_marked_multi_valued_still_keys_its_table():
     schema, notes = apply_patches(schema_of(SET3), [s.fix for s in signals])
     assert notes == [] and schema.table("city").primary_key == ["name"]
     assert schema.table("city").column("name").single_valued
-    # another column marked multi-valued is no key, however unique
+    # another column marked multi-valued is no key, however unique; single-valued it is
     draft = json.loads(json.dumps(SET3))
-    draft["tables"][0]["columns"][1]["name"] = "nickname"
-    rows[0].values["nickname"] = rows[0].values.pop("name")
-    rows[1].values["nickname"] = rows[1].values.pop("name")
+    draft["tables"][0]["columns"][1]["name"] = "city_nickname"
+    rows[0].values["city_nickname"] = rows[0].values.pop("name")
+    rows[1].values["city_nickname"] = rows[1].values.pop("name")
     assert invented_keys(schema_of(draft), rows, MEMBER_TEXTS)[0].fix is None
+    draft["tables"][0]["columns"][1]["single_valued"] = True
+    assert invented_keys(schema_of(draft), rows, MEMBER_TEXTS)[0].fix.column == "city_nickname"
+
+
+def test_a_job_title_marked_multi_valued_is_no_name():
+    draft = {"tables": [{"name": "employees", "columns": [
+        {"name": "employee_id", "type": "INT"}, {"name": "title", "single_valued": False},
+        {"name": "salary", "type": "INT"}], "primary_key": ["employee_id"]}]}
+    texts = {"e1": "A Head of Sales earns 41,000.", "e2": "A Head of Sales earns 58,000."}
+    rows = [row("employees", c, employee_id=1, title="Head of Sales", salary=v)
+            for c, v in (("e1", 41000), ("e2", 58000))]
+    [signal] = invented_keys(schema_of(draft), rows, texts)
+    assert signal.fix is None
+    new, notes = apply_patches(schema_of(draft), [SchemaPatch(op="rekey", table="employees",
+                                                              column="title")])
+    assert "multi-valued" in notes[0] and new.table("employees").primary_key == ["employee_id"]
+
+
+def test_without_a_key_a_reference_is_no_id_of_its_own_and_other_conflicts_stand():
+    # managers.managerid is declared a reference to employees: a re-key keeps it
+    draft = {"tables": [
+        {"name": "employees", "columns": [{"name": "employee_id", "type": "INT"},
+                                          {"name": "employee_name"}],
+         "primary_key": ["employee_id"]},
+        {"name": "managers", "columns": [{"name": "managerid", "type": "INT"},
+                                         {"name": "manager_name"}],
+         "foreign_keys": [{"column": "managerid", "references_table": "employees",
+                           "references_column": "employee_id"}]}]}
+    new, notes = apply_patches(schema_of(draft), [SchemaPatch(op="rekey", table="managers",
+                                                              column="manager_name")])
+    assert notes == [] and new.table("managers").primary_key == ["manager_name"]
+    assert new.table("managers").column_names == ["managerid", "manager_name"]
+    # commissions without a key align by their name: a chair conflict is no consequence of
+    # the invented id, and stays to be asked
+    rows = [row("companies", c, companyid=1, companyname=n, commissionid=i)
+            for c, n, i in (("c1", "Viathpox Systems", 1999), ("c3", "Gouqin Energy", 123456))]
+    rows += [row("commissions", c, commissionid=7, commissionname="Drournlia Markets "
+                 "Commission", chair=ch) for c, ch in (("c1", "Ama Quell"), ("c2", "Ito Vance"))]
+    keyless = json.loads(json.dumps(NO_KEYS))
+    keyless["tables"][0]["columns"].append({"name": "chair"})
+    found = detect_all(schema_of(keyless), rows, TEXTS)
+    assert [s.fix.column for s in found if s.table == "commissions" and s.fix] == [
+        "commissionname"]
+    assert ("commissions", "chair") in {(s.table, s.column) for s in found
+                                        if s.kind == "alignment_conflict"}
 
 
 # -- detection ---------------------------------------------------------------------------
@@ -630,8 +675,9 @@ def test_a_reference_is_no_id_column_of_the_table_that_holds_it():
     schema, _ = apply_patches(schema_of(draft), [SchemaPatch(
         op="rekey", table="employees", column="employee_name")])
     assert schema.table("employees").column_names == ["employee_name", "dept_id"]
-    schema, _ = apply_patches(schema_of(draft), [SchemaPatch(
+    schema, notes = apply_patches(schema_of(draft), [SchemaPatch(
         op="rekey", table="employees", column="employee_id")])
+    assert notes == [] and schema.table("employees").primary_key == ["employee_id"]
     assert schema.table("employees").column_names == ["employee_name", "dept_id",
                                                       "employee_id"]
 

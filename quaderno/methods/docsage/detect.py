@@ -35,8 +35,8 @@ from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.extract import mentions
 from quaderno.methods.docsage.normalize import is_null
 from quaderno.methods.docsage.patch import SchemaPatch
-from quaderno.methods.docsage.rekey import (id_column, id_named, name_columns, named_after,
-                                            singular)
+from quaderno.methods.docsage.rekey import (id_column, id_named, mislabeled_names,
+                                            name_columns, named_after, singular)
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
 
@@ -193,7 +193,7 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
              texts: Mapping[str, str], share: float) -> str | None:
     """What to key ``table`` by instead of its invented key: its name (a single-valued TEXT
     column called ``name`` or ``title`` or named after the entity, ``companyname``, or one of
-    :func:`.rekey.name_columns` a model marked multi-valued, that the
+    :func:`.rekey.mislabeled_names` a model marked multi-valued, that the
     chunks state in more than ``share`` of its rows; the most distinct values first); else,
     for a table nothing refers to, the column naming the entity its rows are about (a
     foreign key). Either must be unique within each chunk's rows. None when there is none:
@@ -206,7 +206,8 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
     scored = []
     for i, c in enumerate(table.columns):
         # a name marked multi-valued is mislabeled (an entity has one): the re-key fixes it
-        if c.type != "TEXT" or (not c.single_valued and c.name not in names) or c.name == key \
+        if c.type != "TEXT" or (not c.single_valued and c.name not in mislabeled_names(
+                table.name)) or c.name == key \
                 or _references(schema, table, c.name) or not _unique_per_chunk(rows, c.name):
             continue
         if not (c.name in ("name", "title") or any(c.name.startswith(s) for s in stems)):
@@ -365,9 +366,10 @@ def detect_all(schema: Schema, rows: Sequence[Row],
     # references move with the key; a table keyed by one is aligned by it too)
     fixed = [s for s in invented if s.fix is not None]
     holding = {(o.name, c) for t in schema.tables for s in fixed if s.table == t.name
-               for o, c in _holders(schema, t, s.column)}
-    rekeyed = {s.table for s in fixed} | {o.name for o in schema.tables
-                                          if len(o.primary_key) == 1
-                                          and (o.name, o.primary_key[0]) in holding}
+               for o, c in [*_holders(schema, t, s.column), (t, s.column)]}
+    # a table without a primary key aligns by its name, not the id: its other conflicts
+    # stand
+    rekeyed = {o.name for o in schema.tables if len(o.primary_key) == 1 and (
+        any(s.table == o.name for s in fixed) or (o.name, o.primary_key[0]) in holding)}
     return invented + [s for s in signals if not (s.kind == "alignment_conflict" and (
         s.table in rekeyed or (s.table, s.column) in holding))]

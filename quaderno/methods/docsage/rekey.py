@@ -55,6 +55,13 @@ def name_columns(table: str) -> set[str]:
                                 for w in ("name", "title")}
 
 
+def mislabeled_names(table: str) -> set[str]:
+    """The :func:`name_columns` that name the entity for certain, so that marked
+    multi-valued they are mislabeled: all but a bare ``title`` (an employee's job title is
+    rightly multi-valued)."""
+    return name_columns(table) - {"title"}
+
+
 def id_column(table: str, columns: list[str]) -> str | None:
     """The one column of a table without a primary key that is named as its own id (``id``,
     ``commissionid`` or ``commission_id`` of ``commissions``; not ``dept_id`` of
@@ -164,14 +171,14 @@ def _follow(other: DraftTable, ref: DraftColumn, declared: bool, table: DraftTab
 def rekey(tables: list[DraftTable], table: DraftTable, col: DraftColumn,
           constraints: list[DraftConstraint], required: list[str]) -> str | None:
     """Key ``table`` by ``col`` in place (module docstring); a note when it cannot be done:
-    ``col`` is multi-valued (unless it is the entity's name, :func:`name_columns`: then the
+    ``col`` is multi-valued (unless it is the entity's name, :func:`mislabeled_names`: then the
     label was wrong, and it becomes single-valued) or already the key, the key has several
     columns (rekey moves a single-column key), or the key is a foreign key (the parent's
     re-key moves it). A table without a primary key is keyed by its :func:`id_column` all
     the same (its rows are joined by it): that column goes as a key would."""
     # an entity has one name: a name column marked multi-valued is mislabeled (the 1.5B
     # model marked every column of its Set3 tables so), and becomes single-valued as the key
-    relabel = not col.single_valued and slug(col.name) in name_columns(table.name)
+    relabel = not col.single_valued and slug(col.name) in mislabeled_names(table.name)
     if not col.single_valued and not relabel:
         return f"rekey {table.name}.{col.name}: a multi-valued column"
     if len(table.primary_key) > 1:
@@ -181,6 +188,9 @@ def rekey(tables: list[DraftTable], table: DraftTable, col: DraftColumn,
         return f"rekey {table.name}.{col.name}: already the key"
     old = table.primary_key[0] if table.primary_key else \
         id_column(table.name, [c.name for c in table.columns])
+    if not table.primary_key and any(slug(f.column) == slug(old or "")
+                                     for f in table.foreign_keys):
+        old = None  # a reference, not the table's own id: it stays
     if old is not None and slug(old) != slug(col.name):
         parent = next((f.references_table for f in table.foreign_keys
                        if slug(f.column) == slug(old)), None)
