@@ -123,14 +123,14 @@ def missing_relationships(schema: Schema, rows: Sequence[Row] = (), *,
 
 
 def _unstated(rows: Sequence[Row], table: Table, column: str,
-              texts: Mapping[str, str]) -> tuple[int, list[Row]]:
-    """(how many rows have a value of ``column`` and their chunk's text, those of them whose
+              texts: Mapping[str, str]) -> tuple[list[Row], list[Row]]:
+    """(the rows with a value of ``column`` and their chunk's text, those of them whose
     chunk does not state it)."""
     col = table.column(column)
     seen = [r for r in rows
             if not is_null(r.values.get(column)) and r.provenance.chunk_id in texts]
-    return len(seen), [r for r in seen if not mentions(texts[r.provenance.chunk_id],
-                                                       r.values[column], col.type)]
+    return seen, [r for r in seen if not mentions(texts[r.provenance.chunk_id],
+                                                  r.values[column], col.type)]
 
 
 def _references(schema: Schema, table: Table, column: str) -> bool:
@@ -202,12 +202,12 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
     is keyed only by a column that says it is the name (``name``, ``title``,
     ``commissionname``, ``department_title``), never by ``department_head``."""
     stems = {slug(table.name), singular(slug(table.name))}
-    names = name_columns(table.name)
+    names, mislabeled = name_columns(table.name), mislabeled_names(table.name)
     scored = []
     for i, c in enumerate(table.columns):
         # a name marked multi-valued is mislabeled (an entity has one): the re-key fixes it
-        if c.type != "TEXT" or (not c.single_valued and c.name not in mislabeled_names(
-                table.name)) or c.name == key \
+        if c.type != "TEXT" or (not c.single_valued and c.name not in mislabeled) \
+                or c.name == key \
                 or _references(schema, table, c.name) or not _unique_per_chunk(rows, c.name):
             continue
         if not (c.name in ("name", "title") or any(c.name.startswith(s) for s in stems)):
@@ -216,7 +216,8 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
             if c.name in names:
                 return c.name
             continue
-        n, unstated = _unstated(rows, table, c.name, texts)
+        seen, unstated = _unstated(rows, table, c.name, texts)
+        n = len(seen)
         if n and n - len(unstated) > share * n:
             distinct = len({str(r.values.get(c.name)) for r in rows
                             if not is_null(r.values.get(c.name))})
@@ -287,10 +288,9 @@ def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
         n, unstated, where, chunks = 0, [], [], set()
         for holder, column, held in _evidence(schema, t, key, rows, texts, min_rows):
             seen, missed = _unstated(held, holder, column, texts)
-            n += seen
+            n += len(seen)
             unstated += [(r, column) for r in missed]
-            chunks |= {r.provenance.chunk_id for r in held if r.provenance.chunk_id in texts
-                       and not is_null(r.values.get(column))}
+            chunks |= {r.provenance.chunk_id for r in seen}
             if seen:
                 where.append(f"{holder.name}.{column}")
         own = where == [f"{t.name}.{key}"]
