@@ -38,9 +38,8 @@ from quaderno.methods.docsage.amounts import in_unit, read_stated, rescalable, s
 from quaderno.methods.docsage.extract import (ExtractionSettings, extract_chunk,
                                               extraction_model, failed_calls, surface_forms)
 from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, entity_key, fold_text,
-                                                is_null,
-                                                key_columns, multi_valued, normalize_value,
-                                                plausible_year)
+                                                is_null, key_columns, multi_valued,
+                                                normalize_value, plausible_year)
 from quaderno.methods.docsage.rows import Correction, Row
 from quaderno.methods.docsage.schema import Column, Table
 
@@ -205,10 +204,10 @@ def _read_judged(table: Table, column: str, value: Any, quote: str) -> Any:
 
 
 def evidence_date(chunk: Chunk | None, value: Any,
-                  col_type: str | Column = "TEXT") -> tuple[int, int, int] | None:
+                  col: str | Column = "TEXT") -> tuple[int, int, int] | None:
     """When a value's evidence is dated: the chunk's ``meta['date']`` (ISO date or year),
     else the latest plausible year in the sentence stating the value (the value itself
-    excepted, so "founded in 1874" is not dated 1874)."""
+    excepted, so "founded in 1874" is not dated 1874). ``col``: the column, or its type."""
     if chunk is None:
         return None
     meta = chunk.meta.get("date") or chunk.meta.get("published")
@@ -220,7 +219,7 @@ def evidence_date(chunk: Chunk | None, value: Any,
         except ValueError:
             if text[:4].isdigit():
                 return int(text[:4]), 1, 1
-    sentence = _sentence_with(chunk.text, value, col_type)
+    sentence = _sentence_with(chunk.text, value, col)
     years = [int(y) for y in YEAR_IN_TEXT.findall(sentence)
              if y != str(value).strip() and plausible_year(int(y))]
     return (max(years), 1, 1) if years else None
