@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from quaderno.methods.docsage.normalize import (entity_key, is_null, key_columns,
+from quaderno.methods.docsage.normalize import (entity_key, is_null, is_year_column, key_columns,
                                                 normalize_entity, normalize_value,
                                                 plausible_year)
 from quaderno.methods.docsage.rows import Row, coerce
@@ -34,7 +34,6 @@ PARSE_FAILURE_RATE = 0.2
 ROBUST_Z = 3.5
 _COUNT_WORDS = re.compile(r"(count|number|num|staff|employees|members|population|students|"
                           r"size|headcount|total|quantity|players|seats)", re.I)
-_YEAR_WORDS = re.compile(r"(year|founded|established|born|died|since)", re.I)
 
 
 class AlignmentConflict(BaseModel):
@@ -154,12 +153,6 @@ def fk_matches(schema: Schema, rows: Sequence[Row],
     return out
 
 
-def _is_year(col: Column) -> bool:
-    return col.type == "DATE" or (col.type == "INT" and bool(
-        _YEAR_WORDS.search(col.name) or "year" in col.unit.lower()
-        or "year" in col.description.lower()))
-
-
 def _is_count(col: Column) -> bool:
     return col.type in ("INT", "DOUBLE") and bool(
         _COUNT_WORDS.search(col.name) or _COUNT_WORDS.search(col.description))
@@ -186,7 +179,7 @@ def value_anomalies(schema: Schema, rows: Sequence[Row], *,
                                     f"{len(failed)} of {len(given)} values are not "
                                     f"{col.type}"))
             good = [(i, v, x) for i, v, (x, ok) in parsed if ok and x is not None]
-            if _is_year(col):
+            if is_year_column(col):
                 years = [(i, v) for i, v, x in good if not plausible_year(
                     int(x.year if isinstance(x, dt.date) else x), this_year)]
                 if years:

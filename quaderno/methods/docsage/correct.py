@@ -34,13 +34,14 @@ from quaderno.errors import LLMError, StepError
 from quaderno.llm.lm import LM
 from quaderno.llm.steps import Step
 from quaderno.llm.trace import Trace
+from quaderno.methods.docsage.amounts import in_unit, read_stated, rescalable, stated_spans
 from quaderno.methods.docsage.extract import (ExtractionSettings, extract_chunk,
                                               extraction_model, failed_calls, surface_forms)
 from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, entity_key, fold_text,
-                                                key_columns, multi_valued, normalize_value,
-                                                plausible_year)
+                                                is_null, key_columns, multi_valued,
+                                                normalize_value, plausible_year)
 from quaderno.methods.docsage.rows import Correction, Row
-from quaderno.methods.docsage.schema import Table
+from quaderno.methods.docsage.schema import Column, Table
 
 log = logging.getLogger(__name__)
 
@@ -177,21 +178,36 @@ class Resolution(BaseModel):
 _SENTENCE = re.compile(r"[^.!?\n]*[.!?\n]?")
 
 
-def _sentence_with(text: str, value: Any, col_type: str = "TEXT") -> str:
-    """The first sentence of ``text`` that writes ``value`` (in any of its surface forms)."""
+def _sentence_with(text: str, value: Any, col: str | Column = "TEXT") -> str:
+    """The first sentence of ``text`` that writes ``value`` (in any of its surface forms,
+    or, given the column, at the scale the text states it: "USD 54860M" for 54860000000)."""
+    col_type = col if isinstance(col, str) else col.type
     forms = [f.casefold() for f in surface_forms(value, col_type)]
+    spans = [] if isinstance(col, str) else stated_spans(text, value, col)
     for m in _SENTENCE.finditer(text):
         low = m.group(0).casefold()
-        if any(f and f in low for f in forms):
+        if any(f and f in low for f in forms) or any(
+                m.start() <= start < m.end() for start, _ in spans):
             return m.group(0).strip()
     return ""
 
 
+def _read_judged(table: Table, column: str, value: Any, quote: str) -> Any:
+    """The judge's value read as its quote states it, in the column's unit (it copies
+    "$42.8 billion" from the passage; the candidates are in whole units)."""
+    col = table.column(column)
+    if is_null(value) or not rescalable(table, col):
+        return value
+    reading = read_stated(value, quote)
+    scaled = in_unit(reading[0], col, reading[1]) if reading is not None else None
+    return value if scaled is None else scaled
+
+
 def evidence_date(chunk: Chunk | None, value: Any,
-                  col_type: str = "TEXT") -> tuple[int, int, int] | None:
+                  col: str | Column = "TEXT") -> tuple[int, int, int] | None:
     """When a value's evidence is dated: the chunk's ``meta['date']`` (ISO date or year),
     else the latest plausible year in the sentence stating the value (the value itself
-    excepted, so "founded in 1874" is not dated 1874)."""
+    excepted, so "founded in 1874" is not dated 1874). ``col``: the column, or its type."""
     if chunk is None:
         return None
     meta = chunk.meta.get("date") or chunk.meta.get("published")
@@ -203,7 +219,7 @@ def evidence_date(chunk: Chunk | None, value: Any,
         except ValueError:
             if text[:4].isdigit():
                 return int(text[:4]), 1, 1
-    sentence = _sentence_with(chunk.text, value, col_type)
+    sentence = _sentence_with(chunk.text, value, col)
     years = [int(y) for y in YEAR_IN_TEXT.findall(sentence)
              if y != str(value).strip() and plausible_year(int(y))]
     return (max(years), 1, 1) if years else None
@@ -245,7 +261,8 @@ async def resolve_conflict(lm: LM, *, entity: Sequence[str], table: Table, colum
                                      passages=_passages(passages))
             calls += result.attempts
             j = result.value
-            chosen = normalize_value(j.value, typ)
+            picked = _read_judged(table, column, j.value, j.quote)
+            chosen = normalize_value(picked, typ)
             if chosen is not None and 1 <= j.passage <= len(passages):
                 source = passages[j.passage - 1]
                 if not quote_in(j.quote, source.text):
@@ -257,21 +274,22 @@ async def resolve_conflict(lm: LM, *, entity: Sequence[str], table: Table, colum
                         trace.fallback(f"docsage.clear.judge: value {j.value!r} is neither a "
                                        "candidate nor in the quote; refused")
                 else:
-                    value = allowed.get(chosen, j.value)
+                    value = allowed.get(chosen, picked)
                     return Resolution(value=value, by="backtracking", evidence_chunk=source.id,
                                       evidence_quote=j.quote.strip(), retrieved=ids), calls
         except (StepError, LLMError) as exc:
             calls += failed_calls(exc) if isinstance(exc, StepError) else 1
             if trace is not None:
                 trace.fallback(f"docsage.clear.judge failed ({exc}); latest evidence instead")
-    dated = [(evidence_date(chunks.get(c), v, typ), v, c) for v, c in candidates]
+    col = table.column(column)
+    dated = [(evidence_date(chunks.get(c), v, col), v, c) for v, c in candidates]
     dated = [d for d in dated if d[0] is not None]
     if dated:
         latest = max(d[0] for d in dated)
         winners = {normalize_value(v, typ) for d, v, _ in dated if d == latest}
         if len(winners) == 1:
             _, v, c = next(d for d in dated if d[0] == latest)
-            quote = _sentence_with(chunks[c].text, v, typ) if c in chunks else ""
+            quote = _sentence_with(chunks[c].text, v, col) if c in chunks else ""
             return Resolution(value=v, by="latest-evidence", evidence_chunk=c,
                               evidence_quote=quote, retrieved=ids), calls
     return Resolution(value=None, by="unresolved", retrieved=ids), calls

@@ -5,7 +5,9 @@ is uncertain:
 
 * **missing relationships**: the schema graph (tables as nodes, foreign keys as edges) must
   hold every attribute the question requires, and the tables it needs must be connected; a
-  required column that is NULL in more than half of the trial rows is missing too;
+  required column that is NULL in more than half of the trial rows is missing too. Tables
+  left apart carry a repair (:mod:`.joins`): declare the foreign key a column's name already
+  says, else add a column naming the other table's entity;
 * **entity-alignment conflicts**: one entity with two values of a single-valued column across
   documents, a foreign-key value that matches no parent row or several, or an invented key:
   a primary key whose values no trial row's chunk states (a surrogate ``companyid`` the
@@ -33,6 +35,7 @@ from quaderno.methods.docsage.anomalies import alignment_conflicts, fk_matches, 
 from quaderno.methods.docsage.constraints import check
 from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.extract import mentions
+from quaderno.methods.docsage.joins import join_fix
 from quaderno.methods.docsage.normalize import is_null
 from quaderno.methods.docsage.patch import SchemaPatch
 from quaderno.methods.docsage.rekey import (id_column, id_named, mislabeled_names,
@@ -105,9 +108,12 @@ def missing_relationships(schema: Schema, rows: Sequence[Row] = (), *,
         home = next(c for c in comps if needed[0] in c)
         apart = [n for n in needed if n not in home]
         if apart:
+            # the needed tables of the component first, then the rest (sorted: stable)
+            near = [n for n in needed if n in home] + sorted(home - set(needed))
             signals.append(Signal(kind="missing_relationship", table=needed[0],
                                   detail=f"no foreign-key path joins {needed[0]} with "
-                                         f"{', '.join(apart)}", values=apart))
+                                         f"{', '.join(apart)}", values=apart,
+                                  fix=join_fix(schema, near, apart, rows)))
     for attr in req.attributes:
         table, _, col = attr.partition(".")
         mine = [r for r in rows if r.table == table]
@@ -371,5 +377,10 @@ def detect_all(schema: Schema, rows: Sequence[Row],
     # stand
     rekeyed = {o.name for o in schema.tables if len(o.primary_key) == 1 and (
         any(s.table == o.name for s in fixed) or (o.name, o.primary_key[0]) in holding)}
+    # a re-key rewrites the references a join repair would name: the join is judged again
+    # on the re-keyed schema, in the next round
+    if fixed:
+        signals = [s.model_copy(update={"fix": None}) if s.kind == "missing_relationship"
+                   else s for s in signals]
     return invented + [s for s in signals if not (s.kind == "alignment_conflict" and (
         s.table in rekeyed or (s.table, s.column) in holding))]

@@ -6,7 +6,8 @@ already hold for that chunk; its output model is built per table set with
 present, ``null`` allowed, typed). Replies that only mean "missing" ("None", "N/A", "not
 mentioned") become NULL. Each row gets the character span of its evidence in the chunk where
 the values can be found in the text, the extracting model, and a confidence per value
-(:mod:`confidence`: token log-probabilities, or agreement across samples).
+(:mod:`confidence`: token log-probabilities, or agreement across samples). The model copies
+numbers' digits; their scale ("billion", "M") is read from the chunk by :mod:`amounts`.
 
 Extracted rows go through an optional :class:`~quaderno.methods.docsage.store.TupleStore`,
 so a chunk is extracted once per (table definition, model, settings); a table whose columns
@@ -32,6 +33,7 @@ from quaderno.errors import ConfigError, StepError
 from quaderno.llm.lm import LM
 from quaderno.llm.steps import Step, StepResult
 from quaderno.llm.trace import Trace
+from quaderno.methods.docsage.amounts import READER_VERSION, read_row
 from quaderno.methods.docsage.confidence import agreement_rows, logprob_confidences
 from quaderno.methods.docsage.normalize import is_null, key_columns
 from quaderno.methods.docsage.rows import Provenance, Row, coerce
@@ -74,9 +76,11 @@ EXTRACT = Step(
         "Schema:\n{schema}\n\n"
         "Text (from document {doc}):\n\"\"\"\n{text}\n\"\"\"\n\n"
         "Rules: one object per entity or fact the text states, as many as there are (none "
-        "if the text states none); copy names as they are written; numbers as plain numbers "
-        "without units or thousands separators; dates as YYYY-MM-DD or a year; null for every "
-        "value the text does not state: never guess, never write the word None."),
+        "if the text states none); copy names as they are written; copy each number's digits "
+        "as the text writes them and never convert between thousands, millions and billions "
+        "(\"$42.8 billion\" is 42.8: the scale is read from the text); dates as YYYY-MM-DD "
+        "or a year; null for every value the text does not state: never guess, never write "
+        "the word None."),
     inputs=("schema", "doc", "text"),
     output=None, parse=None, max_tokens=1024)
 
@@ -120,9 +124,11 @@ def prompt_fingerprint() -> str:
     """A hash of what extraction shows the model besides the chunk and the table's own
     definition (which :meth:`Table.signature` covers): the instruction text, how a table is
     described in it (:func:`extraction_schema_text`) and the output JSON schema built for
-    it, each rendered for a fixed probe table."""
+    it, each rendered for a fixed probe table, and the version of how numbers are read
+    (:data:`~quaderno.methods.docsage.amounts.READER_VERSION`)."""
     body = json.dumps([EXTRACT.instruction, extraction_schema_text([_PROBE]),
-                       extraction_model([_PROBE]).model_json_schema()], sort_keys=True)
+                       extraction_model([_PROBE]).model_json_schema(), READER_VERSION],
+                      sort_keys=True)
     return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
@@ -350,10 +356,12 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
         for values, conf in zip(raw_rows[t.name], conf_by_table[t.name]):
             # offsets into chunk.text; (0, 0) when no value can be found in it
             start, end = locate_span(chunk.text, t, values) or (0, 0)
-            rows.append(Row(table=t.name, values=values, provenance=Provenance(
+            # numbers as the chunk states them, in their column's unit (amounts module)
+            read, changes = read_row(t, values, chunk.text)
+            rows.append(Row(table=t.name, values=read, provenance=Provenance(
                 doc_id=doc_id_of(chunk), chunk_id=chunk.id, char_start=start, char_end=end,
                 extractor=lm.model_id, confidence=conf,
-                confidence_kind={c: kind for c in conf})))
+                confidence_kind={c: kind for c in conf}, corrections=changes)))
         out[t.name] = rows
     return out, calls
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from quaderno.methods.docsage.rows import coerce
-from quaderno.methods.docsage.schema import Table
+from quaderno.methods.docsage.schema import Column, Table
 
 # legal and organisational suffixes dropped from entity names ("Acme Holdings Inc." -> "acme
 # holdings"); a word is dropped only at the end and only when something remains
@@ -48,6 +48,16 @@ YEAR_IN_TEXT = re.compile(r"(?<!\d)(1\d{3}|20\d{2})(?!\d)")
 def plausible_year(year: int, current_year: int | None = None) -> bool:
     """1000 <= year <= next year: what extraction and evidence dating accept as a year."""
     return 1000 <= year <= (current_year or dt.date.today().year) + 1
+
+
+_YEAR_WORDS = re.compile(r"(year|founded|established|born|died|since)", re.I)
+
+
+def is_year_column(col: Column) -> bool:
+    """A DATE column, or an INT column that holds years (by its name, unit or description)."""
+    return col.type == "DATE" or (col.type == "INT" and bool(
+        _YEAR_WORDS.search(col.name) or "year" in col.unit.lower()
+        or "year" in col.description.lower()))
 
 
 def fold_text(text: str) -> str:

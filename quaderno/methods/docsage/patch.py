@@ -34,6 +34,7 @@ class SchemaPatch(BaseModel):
     unit: str = ""
     single_valued: bool = Field(True, description="add_column: false when one entity has "
                                                   "several values of it")
+    # add_foreign_key, and add_column for a column that refers to another table's key
     references_table: str = ""
     references_column: str = ""
     constraint: DraftConstraint | None = None
@@ -74,6 +75,10 @@ def _apply_one(tables: list[DraftTable], p: SchemaPatch, constraints: list[Draft
         table.columns.append(DraftColumn(name=p.column, type=p.type,
                                          description=p.description, unit=p.unit,
                                          single_valued=p.single_valued))
+        if p.references_table and p.references_column:  # a new reference to another table
+            table.foreign_keys.append(DraftForeignKey(column=p.column,
+                                                      references_table=p.references_table,
+                                                      references_column=p.references_column))
     elif p.op == "require_attribute":
         if col is None:
             return f"require_attribute {p.table}.{p.column}: no such column"

@@ -94,15 +94,21 @@ def row_chunks(row: Row) -> list[str]:
 
 
 BIGINT_MIN, BIGINT_MAX = -(2 ** 63), 2 ** 63 - 1  # what DuckDB's INT column (BIGINT) holds
-_NUM = re.compile(r"[-+]?\d+(\.\d+)?")  # used with fullmatch: "$" admits a final "\n"
-_SUFFIX = {"k": 3, "thousand": 3, "m": 6, "million": 6, "bn": 9, "b": 9, "billion": 9}
+# with fullmatch ("$" admits a final "\n"): digits, then a scale attached or after a space
+_NUM = re.compile(r"(?P<num>[-+]?\d+(?:\.\d+)?)\s?(?:(?P<scale>k|m|bn|b)|"
+                  r"(?P<word>thousand|million|billion|trillion)s?)?")
+# currency codes and words around an amount ("USD 54860M", "43789.5 million dollars")
+_CURRENCY_WORDS = re.compile(r"^\s*(?:usd|us\$|eur|gbp)(?![a-z])|\b(?:usd|eur|gbp|dollars?|"
+                             r"euros?|pounds?)\s*$")
+_SUFFIX = {"k": 3, "thousand": 3, "m": 6, "million": 6, "bn": 9, "b": 9, "billion": 9,
+           "trillion": 12}
 
 
-def _number(value: Any) -> Decimal | None:
+def exact_number(value: Any) -> Decimal | None:
     """A number read exactly, as a Decimal: a float would round 17-digit ids and counts, hide
     their fraction, and read "8.2 million" as 8199999.999999999. Scales (k, million, bn),
     currency signs, a percent sign and thousands separators are read; None when the value is
-    not a number."""
+    not a number. Currency codes and words around it are read as no more than that."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -113,16 +119,16 @@ def _number(value: Any) -> Decimal | None:
         return Decimal(float.__repr__(value)) if math.isfinite(value) else None
     if not isinstance(value, str):
         return None
-    text = value.strip().lower().replace(",", "").lstrip("~≈$€£ ").rstrip("% ").strip()
-    parts = text.split()
-    exponent = 0
-    if parts and parts[-1] in _SUFFIX:
-        exponent, text = _SUFFIX[parts[-1]], " ".join(parts[:-1])
-    elif text and text[-1] in "kmb" and _NUM.fullmatch(text[:-1]):
-        exponent, text = _SUFFIX[text[-1]], text[:-1]
+    text = _CURRENCY_WORDS.sub(" ", value.strip().lower().replace(",", ""))
+    text = text.lstrip("~≈$€£ ").rstrip("% ").strip()
+    found = _NUM.fullmatch(text)
+    if found is None:
+        return None
+    scale = found["scale"] or found["word"]
+    exponent = _SUFFIX[scale] if scale else 0
     # the scale goes into the text: Decimal reads a string exactly, arithmetic would round
     # to 28 digits and could turn a fraction into a whole number
-    return Decimal(f"{text}e{exponent}") if _NUM.fullmatch(text) else None
+    return Decimal(f"{found['num']}e{exponent}")
 
 
 def coerce(value: Any, col_type: str) -> tuple[Any, bool]:
@@ -136,7 +142,7 @@ def coerce(value: Any, col_type: str) -> tuple[Any, bool]:
         return (value.strip() if isinstance(value, str) else json.dumps(value)
                 if isinstance(value, (list, dict)) else str(value)), True
     if col_type in ("INT", "DOUBLE"):
-        num = _number(value)
+        num = exact_number(value)
         if num is None:
             return None, False
         if col_type == "INT":  # a fraction is refused, not rounded away

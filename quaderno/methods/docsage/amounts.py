@@ -1,0 +1,203 @@
+"""Numbers read as the text states them, scale included (spec §3, "unit/semantic mismatch").
+
+One collection writes the same kind of amount as "$42.8107 billion", "USD 54860M", "43789.5
+million dollars" and "$1,791,100,000". Asking the model for plain numbers makes it do the
+arithmetic, and small models get it wrong by powers of ten (one wrote 42.8107 for "$42.8107
+billion", its committee 428107000000). So the model copies the digits, and code reads the
+scale from the chunk: a numeric cell is matched to a number the chunk writes, and takes that
+number's scale word. In order:
+
+1. the model's digits as written ("42.8107", "54860"): the scale of the text's number with
+   those digits (billion, M), when every such number in the chunk has the same one;
+2. a value the text states already scaled (42810700000 for "$42.8107 billion"): kept;
+3. a power-of-ten slip (42810.7, or 428107000000, for "$42.8107 billion"): the one number of
+   the chunk with the same significant digits, when there is exactly one.
+
+A value the chunk does not state stays as the model wrote it. The number is then put into
+the column's unit: "USD million" divides by 10^6, a unit without a scale word keeps whole
+units (dollars); a plain number below one of the column's units, without a currency sign
+("Revenue (USD million): 54860"), is taken as counted in that unit already. Key columns
+and year columns are never rescaled. Every change is a
+:class:`~quaderno.methods.docsage.rows.Correction` (``reason="scale"``, ``by="as-stated"``)
+quoting the text's number.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any, NamedTuple
+
+from quaderno.methods.docsage.normalize import is_year_column, key_columns
+from quaderno.methods.docsage.rows import Correction, exact_number
+from quaderno.methods.docsage.schema import Column, Table
+
+# part of the tuple store's key (extract.prompt_fingerprint): a change of how numbers are
+# read must not re-use tuples read the old way
+READER_VERSION = "as-stated-1"
+
+_WORDS = {"thousand": 3, "million": 6, "mn": 6, "mln": 6, "billion": 9, "bn": 9,
+          "trillion": 12}
+_ATTACHED = {"k": 3, "K": 3, "M": 6, "m": 6, "B": 9, "bn": 9, "Bn": 9, "BN": 9}
+_CURRENCY = re.compile(r"(?:[$€£¥]|\b(?:USD|EUR|GBP|US\$))\s?$")
+# a number as text writes it, with thousands separators, then an optional scale: attached
+# ("54860M", "2.3k", "$5bn") or a word after a space ("42.8 billion", "3 millions")
+_MENTION = re.compile(
+    r"(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    r"(?:(?P<attached>bn|Bn|BN|[kKMmB])(?!\w)"
+    r"|[ \u00a0]?(?P<word>(?i:thousand|million|mln|mn|billion|bn|trillion))s?(?!\w)"
+    r"|(?![\w]|[.,]\d))")
+_UNIT_WORD = re.compile(r"(?i)(?<![a-z])(thousand|million|mln|mn|billion|bn|trillion)s?(?![a-z])")
+_UNIT_LETTER = re.compile(r"(?:[$€£]|\b(?:usd|eur|gbp))\s?(k|m|b)\b|\b(k|m|b)\s?(?:[$€£]|"
+                          r"(?:usd|eur|gbp)\b)", re.I)
+
+
+class Mention(NamedTuple):
+    """A number the text writes: its digits as written, its scale (a power of ten), where
+    it is, and whether a currency sign or code is written right before it."""
+
+    digits: Decimal
+    scale: int
+    start: int
+    end: int
+    currency: bool = False
+
+    @property
+    def value(self) -> Decimal:
+        return self.digits.scaleb(self.scale)
+
+    def in_unit_of(self, scale: int) -> bool:
+        """True when this number is already counted in a unit of 10^``scale``: written
+        without a scale word or currency sign and below one such unit ("Revenue (USD
+        million): 54860"); "$1,791,100,000" and "2,300,000" are whole units."""
+        return scale > 0 and self.scale == 0 and not self.currency and \
+            self.digits < Decimal(10) ** scale
+
+
+def mentions_in(text: str) -> list[Mention]:
+    """Every number ``text`` writes, with the scale word that follows it. A lone "m" is a
+    scale only after a currency sign ("$5m"; "5m" may be metres)."""
+    out = []
+    for m in _MENTION.finditer(text):
+        currency = bool(_CURRENCY.search(text[max(0, m.start() - 5):m.start()]))
+        scale = 0
+        if m["attached"]:
+            if m["attached"] != "m" or currency:
+                scale = _ATTACHED[m["attached"]]
+        elif m["word"]:
+            scale = _WORDS[m["word"].lower()]
+        out.append(Mention(Decimal(m["num"].replace(",", "")), scale, m.start(), m.end(),
+                           currency))
+    return out
+
+
+def unit_scale(unit: str) -> int:
+    """The power of ten a column's unit counts in: "USD million" and "$M" 6, "thousands of
+    people" 3, "USD" or "" 0."""
+    word = _UNIT_WORD.search(unit)
+    if word:
+        return _WORDS[word.group(1).lower()]
+    letter = _UNIT_LETTER.search(unit)
+    if letter:
+        return {"k": 3, "m": 6, "b": 9}[(letter.group(1) or letter.group(2)).lower()]
+    return 0
+
+
+def _significant(d: Decimal) -> str:
+    return "".join(map(str, abs(d).normalize().as_tuple().digits))
+
+
+def _has_scale(value: Any) -> bool:
+    """True for a string that writes its own scale ("42.8 billion", "54860M"): one that
+    reads as another number than its digits alone."""
+    return isinstance(value, str) and exact_number(value) != exact_number(
+        re.sub(r"[^\d.,+-]", "", value))
+
+
+def read_stated(value: Any, text: str) -> tuple[Decimal, Mention] | None:
+    """(the value the text states, the number stating it) for a numeric cell the model
+    wrote as ``value``; None when the chunk does not state it (or states it ambiguously)."""
+    v = exact_number(value)
+    if v is None:
+        return None
+    found = mentions_in(text)
+    sign = -1 if v < 0 else 1
+    size = abs(v)
+    if not _has_scale(value):
+        # 1. the model copied the digits: the text's scale for them
+        same = [m for m in found if m.digits == size]
+        if same:
+            scales = {m.scale for m in same}
+            return (sign * same[0].value, same[0]) if len(scales) == 1 else None
+    # 2. already in whole units
+    whole = [m for m in found if m.value == size]
+    if whole:
+        return v, whole[0]
+    # 3. a slip by a power of ten: one stated number with the same significant digits
+    digits = _significant(size)
+    if size == 0 or (len(digits) < 2 and not _has_scale(value)):
+        return None
+    slips = {m.value: m for m in found if _significant(m.value) == digits}
+    if len(slips) == 1:
+        (stated, mention), = slips.items()
+        return sign * stated, mention
+    return None
+
+
+def rescalable(table: Table, col: Column) -> bool:
+    """Numeric, not a key, not a year: the columns whose values carry a scale."""
+    return (col.type in ("INT", "DOUBLE") and col.name not in key_columns(table)
+            and not is_year_column(col))
+
+
+def in_unit(stated: Decimal, col: Column, mention: Mention | None = None) -> int | float | None:
+    """``stated`` (whole units) in the column's unit and type; None when an INT column
+    cannot hold it as a whole number. A plain number below one of the column's units
+    (:meth:`Mention.in_unit_of`) is taken as counted in that unit already."""
+    scale = unit_scale(col.unit)
+    value = stated if mention is not None and mention.in_unit_of(scale) else stated.scaleb(-scale)
+    if col.type == "INT":
+        return int(value) if value == value.to_integral_value() else None
+    return float(value)
+
+
+def read_row(table: Table, values: Mapping[str, Any],
+             text: str) -> tuple[dict[str, Any], list[Correction]]:
+    """``values`` with every rescalable cell read as ``text`` states it, as a number in its
+    column's unit, and a correction per cell whose number changed."""
+    out, changes = dict(values), []
+    for col in table.columns:
+        old = values.get(col.name)
+        if old is None or isinstance(old, bool) or not rescalable(table, col):
+            continue
+        reading = read_stated(old, text)
+        if reading is None:
+            continue
+        new = in_unit(reading[0], col, reading[1])
+        if new is None:
+            continue
+        out[col.name] = new               # "42.8 billion" written as the number it is
+        if exact_number(new) == exact_number(old):
+            continue
+        mention = reading[1]
+        changes.append(Correction(column=col.name, old=old, new=new, reason="scale",
+                                  by="as-stated",
+                                  evidence_quote=text[mention.start:mention.end]))
+    return out, changes
+
+
+def stated_spans(text: str, value: Any, col: Column) -> list[tuple[int, int]]:
+    """Where ``text`` states a cell's value after it was read into the column's unit
+    ("USD 54860M" for 54860000000 dollars)."""
+    v = exact_number(value)
+    if v is None:
+        return []
+    scale = unit_scale(col.unit)
+    size = abs(v.scaleb(scale))
+    return [(m.start, m.end) for m in mentions_in(text)
+            if (m.digits == abs(v) if m.in_unit_of(scale) else m.value == size)]
+
+
+__all__ = ["READER_VERSION", "Mention", "in_unit", "mentions_in", "read_row", "read_stated",
+           "rescalable", "stated_spans", "unit_scale"]

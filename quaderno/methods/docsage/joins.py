@@ -1,0 +1,89 @@
+"""Repairing a join path the question needs (ASK's missing-relationship signal, by code).
+
+"Which city of the League of X has the lowest population?" needs ``city`` joined with
+``league``; a draft without a foreign key between them leaves the SQL nothing to join on (the
+1.5B model then filtered cities on ``country = 'League of X'``), and asking the documents
+"what joins city with league?" got no answer in our runs. Two repairs need no question:
+
+* a column already names the other table's key (``revenue.companyname`` beside the key
+  ``companies.companyname``; ``cities.league_id`` for ``leagues.league_id``) with no foreign key
+  declared: declare it;
+* no column does: give the table with more trial rows (the many side: cities, not leagues) a
+  column naming the other's entity (``league_name``, a foreign key to ``league.name``), which
+  the next trial extraction fills from text like "X is a city of the League of Y".
+
+Only a single-column key can be referred to; without one there is no repair, and the signal
+is asked as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from quaderno.methods.docsage.draft import slug
+from quaderno.methods.docsage.patch import SchemaPatch
+from quaderno.methods.docsage.rekey import named_after, singular
+from quaderno.methods.docsage.rows import Row
+from quaderno.methods.docsage.schema import Schema, Table
+
+
+def _key(table: Table) -> str | None:
+    return table.primary_key[0] if len(table.primary_key) == 1 else None
+
+
+def _unreferenced_name(holder: Table, target: Table) -> SchemaPatch | None:
+    """A foreign key to declare: a column of ``holder`` named after ``target``'s key, of its
+    type, that is no foreign key yet."""
+    key = _key(target)
+    if key is None or holder is target:
+        return None
+    declared = {c for fk in holder.foreign_keys for c in fk.cols}
+    want = target.column(key).type
+    for c in holder.columns:
+        if c.name not in declared and c.type == want and named_after(c.name, target.name, key):
+            return SchemaPatch(op="add_foreign_key", table=holder.name, column=c.name,
+                               references_table=target.name, references_column=key)
+    return None
+
+
+def reference_name(holder: Table, target: Table, key: str) -> str:
+    """The name of a new column of ``holder`` naming ``target``'s entity by its ``key``:
+    ``league_name`` for ``league.name``, ``leaguename`` as it is, not taken in ``holder``."""
+    stem = singular(slug(target.name))
+    name = slug(key) if slug(key).startswith(stem) else f"{stem}_{slug(key)}"
+    taken = {slug(c.name) for c in holder.columns}
+    base, n = name, 2
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    return name
+
+
+def join_fix(schema: Schema, home: Sequence[str], apart: Sequence[str],
+             rows: Sequence[Row] = ()) -> SchemaPatch | None:
+    """One patch that joins a table of ``apart`` to one of ``home`` (module docstring); None
+    when neither repair applies."""
+    tables = {t.name: t for t in schema.tables}
+    pairs = [(tables[a], tables[b]) for a in home for b in apart
+             if a in tables and b in tables]
+    for a, b in pairs:                       # 1. a column names the other's key already
+        fix = _unreferenced_name(a, b) or _unreferenced_name(b, a)
+        if fix is not None:
+            return fix
+    counts = {t: sum(r.table == t for r in rows) for t in tables}
+    for a, b in pairs:                       # 2. the many side names the other's entity
+        many, one = (b, a) if counts[b.name] > counts[a.name] else (a, b)
+        for holder, target in ((many, one), (one, many)):
+            key = _key(target)
+            if key is None:
+                continue
+            return SchemaPatch(
+                op="add_column", table=holder.name, column=reference_name(holder, target, key),
+                type=target.column(key).type,
+                description=f"the {singular(slug(target.name))} this "
+                            f"{singular(slug(holder.name))} belongs to "
+                            f"({target.name}.{key})",
+                references_table=target.name, references_column=key)
+    return None
+
+
+__all__ = ["join_fix", "reference_name"]

@@ -1,0 +1,225 @@
+"""DocSage: numbers read at the scale the chunk states them ("$42.8 billion", "USD 54860M"),
+not at the scale a small model guesses, and put into their column's unit."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from decimal import Decimal
+
+import duckdb
+import pytest
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.llm.types import ChatRequest
+from quaderno.methods.docsage import extract as extract_mod
+from quaderno.methods.docsage.amounts import (in_unit, mentions_in, read_row, read_stated,
+                                              rescalable, stated_spans, unit_scale)
+from quaderno.methods.docsage.correct import committee_ballots, evidence_date, resolve_conflict
+from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
+from quaderno.methods.docsage.rows import coerce, load_rows
+from quaderno.methods.docsage.schema import Schema
+
+TEXT = ("Riandgiax Systems reported revenue of $42.8107 billion in 1967. Dixvhukrand: USD "
+        "54860M. Vykaexfun earned $1,791,100,000. Bryskound made 43789.5 million dollars; "
+        "staff 2.3k; a mast 5m high; a grant of $5m.")
+SCHEMA = Schema.model_validate({"tables": [
+    {"name": "company", "primary_key": ["name"],
+     "columns": [{"name": "name"}, {"name": "founded", "type": "INT"},
+                 {"name": "revenue", "type": "DOUBLE"},
+                 {"name": "revenue_musd", "type": "DOUBLE", "unit": "USD million"},
+                 {"name": "staff", "type": "INT", "description": "number of employees"},
+                 {"name": "staff_k", "type": "INT", "unit": "thousand people"}]}]})
+TABLE = SCHEMA.tables[0]
+NONE = ExtractionSettings(confidence="none")
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def stated(value):
+    reading = read_stated(value, TEXT)
+    return None if reading is None else reading[0]
+
+
+def test_mentions_carry_the_scale_the_text_writes() -> None:
+    found = {TEXT[m.start:m.end]: m.value for m in mentions_in(TEXT)}
+    assert found["$42.8107 billion"[1:]] == Decimal("42810700000")
+    assert found["54860M"] == Decimal("54860000000")
+    assert found["1,791,100,000"] == Decimal("1791100000")
+    assert found["43789.5 million"] == Decimal("43789500000")
+    assert found["2.3k"] == Decimal("2300")
+    assert found["1967"] == Decimal("1967")
+    # a lone "m" is a scale only after a currency sign: "5m high" may be metres
+    fives = sorted(m.value for m in mentions_in(TEXT) if m.digits == 5)
+    assert fives == [Decimal(5), Decimal(5_000_000)]
+    assert [m.value for m in mentions_in("3 millions and 7 Billion")] == [3_000_000,
+                                                                         7_000_000_000]
+    assert mentions_in("version v1.5 and 3rd") == []
+
+
+@pytest.mark.parametrize(("written", "expected"), [
+    (42.8107, 42_810_700_000),            # the digits copied: the text's "billion"
+    ("42.8107 billion", 42_810_700_000),  # the model wrote the scale itself
+    (42810.7, 42_810_700_000),            # converted to millions by the model
+    (428107000000, 42_810_700_000),       # a slip by a power of ten (the committee's)
+    (54860, 54_860_000_000),
+    ("USD 54860M", 54_860_000_000),
+    (1791100000, 1_791_100_000),
+    ("$1,791,100,000", 1_791_100_000),
+    (1791.1, 1_791_100_000),              # converted to millions, digits kept
+    (43789.5, 43_789_500_000),
+    (2.3, 2300),
+    (1967, 1967),
+    (-54860, -54_860_000_000),
+])
+def test_a_stated_number_is_read_at_the_texts_scale(written, expected) -> None:
+    assert stated(written) == Decimal(expected)
+
+
+def test_what_the_text_does_not_state_or_states_ambiguously_is_not_read() -> None:
+    assert stated(12) is None            # not in the text
+    assert stated(5) is None             # "5m high" and "$5m": two scales for one digit
+    assert stated("n/a") is None
+    # one significant digit is too little to call a slip: 5000 is not read as "$5m"
+    assert read_stated(5000, "a grant of $5m") is None
+    # two stated numbers with the same digits at different scales: no slip is chosen
+    assert read_stated(4.2, "revenue $42 billion, staff 420") is None
+
+
+def test_column_units() -> None:
+    assert [unit_scale(u) for u in ("USD million", "$M", "millions of dollars", "M USD",
+                                    "thousand people", "USD bn", "USD", "", "m", "km")] == [
+        6, 6, 6, 6, 3, 9, 0, 0, 0, 0]
+    col = TABLE.column("revenue_musd")
+    assert in_unit(Decimal("42810700000"), col) == pytest.approx(42810.7)
+    assert in_unit(Decimal("2300"), TABLE.column("staff_k")) is None   # 2.3 is no INT
+    assert in_unit(Decimal("2000"), TABLE.column("staff_k")) == 2
+
+
+def test_read_row_rescales_into_the_columns_unit_and_records_the_quote() -> None:
+    values = {"name": "Dixvhukrand", "founded": 1967, "revenue": 54860,
+              "revenue_musd": "$1,791,100,000", "staff": 2.3, "staff_k": 2.3}
+    read, changes = read_row(TABLE, values, TEXT)
+    assert read == {"name": "Dixvhukrand", "founded": 1967, "revenue": 54860000000.0,
+                    "revenue_musd": pytest.approx(1791.1), "staff": 2300,
+                    "staff_k": 2.3}                  # 2,300 people is no whole thousand
+    assert {c.column: (c.old, c.evidence_quote) for c in changes} == {
+        "revenue": (54860, "54860M"), "revenue_musd": ("$1,791,100,000", "1,791,100,000"),
+        "staff": (2.3, "2.3k")}
+    assert all((c.reason, c.by, c.evidence_chunk) == ("scale", "as-stated", None)
+               for c in changes)
+    # keys and years are never rescaled, whatever scale a number with their digits has
+    keyed = Schema.model_validate({"tables": [
+        {"name": "fund", "primary_key": ["fund_id"],
+         "columns": [{"name": "fund_id", "type": "INT"},
+                     {"name": "year", "type": "INT"}]}]}).tables[0]
+    assert not rescalable(keyed, keyed.column("fund_id"))
+    assert read_row(keyed, {"fund_id": 3, "year": 2004}, "fund 3 billion in 2004 billion") == (
+        {"fund_id": 3, "year": 2004}, [])
+
+
+def test_extraction_reads_every_scale_so_sql_compares_like_with_like() -> None:
+    """The Set2 failure: amounts at four notations, a model copying digits. Read as
+    stated, MAX picks the company the text says earns most."""
+    chunks = [Chunk(id=f"d{i}#0", text=text) for i, text in enumerate([
+        "Riandgiax Systems reported annual revenue of $42.8107 billion.",
+        "Dixvhukrand Energy's annual revenue: USD 54860M.",
+        "Vykaexfun Holdings earned $1,791,100,000 in annual revenue.",
+        "Bryskound Holdings made 63907.4 million dollars in annual revenue."])]
+    digits = {"Riandgiax": 42.8107, "Dixvhukrand": 54860, "Vykaexfun": 1791100000,
+              "Bryskound": 63907.4}
+    schema = Schema.model_validate({"tables": [
+        {"name": "revenue", "primary_key": ["company"],
+         "columns": [{"name": "company"}, {"name": "amount", "type": "DOUBLE"}]}]})
+
+    def respond(request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        assert "the scale is read from the text" in prompt
+        name = next(n for n in digits if f"{n} " in prompt.split("Text (from")[1])
+        return json.dumps({"revenue": [{"company": name, "amount": digits[name]}]})
+
+    rows = all_rows(run(extract(LM(FakeLLM(respond=respond)), chunks, schema, NONE)))
+    assert {r.values["company"]: r.values["amount"] for r in rows} == {
+        "Riandgiax": 42810700000.0, "Dixvhukrand": 54860000000.0,
+        "Vykaexfun": 1791100000.0, "Bryskound": 63907400000.0}
+    conn = duckdb.connect()
+    load_rows(conn, schema, rows)
+    assert conn.execute("SELECT company FROM revenue ORDER BY amount DESC LIMIT 1").fetchone() \
+        == ("Bryskound",)
+
+
+def test_the_reader_version_is_part_of_the_tuple_store_key(monkeypatch) -> None:
+    before = extract_mod.prompt_fingerprint.__wrapped__()
+    monkeypatch.setattr(extract_mod, "READER_VERSION", "as-stated-0")
+    assert extract_mod.prompt_fingerprint.__wrapped__() != before
+
+
+def test_committee_ballots_read_scales_like_the_extraction() -> None:
+    chunk = Chunk(id="a#0", text="Acme's revenue was $42.8107 billion.")
+    schema = Schema.model_validate({"tables": [
+        {"name": "company", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "revenue", "type": "DOUBLE"}]}]})
+    votes = iter([42.8107, "42.8107 billion", 428107000000])
+    fake = FakeLLM(respond=lambda r: json.dumps(
+        {"company": [{"name": "Acme", "revenue": next(votes)}]}))
+    ballots, _ = run(committee_ballots(LM(fake), chunk, schema.tables[0],
+                                       ExtractionSettings(), n=3))
+    assert [b[0]["revenue"] for b in ballots] == [42810700000.0] * 3
+
+
+def test_a_judge_copying_digits_from_its_quote_picks_the_candidate_at_the_texts_scale() -> None:
+    table = Schema.model_validate({"tables": [
+        {"name": "company", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "revenue", "type": "DOUBLE"}]}]}).tables[0]
+    old = Chunk(id="old#0", text="In 2015 Acme's revenue was $4.1 billion.")
+    new = Chunk(id="new#0", text="In 2023 Acme's revenue was $42.8107 billion.")
+    judge = json.dumps({"value": "42.8107", "passage": 2,
+                        "quote": "Acme's revenue was $42.8107 billion"})
+    res, _ = run(resolve_conflict(
+        LM(FakeLLM([judge])), entity=["Acme"], table=table, column="revenue",
+        candidates=[(4100000000.0, "old#0"), (42810700000.0, "new#0")],
+        chunks={c.id: c for c in (old, new)}, retrieve=None))
+    assert (res.value, res.by, res.evidence_chunk) == (42810700000.0, "backtracking", "new#0")
+
+
+def test_a_rescaled_value_is_dated_by_the_sentence_that_states_it() -> None:
+    chunk = Chunk(id="n#0", text="Founded long ago. In 2021 Acme reported USD 54860M.")
+    col = TABLE.column("revenue")
+    assert evidence_date(chunk, 54860000000.0, col) == (2021, 1, 1)
+    assert evidence_date(chunk, 54860.0, TABLE.column("revenue_musd")) == (2021, 1, 1)
+    assert evidence_date(chunk, 54860000000.0, "DOUBLE") is None   # by surface form only
+
+
+@pytest.mark.parametrize(("written", "expected"), [
+    ("USD 54860M", 54860000000.0), ("43789.5 million dollars", 43789500000.0),
+    ("US$ 5bn", 5e9), ("3 millions", 3e6), ("EUR 1.5 trillion", 1.5e12), ("12 pounds", 12.0)])
+def test_cells_written_with_currency_words_are_read(written, expected) -> None:
+
+    assert coerce(written, "DOUBLE") == (expected, True)
+
+
+@pytest.mark.parametrize("written", ["7 ms", "5s", "12 kg", "usdx 5", "1e5"])
+def test_units_that_are_no_scale_are_not_read_as_numbers(written) -> None:
+
+    assert coerce(written, "DOUBLE") == (None, False)
+
+
+@pytest.mark.parametrize(("text", "written", "expected"), [
+    ("Revenue (USD million): 54860", 54860, 54860.0),   # a table counted in millions
+    ("It earned $500,000 last year.", 500000, 0.5),      # a currency sign: whole dollars
+    ("It earned 2,300,000 dollars.", 2300000, 2.3),      # a million or more: whole dollars
+    ("It earned $42.8 billion.", 42.8, 42800.0),
+])
+def test_a_plain_number_below_one_unit_is_counted_in_the_columns_unit(text, written,
+                                                                        expected) -> None:
+    read, _ = read_row(TABLE, {"name": "Acme", "revenue_musd": written}, text)
+    assert read["revenue_musd"] == pytest.approx(expected)
+    number = next(m for m in mentions_in(text) if m.digits == Decimal(str(written)))
+    assert stated_spans(text, expected, TABLE.column("revenue_musd")) == [(number.start,
+                                                                          number.end)]
+    chunk = Chunk(id="t#0", text=f"In 2021: {text}")
+    assert evidence_date(chunk, expected, TABLE.column("revenue_musd")) == (2021, 1, 1)

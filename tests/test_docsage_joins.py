@@ -1,0 +1,180 @@
+"""A join path the question needs, repaired by code: the measuring model's Set3 draft had
+``city`` and ``league`` with nothing between them, asked the documents what joins them, got
+no answer, and its SQL filtered cities on ``country = 'League of ...'``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from fake_retriever import ChunkListRetriever
+from quaderno.corpus.chunk import Chunk
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.methods.docsage.ask import SchemaDiscovery
+from quaderno.methods.docsage.detect import detect_all, missing_relationships
+from quaderno.methods.docsage.draft import SchemaDraft, to_schema
+from quaderno.methods.docsage.joins import join_fix, reference_name
+from quaderno.methods.docsage.patch import apply_patches
+from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.episode import Episode
+
+# the measuring model's Set3 schema (benchmarks/results/docsage-synth-measuring/
+# docsage-rekey-refs-set3)
+SET3 = {"tables": [
+    {"name": "city", "columns": [{"name": "name"}, {"name": "country"},
+                                 {"name": "population", "type": "INT"}],
+     "primary_key": ["name"]},
+    {"name": "league", "columns": [{"name": "name"}], "primary_key": ["name"]}],
+    "required_attributes": ["city.name", "city.population"], "join_path": ["city", "league"]}
+TEXTS = {
+    "d2": "Liathisgryl (LIAT) is a city of the League of Merounddian Cities. Thubroar serves "
+          "as country for the city.",
+    "d5": "Gilyx (GILYX) is a city of the League of Merounddian Cities. Tallies of "
+          "inhabitants put Gilyx at 3038 thousand.",
+    "d9": "The League of Merounddian Cities was founded by its member cities.",
+}
+
+
+def schema_of(draft):
+    return to_schema(SchemaDraft.model_validate(draft))[0]
+
+
+def row(table, chunk, **values):
+    return Row(table=table, values=values, provenance=Provenance(chunk_id=chunk))
+
+
+CITY_ROWS = [row("city", "d2", name="Liathisgryl", country="Thubroar", population=None),
+             row("city", "d5", name="Gilyx", country=None, population=3038000),
+             row("league", "d9", name="League of Merounddian Cities")]
+
+
+def test_the_many_side_gets_a_column_naming_the_other_entity() -> None:
+    schema = schema_of(SET3)
+    (signal,) = missing_relationships(schema, CITY_ROWS)
+    fix = signal.fix
+    assert (fix.op, fix.table, fix.column, fix.type) == ("add_column", "city", "league_name",
+                                                         "TEXT")
+    assert (fix.references_table, fix.references_column) == ("league", "name")
+    assert "league.name" in fix.description
+    repaired, notes = apply_patches(schema, [fix], reason="test")
+    assert notes == []
+    city = repaired.table("city")
+    assert city.column_names == ["name", "country", "population", "league_name"]
+    assert [(f.cols, f.ref_table, f.ref_cols) for f in city.foreign_keys] == [
+        (["league_name"], "league", ["name"])]
+    assert missing_relationships(repaired, CITY_ROWS) == []   # the tables are joined now
+
+
+def test_with_more_league_rows_the_league_would_hold_the_reference() -> None:
+    rows = [row("league", f"d{i}", name=f"L{i}") for i in range(3)] + CITY_ROWS[:1]
+    fix = join_fix(schema_of(SET3), ["city"], ["league"], rows)
+    assert (fix.table, fix.column, fix.references_table) == ("league", "city_name", "city")
+
+
+def test_a_column_named_after_the_key_gets_its_foreign_key_declared() -> None:
+    # the Set2 shape after the re-key: revenue names its company by companyname, undeclared
+    schema = schema_of({"tables": [
+        {"name": "companies", "columns": [{"name": "companyname"}],
+         "primary_key": ["companyname"]},
+        {"name": "revenue", "columns": [{"name": "companyname"},
+                                        {"name": "year", "type": "INT"},
+                                        {"name": "amount", "type": "DOUBLE"}],
+         "primary_key": ["companyname", "year"]}],
+        "join_path": ["companies", "revenue"]})
+    (signal,) = missing_relationships(schema)
+    assert (signal.fix.op, signal.fix.table, signal.fix.column) == (
+        "add_foreign_key", "revenue", "companyname")
+    repaired, _ = apply_patches(schema, [signal.fix])
+    assert missing_relationships(repaired) == []
+    # a column of another type is not that reference: a new one is added instead
+    typed = schema_of({"tables": [
+        {"name": "companies", "columns": [{"name": "company_id", "type": "INT"}],
+         "primary_key": ["company_id"]},
+        {"name": "revenue", "columns": [{"name": "company_id"}]}],
+        "join_path": ["companies", "revenue"]})
+    fix = join_fix(typed, ["companies"], ["revenue"])
+    assert (fix.op, fix.table, fix.column, fix.type) == ("add_column", "revenue",
+                                                         "company_id_2", "INT")
+
+
+def test_without_a_single_column_key_there_is_no_repair_and_the_signal_is_asked() -> None:
+    schema = schema_of({"tables": [
+        {"name": "city", "columns": [{"name": "name"}, {"name": "year", "type": "INT"}],
+         "primary_key": ["name", "year"]},
+        {"name": "league", "columns": [{"name": "name"}, {"name": "season", "type": "INT"}],
+         "primary_key": ["name", "season"]}],
+        "join_path": ["city", "league"]})
+    (signal,) = missing_relationships(schema)
+    assert signal.kind == "missing_relationship" and signal.fix is None
+
+
+def test_reference_names_do_not_clash() -> None:
+    schema = schema_of({"tables": [
+        {"name": "leagues", "columns": [{"name": "leaguename"}], "primary_key": ["leaguename"]},
+        {"name": "cities", "columns": [{"name": "name"}, {"name": "leaguename", "type": "INT"}],
+         "primary_key": ["name"]}]})
+    leagues, cities = schema.table("leagues"), schema.table("cities")
+    assert reference_name(cities, leagues, "leaguename") == "leaguename_2"
+    assert reference_name(leagues, cities, "name") == "city_name"
+
+
+def test_an_invented_key_is_re_keyed_first_and_the_join_judged_after() -> None:
+    schema = schema_of({"tables": [
+        {"name": "companies", "columns": [{"name": "companyid", "type": "INT"},
+                                          {"name": "companyname"}],
+         "primary_key": ["companyid"]},
+        {"name": "revenue", "columns": [{"name": "companyid", "type": "INT"},
+                                        {"name": "amount", "type": "DOUBLE"}]}],
+        "join_path": ["companies", "revenue"]})
+    rows = [row("companies", c, companyid=1, companyname=n)
+            for c, n in (("c1", "Acme"), ("c2", "Bolt"), ("c3", "Cog"))]
+    texts = {"c1": "Acme earns.", "c2": "Bolt earns.", "c3": "Cog earns."}
+    found = detect_all(schema, rows, texts)
+    join = [s for s in found if s.kind == "missing_relationship"]
+    assert join and all(s.fix is None for s in join)
+    assert [s.fix.op for s in found if s.fix is not None] == ["rekey"]
+
+
+class Script:
+    """The Set3 draft; fails the test if ASK asks the documents anything."""
+
+    def __init__(self):
+        self.prompts: list[str] = []
+
+    def __call__(self, request):
+        user = request.messages[-1].content
+        self.prompts.append(user)
+        if user.startswith("Design the smallest"):
+            return json.dumps(SET3)
+        raise AssertionError(f"unexpected prompt {user[:60]!r}")
+
+
+def test_ask_adds_the_membership_column_without_asking_and_the_next_trial_fills_it() -> None:
+    seen = []
+
+    async def trial(schema, probe):
+        seen.append(schema)
+        if "league_name" not in schema.table("city").column_names:
+            return CITY_ROWS
+        return [row("city", c, name=n, population=p, league_name="League of Merounddian Cities")
+                for c, n, p in (("d2", "Liathisgryl", 812000), ("d5", "Gilyx", 3038000))
+                ] + CITY_ROWS[2:]
+
+    chunks = [Chunk(id=c, text=t, kb="c") for c, t in TEXTS.items()]
+    script = Script()
+    ep = Episode("Which city of the League of Merounddian Cities has the lowest population?",
+                 method="docsage", lm=LM(FakeLLM(respond=script)),
+                 retriever=ChunkListRetriever(chunks))
+    probe = ChunkListRetriever(chunks).retrieve("", 3)
+    schema, log = asyncio.run(SchemaDiscovery(mode="active").run(
+        ep, probe, probe, extract=trial, detect=lambda s, r: detect_all(s, r, TEXTS)))
+    first = log.rounds[0]
+    assert [(p["op"], p["table"], p["column"], p["by"]) for p in first.patches] == [
+        ("add_column", "city", "league_name", "detector")]
+    assert first.clarifications == []
+    assert "league_name" in seen[1].table("city").column_names
+    assert [(f.cols, f.ref_table) for f in schema.table("city").foreign_keys] == [
+        (["league_name"], "league")]
+    assert log.stop_reason == "no uncertainty signal"
+    assert len(script.prompts) == 1                  # the draft, and nothing asked
