@@ -15,7 +15,7 @@ from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.llm.types import ChatRequest
 from quaderno.methods.docsage import extract as extract_mod
-from quaderno.methods.docsage.amounts import (in_unit, mentions_in, read_row, read_stated,
+from quaderno.methods.docsage.amounts import (counts, in_unit, mentions_in, read_row, read_stated,
                                               rescalable, stated_spans, unit_scale)
 from quaderno.methods.docsage.correct import committee_ballots, evidence_date, resolve_conflict
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
@@ -223,3 +223,42 @@ def test_a_plain_number_below_one_unit_is_counted_in_the_columns_unit(text, writ
                                                                           number.end)]
     chunk = Chunk(id="t#0", text=f"In 2021: {text}")
     assert evidence_date(chunk, expected, TABLE.column("revenue_musd")) == (2021, 1, 1)
+
+
+CITY = Schema.model_validate({"tables": [
+    {"name": "city", "primary_key": ["name"],
+     "columns": [{"name": "name"}, {"name": "population", "type": "INT"},
+                 {"name": "budget", "type": "DOUBLE", "unit": "USD"},
+                 {"name": "area", "type": "DOUBLE"}]}]}).tables[0]
+
+
+@pytest.mark.parametrize(("text", "written"), [
+    # the measuring model's Set3 cells: an area and a budget taken for the population
+    ("Some 283 square kilometres are associated with Mergras.", 283),
+    ("At $3.2616 billion, the municipal budget of the city draws attention.", 32616000),
+    ("Turnout was 45 % of 1,200 voters.", 45),
+])
+def test_a_count_never_takes_money_or_a_measure(text, written) -> None:
+    read, changes = read_row(CITY, {"name": "Mergras", "population": written}, text)
+    assert read["population"] is None
+    (change,) = changes
+    assert (change.column, change.old, change.new, change.reason) == (
+        "population", written, None, "unit")
+    assert change.evidence_quote in text
+
+
+def test_other_columns_and_plain_counts_keep_their_numbers() -> None:
+    text = ("Mergras covers 283 square kilometres, spends $3.2616 billion and has 2053 "
+            "thousand inhabitants.")
+    read, _ = read_row(CITY, {"name": "Mergras", "population": 2053, "budget": 3.2616,
+                              "area": 283}, text)
+    assert read == {"name": "Mergras", "population": 2053000, "budget": 3261600000.0,
+                    "area": 283}
+    # a count stated as plainly as a measure next to it is read from the plain number
+    read, changes = read_row(CITY, {"name": "X", "population": 283},
+                             "X has 283 residents on 283 square kilometres.")
+    assert read["population"] == 283 and changes == []
+    assert [counts(c) for c in CITY.columns] == [False, True, False, False]
+    assert not counts(Schema.model_validate({"tables": [{"name": "t", "columns": [
+        {"name": "staff_cost", "type": "DOUBLE", "unit": "USD million"}]}]}).tables[0]
+        .column("staff_cost"))

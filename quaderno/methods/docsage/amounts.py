@@ -19,7 +19,10 @@ units (dollars); a plain number below one of the column's units, without a curre
 ("Revenue (USD million): 54860"), is taken as counted in that unit already. Key columns
 and year columns are never rescaled. Every change is a
 :class:`~quaderno.methods.docsage.rows.Correction` (``reason="scale"``, ``by="as-stated"``)
-quoting the text's number.
+quoting the text's number. A column that counts people or things (population, employees)
+never takes a number the text writes as money or as a measure ("$3.2616 billion", "283
+square kilometres": the 1.5B model put both into a city's population); such a cell becomes
+NULL (``reason="unit"``).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from quaderno.methods.docsage.schema import Column, Table
 
 # part of the tuple store's key (extract.prompt_fingerprint): a change of how numbers are
 # read must not re-use tuples read the old way
-READER_VERSION = "as-stated-1"
+READER_VERSION = "as-stated-2"
 
 _WORDS = {"thousand": 3, "million": 6, "mn": 6, "mln": 6, "billion": 9, "bn": 9,
           "trillion": 12}
@@ -48,6 +51,14 @@ _MENTION = re.compile(
     r"(?:(?P<attached>bn|Bn|BN|[kKMmB])(?!\w)"
     r"|[ \u00a0]?(?P<word>(?i:thousand|million|mln|mn|billion|bn|trillion))s?(?!\w)"
     r"|(?![\w]|[.,]\d))")
+# a measure written right after a number: "283 square kilometres", "12 %", "4.5 km"
+_MEASURE = re.compile(r"[ \u00a0]?(?:%|°|percent\b|per cent\b|degrees?\b|square\b|sq\b|"
+                      r"km\b|km2\b|km²|kilomet|metres?\b|meters?\b|miles?\b|hectares?\b|"
+                      r"acres?\b|kg\b|kilograms?\b|tonnes?\b|tons?\b)", re.I)
+# columns that count people or things: a currency amount or a measure is never their value
+_HEADCOUNT = re.compile(r"(population|inhabitants|residents|employees|staff|headcount|"
+                        r"members|students|players|seats|people|visitors)", re.I)
+_MONEY_UNIT = re.compile(r"(?i)usd|eur|gbp|[$€£]|dollar|euro|pound")
 _UNIT_WORD = re.compile(r"(?i)(?<![a-z])(thousand|million|mln|mn|billion|bn|trillion)s?(?![a-z])")
 _UNIT_LETTER = re.compile(r"(?:[$€£]|\b(?:usd|eur|gbp))\s?(k|m|b)\b|\b(k|m|b)\s?(?:[$€£]|"
                           r"(?:usd|eur|gbp)\b)", re.I)
@@ -55,13 +66,15 @@ _UNIT_LETTER = re.compile(r"(?:[$€£]|\b(?:usd|eur|gbp))\s?(k|m|b)\b|\b(k|m|b)
 
 class Mention(NamedTuple):
     """A number the text writes: its digits as written, its scale (a power of ten), where
-    it is, and whether a currency sign or code is written right before it."""
+    it is, whether a currency sign or code is written right before it, and whether a measure
+    (square kilometres, %, kg) right after it."""
 
     digits: Decimal
     scale: int
     start: int
     end: int
     currency: bool = False
+    measure: bool = False
 
     @property
     def value(self) -> Decimal:
@@ -87,8 +100,9 @@ def mentions_in(text: str) -> list[Mention]:
                 scale = _ATTACHED[m["attached"]]
         elif m["word"]:
             scale = _WORDS[m["word"].lower()]
+        measure = bool(_MEASURE.match(text, m.end()))
         out.append(Mention(Decimal(m["num"].replace(",", "")), scale, m.start(), m.end(),
-                           currency))
+                           currency, measure))
     return out
 
 
@@ -115,13 +129,15 @@ def _has_scale(value: Any) -> bool:
         re.sub(r"[^\d.,+-]", "", value))
 
 
-def read_stated(value: Any, text: str) -> tuple[Decimal, Mention] | None:
+def read_stated(value: Any, text: str,
+                found: list[Mention] | None = None) -> tuple[Decimal, Mention] | None:
     """(the value the text states, the number stating it) for a numeric cell the model
-    wrote as ``value``; None when the chunk does not state it (or states it ambiguously)."""
+    wrote as ``value``; None when the chunk does not state it (or states it ambiguously).
+    ``found``: the chunk's numbers to match against, when not all of :func:`mentions_in`."""
     v = exact_number(value)
     if v is None:
         return None
-    found = mentions_in(text)
+    found = mentions_in(text) if found is None else found
     sign = -1 if v < 0 else 1
     size = abs(v)
     if not _has_scale(value):
@@ -143,6 +159,14 @@ def read_stated(value: Any, text: str) -> tuple[Decimal, Mention] | None:
         (stated, mention), = slips.items()
         return sign * stated, mention
     return None
+
+
+def counts(col: Column) -> bool:
+    """A column counting people or things (population, employees, seats), in no currency:
+    a number written as money or as a measure is not its value."""
+    money = _UNIT_LETTER.search(col.unit) or _MONEY_UNIT.search(col.unit)
+    return col.type in ("INT", "DOUBLE") and not money and \
+        bool(_HEADCOUNT.search(f"{col.name} {col.description}"))
 
 
 def rescalable(table: Table, col: Column) -> bool:
@@ -167,11 +191,23 @@ def read_row(table: Table, values: Mapping[str, Any],
     """``values`` with every rescalable cell read as ``text`` states it, as a number in its
     column's unit, and a correction per cell whose number changed."""
     out, changes = dict(values), []
+    found = mentions_in(text)
     for col in table.columns:
         old = values.get(col.name)
         if old is None or isinstance(old, bool) or not rescalable(table, col):
             continue
-        reading = read_stated(old, text)
+        usable = [m for m in found if not (counts(col) and (m.currency or m.measure))]
+        reading = read_stated(old, text, usable)
+        if reading is None and len(usable) < len(found):
+            # the number the model took is money or a measure ("283 square kilometres" as
+            # a population; "$3.2616 billion", a budget): not this column's value
+            other = read_stated(old, text, [m for m in found if m not in usable])
+            if other is not None:
+                out[col.name] = None
+                changes.append(Correction(column=col.name, old=old, new=None, reason="unit",
+                                          by="as-stated", evidence_quote=text[
+                                              other[1].start:other[1].end]))
+            continue
         if reading is None:
             continue
         new = in_unit(reading[0], col, reading[1])
@@ -199,5 +235,5 @@ def stated_spans(text: str, value: Any, col: Column) -> list[tuple[int, int]]:
             if (m.digits == abs(v) if m.in_unit_of(scale) else m.value == size)]
 
 
-__all__ = ["READER_VERSION", "Mention", "in_unit", "mentions_in", "read_row", "read_stated",
-           "rescalable", "stated_spans", "unit_scale"]
+__all__ = ["READER_VERSION", "Mention", "counts", "in_unit", "mentions_in", "read_row",
+           "read_stated", "rescalable", "stated_spans", "unit_scale"]
