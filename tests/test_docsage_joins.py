@@ -15,7 +15,7 @@ from quaderno.methods.docsage.ask import SchemaDiscovery
 from quaderno.methods.docsage.detect import detect_all, missing_relationships
 from quaderno.methods.docsage.draft import SchemaDraft, to_schema
 from quaderno.methods.docsage.joins import join_fix, reference_name
-from quaderno.methods.docsage.patch import apply_patches
+from quaderno.methods.docsage.patch import SchemaPatch, apply_patches
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.episode import Episode
 
@@ -178,3 +178,49 @@ def test_ask_adds_the_membership_column_without_asking_and_the_next_trial_fills_
         (["league_name"], "league")]
     assert log.stop_reason == "no uncertainty signal"
     assert len(script.prompts) == 1                  # the draft, and nothing asked
+
+
+# the measuring model's second Set3 draft (docsage-units-set3): a link table, ids everywhere
+LINKED = {"tables": [
+    {"name": "league", "columns": [{"name": "id", "type": "INT"}, {"name": "name"}],
+     "primary_key": ["id"]},
+    {"name": "city", "columns": [{"name": "id", "type": "INT"}, {"name": "name"},
+                                 {"name": "population", "type": "INT"}],
+     "primary_key": ["id"]},
+    {"name": "league_city", "columns": [{"name": "id", "type": "INT"},
+                                        {"name": "league_id", "type": "INT"},
+                                        {"name": "city_id", "type": "INT"}],
+     "primary_key": ["id"],
+     "foreign_keys": [{"column": "league_id", "references_table": "league",
+                       "references_column": "id"},
+                      {"column": "city_id", "references_table": "city",
+                       "references_column": "id"}]}],
+    "join_path": ["league", "league_city", "city"]}
+LINK_TEXTS = {"m1": "Gilyx and Mergras are cities of the League of Merounddian Cities.",
+              "m2": "Pakrun is a city of the League of Merounddian Cities."}
+
+
+def test_a_link_table_is_re_keyed_by_both_references_not_one() -> None:
+    from quaderno.methods.docsage.detect import invented_keys
+    schema = schema_of(LINKED)
+    rows = [row("league_city", "m1", id=1, league_id=1, city_id=1),
+            row("league_city", "m1", id=2, league_id=1, city_id=2),
+            row("league_city", "m2", id=1, league_id=1, city_id=1)]
+    (signal,) = [s for s in invented_keys(schema, rows, LINK_TEXTS) if s.table == "league_city"]
+    assert (signal.fix.column, signal.fix.key_with) == ("league_id", ["city_id"])
+    assert "key league_city by (league_id, city_id)" in signal.detail
+    linked, notes = apply_patches(schema, [signal.fix])
+    assert notes == [] and linked.table("league_city").primary_key == ["league_id", "city_id"]
+    # the entities' own re-keys by name follow into the composite key
+    named, notes = apply_patches(linked, [
+        SchemaPatch(op="rekey", table="league", column="name"),
+        SchemaPatch(op="rekey", table="city", column="name")])
+    assert notes == []
+    assert named.table("league_city").primary_key == ["league_name", "city_name"]
+
+
+def test_a_composite_rekey_names_columns_of_the_table() -> None:
+    schema = schema_of(LINKED)
+    bad = SchemaPatch(op="rekey", table="league_city", column="league_id", key_with=["nope"])
+    same, notes = apply_patches(schema, [bad])
+    assert same is schema and "not all other columns" in notes[0]

@@ -180,15 +180,16 @@ def _referenced(schema: Schema, table: Table, key: str) -> bool:
     return bool(_holders(schema, table, key))
 
 
-def _unique_per_chunk(rows: Sequence[Row], column: str) -> bool:
-    """No chunk's trial rows repeat a value of ``column`` (two rows of one chunk with the same
-    value are two things the column cannot tell apart)."""
-    seen: set[tuple[str, str]] = set()
+def _unique_per_chunk(rows: Sequence[Row], column: str | Sequence[str]) -> bool:
+    """No chunk's trial rows repeat a value of ``column`` (or of the columns together: two
+    rows of one chunk with the same value are two things the column cannot tell apart)."""
+    columns = [column] if isinstance(column, str) else list(column)
+    seen: set[tuple[str, ...]] = set()
     for r in rows:
-        v = r.values.get(column)
-        if is_null(v):
+        v = [r.values.get(c) for c in columns]
+        if any(is_null(x) for x in v):
             continue
-        k = (r.provenance.chunk_id, str(v).casefold())
+        k = (r.provenance.chunk_id, *(str(x).casefold() for x in v))
         if k in seen:
             return False
         seen.add(k)
@@ -196,13 +197,15 @@ def _unique_per_chunk(rows: Sequence[Row], column: str) -> bool:
 
 
 def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
-             texts: Mapping[str, str], share: float) -> str | None:
+             texts: Mapping[str, str], share: float) -> list[str] | None:
     """What to key ``table`` by instead of its invented key: its name (a single-valued TEXT
     column called ``name`` or ``title`` or named after the entity, ``companyname``, or one of
     :func:`.rekey.mislabeled_names` a model marked multi-valued, that the
     chunks state in more than ``share`` of its rows; the most distinct values first); else,
     for a table nothing refers to, the column naming the entity its rows are about (a
-    foreign key). Either must be unique within each chunk's rows. None when there is none:
+    foreign key; a table linking several, ``league_city``, by all of them together, since one
+    would keep a single city per league). Either must be unique within each chunk's rows. The
+    key's columns, or None when there is none:
     another entity's name (``country_name`` of employees) would merge distinct rows. A table
     with no trial rows (judged by its references) has nothing to check a column against: it
     is keyed only by a column that says it is the name (``name``, ``title``,
@@ -220,7 +223,7 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
             continue
         if not rows:
             if c.name in names:
-                return c.name
+                return [c.name]
             continue
         seen, unstated = _unstated(rows, table, c.name, texts)
         n = len(seen)
@@ -229,13 +232,14 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
                             if not is_null(r.values.get(c.name))})
             scored.append((-distinct, i, c.name))
     if scored:
-        return min(scored)[-1]
+        return [min(scored)[-1]]
     if _referenced(schema, table, key):
         return None
-    about = [c.name for c in table.columns
-             if c.name != key and c.single_valued and _references(schema, table, c.name)
-             and _unique_per_chunk(rows, c.name)]
-    return about[0] if about else None
+    refs = [c.name for c in table.columns
+            if c.name != key and c.single_valued and _references(schema, table, c.name)]
+    if len(refs) > 1:  # a table linking entities (league_city): keyed by its references
+        return refs if _unique_per_chunk(rows, refs) else None
+    return refs[:1] if refs and _unique_per_chunk(rows, refs[0]) else None
 
 
 def _numbered(rows: Sequence[Row], column: str) -> bool:
@@ -309,17 +313,19 @@ def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
         detail = (f"no chunk states the key {t.name}.{key} in {len(unstated)} of {n} trial "
                   f"rows{told}: the key is invented and cannot align rows")
         mine = [r for r in rows if r.table == t.name]
-        new = _new_key(schema, t, key, mine, texts, share)
-        if new is not None:
-            detail += f"; key {t.name} by {new}, which the chunks state" if mine else \
-                f"; key {t.name} by {new}"
+        cols = _new_key(schema, t, key, mine, texts, share)
+        if cols:
+            by = cols[0] if len(cols) == 1 else f"({', '.join(cols)})"
+            detail += f"; key {t.name} by {by}, which the chunks state" if mine else \
+                f"; key {t.name} by {by}"
         signal = Signal(kind="alignment_conflict", table=t.name, column=key, detail=detail,
-                        values=values, fix=SchemaPatch(op="rekey", table=t.name, column=new)
-                        if new is not None else None,
+                        values=values, fix=SchemaPatch(op="rekey", table=t.name, column=cols[0],
+                                                       key_with=cols[1:])
+                        if cols else None,
                         chunk_ids=sorted({r.provenance.chunk_id for r, _ in unstated})[:5])
         # a table of facts is re-keyed by its reference before that reference is renamed
         # after the entity's new key (revenue by companyid, then companies by companyname)
-        first = new is not None and _references(schema, t, new)
+        first = bool(cols) and _references(schema, t, cols[0])
         signals.append((not first, signal))
     return [s for _, s in sorted(signals, key=lambda x: x[0])]
 

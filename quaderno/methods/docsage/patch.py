@@ -38,6 +38,9 @@ class SchemaPatch(BaseModel):
     references_table: str = ""
     references_column: str = ""
     constraint: DraftConstraint | None = None
+    key_with: list[str] = Field(default_factory=list,
+                                description="rekey: the key's other columns (a table linking "
+                                            "two entities is keyed by both references)")
 
 
 class SchemaUpdate(_Capped):
@@ -92,7 +95,7 @@ def _apply_one(tables: list[DraftTable], p: SchemaPatch, constraints: list[Draft
         table.primary_key = [k for k in table.primary_key if slug(k) != slug(col.name)]
         table.foreign_keys = [f for f in table.foreign_keys if slug(f.column) != slug(col.name)]
     elif p.op == "rekey":
-        return rekey(tables, table, col, constraints, required)
+        return rekey(tables, table, col, constraints, required, key_with=p.key_with)
     elif p.op == "mark_multi_valued":
         if slug(col.name) in {slug(k) for k in table.primary_key}:
             return f"mark_multi_valued {p.table}.{p.column}: a primary-key column"

@@ -169,13 +169,20 @@ def _follow(other: DraftTable, ref: DraftColumn, declared: bool, table: DraftTab
 
 
 def rekey(tables: list[DraftTable], table: DraftTable, col: DraftColumn,
-          constraints: list[DraftConstraint], required: list[str]) -> str | None:
+          constraints: list[DraftConstraint], required: list[str],
+          key_with: list[str] | tuple[str, ...] = ()) -> str | None:
     """Key ``table`` by ``col`` in place (module docstring); a note when it cannot be done:
     ``col`` is multi-valued (unless it is the entity's name, :func:`mislabeled_names`: then the
     label was wrong, and it becomes single-valued) or already the key, the key has several
     columns (rekey moves a single-column key), or the key is a foreign key (the parent's
     re-key moves it). A table without a primary key is keyed by its :func:`id_column` all
-    the same (its rows are joined by it): that column goes as a key would."""
+    the same (its rows are joined by it): that column goes as a key would. ``key_with``: the
+    new key's other columns, for a table linking entities (``league_city`` keyed by
+    ``league_id`` and ``city_id``)."""
+    others = [c for c in table.columns for k in key_with if slug(c.name) == slug(k)]
+    if len(others) != len(key_with) or any(c is col for c in others):
+        return f"rekey {table.name}.{col.name}: the key's other columns {list(key_with)} " \
+               "are not all other columns of the table"
     # an entity has one name: a name column marked multi-valued is mislabeled (the 1.5B
     # model marked every column of its Set3 tables so), and becomes single-valued as the key
     relabel = not col.single_valued and slug(col.name) in mislabeled_names(table.name)
@@ -203,6 +210,6 @@ def rekey(tables: list[DraftTable], table: DraftTable, col: DraftColumn,
         rename_in(constraints, required, table.name, old, col.name)
         table.columns = [c for c in table.columns if slug(c.name) != slug(old)]
         table.foreign_keys = [f for f in table.foreign_keys if slug(f.column) != slug(old)]
-    table.primary_key = [col.name]
+    table.primary_key = [col.name, *(c.name for c in others)]
     col.single_valued = col.single_valued or relabel
     return None
