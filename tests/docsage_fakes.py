@@ -1,10 +1,15 @@
-"""What scripted DocSage test models share: the synthesis reply that reads the query result's
-first row, as a model answering only from the result would."""
+"""What DocSage tests share: the synthesis reply that reads the query result's first row, as a
+model answering only from the result would; a schema from its draft form; a row with only its
+chunk as provenance."""
 
 from __future__ import annotations
 
 import json
 import re
+
+from quaderno.methods.docsage.draft import SchemaDraft, to_schema
+from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.docsage.schema import Schema
 
 SYNTHESIS_PROMPT = "Answer the question from the query result"
 
@@ -15,3 +20,13 @@ def first_row_answer(prompt: str) -> str:
     first = re.search(r"\[1\] \"([^\"]+)\"", prompt)
     return json.dumps({"answer": first[1] if first else "not found",
                        "cited_rows": [1] if first else []})
+
+
+def schema_of(draft: dict) -> Schema:
+    """The validated schema of a draft (what the schema step's JSON becomes)."""
+    return to_schema(SchemaDraft.model_validate(draft))[0]
+
+
+def row(table: str, chunk: str, **values) -> Row:
+    """A row of ``table`` extracted from ``chunk``."""
+    return Row(table=table, values=values, provenance=Provenance(chunk_id=chunk))

@@ -7,6 +7,7 @@ import datetime as dt
 
 import pytest
 
+from docsage_fakes import row
 from quaderno.corpus.chunk import Chunk
 from quaderno.errors import StepError
 from quaderno.llm.fake import FakeLLM
@@ -18,7 +19,6 @@ from quaderno.methods.docsage.constraints import check
 from quaderno.methods.docsage.correct import evidence_date, quote_in
 from quaderno.methods.docsage.extract import ExtractionSettings, extract, failed_calls
 from quaderno.methods.docsage.normalize import plausible_year
-from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Schema
 
 SCHEMA = Schema.model_validate({"tables": [
@@ -27,10 +27,6 @@ SCHEMA = Schema.model_validate({"tables": [
      "columns": [{"name": "name"}, {"name": "lab"}, {"name": "born", "type": "INT"}],
      "foreign_keys": [{"cols": ["lab"], "ref_table": "lab", "ref_cols": ["name"]}]}]})
 NONE = ExtractionSettings(confidence="none")
-
-
-def row(table: str, chunk: str, **values) -> Row:
-    return Row(table=table, values=values, provenance=Provenance(chunk_id=chunk))
 
 
 def test_detector_and_clear_match_a_parent_by_one_rule() -> None:

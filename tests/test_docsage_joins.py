@@ -7,16 +7,15 @@ from __future__ import annotations
 import asyncio
 import json
 
+from docsage_fakes import row, schema_of
 from fake_retriever import ChunkListRetriever
 from quaderno.corpus.chunk import Chunk
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.ask import SchemaDiscovery
 from quaderno.methods.docsage.detect import detect_all, missing_relationships
-from quaderno.methods.docsage.draft import SchemaDraft, to_schema
 from quaderno.methods.docsage.joins import join_fix, reference_name
 from quaderno.methods.docsage.patch import SchemaPatch, apply_patches
-from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.episode import Episode
 
 # the measuring model's Set3 schema (benchmarks/results/docsage-synth-measuring/
@@ -34,14 +33,6 @@ TEXTS = {
           "inhabitants put Gilyx at 3038 thousand.",
     "d9": "The League of Merounddian Cities was founded by its member cities.",
 }
-
-
-def schema_of(draft):
-    return to_schema(SchemaDraft.model_validate(draft))[0]
-
-
-def row(table, chunk, **values):
-    return Row(table=table, values=values, provenance=Provenance(chunk_id=chunk))
 
 
 CITY_ROWS = [row("city", "d2", name="Liathisgryl", country="Thubroar", population=None),

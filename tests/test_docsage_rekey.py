@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from docsage_fakes import SYNTHESIS_PROMPT, first_row_answer
+from docsage_fakes import SYNTHESIS_PROMPT, first_row_answer, row, schema_of
 from fake_retriever import ChunkListRetriever
 from quaderno.corpus.chunk import Chunk
 from quaderno.errors import SQLRefusedError
@@ -19,10 +19,8 @@ from quaderno.llm.lm import LM
 from quaderno.methods.docsage.ask import SchemaDiscovery
 from quaderno.methods.docsage.detect import (Signal, detect_all, invented_keys,
                                              missing_relationships)
-from quaderno.methods.docsage.draft import SchemaDraft, to_schema
 from quaderno.methods.docsage.extract import mentions
 from quaderno.methods.docsage.patch import SchemaPatch, apply_patches
-from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.sqlgate import check_sql
 from quaderno.methods.episode import Episode
 from quaderno.methods.registry import make_method
@@ -55,14 +53,6 @@ TEXTS = {
           "dollars, 1 of the highest in the sector.",
     "c3": "Gouqin Energy answers to the Ostmark Trade Commission; revenue 32,950.7 million.",
 }
-
-
-def schema_of(draft):
-    return to_schema(SchemaDraft.model_validate(draft))[0]
-
-
-def row(table, chunk, **values):
-    return Row(table=table, values=values, provenance=Provenance(chunk_id=chunk))
 
 
 def company_rows():

@@ -196,7 +196,8 @@ def read_row(table: Table, values: Mapping[str, Any],
         old = values.get(col.name)
         if old is None or isinstance(old, bool) or not rescalable(table, col):
             continue
-        usable = [m for m in found if not (counts(col) and (m.currency or m.measure))]
+        count = counts(col)
+        usable = [m for m in found if not (count and (m.currency or m.measure))]
         reading = read_stated(old, text, usable)
         if reading is None and len(usable) < len(found):
             # the number the model took is money or a measure ("283 square kilometres" as

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.patch import SchemaPatch
-from quaderno.methods.docsage.rekey import named_after, singular
+from quaderno.methods.docsage.rekey import entity_reference, named_after, singular
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
 
@@ -49,8 +49,7 @@ def _unreferenced_name(holder: Table, target: Table) -> SchemaPatch | None:
 def reference_name(holder: Table, target: Table, key: str) -> str:
     """The name of a new column of ``holder`` naming ``target``'s entity by its ``key``:
     ``league_name`` for ``league.name``, ``leaguename`` as it is, not taken in ``holder``."""
-    stem = singular(slug(target.name))
-    name = slug(key) if slug(key).startswith(stem) else f"{stem}_{slug(key)}"
+    name = slug(entity_reference(target.name, key))
     taken = {slug(c.name) for c in holder.columns}
     base, n = name, 2
     while name in taken:

@@ -119,13 +119,21 @@ def rename_in(constraints: list[DraftConstraint], required: list[str], table: st
     required[:] = list(dict.fromkeys(after if r == before else r for r in required))
 
 
+def entity_reference(table: str, key: str) -> str:
+    """The name of a column in another table that holds ``table``'s ``key``, qualified by
+    the entity: ``companyname`` for ``companies.companyname`` (already qualified),
+    ``city_name`` for ``cities.name``."""
+    name, stem = slug(key), singular(slug(table))
+    return key if name.startswith(stem) else f"{stem}_{name}"
+
+
 def _new_name(ref: DraftColumn, table: DraftTable, key: str, col: DraftColumn) -> str:
     """A column named after the key is named after the new one, qualified by the entity
     (``companyname``, ``city_name``); another (a declared foreign key in a role) keeps its
     role (``host``; ``manager_id`` -> ``manager_name``)."""
     name, stem = slug(col.name), singular(slug(table.name))
     if named_after(ref.name, table.name, key):
-        return col.name if name.startswith(stem) else f"{stem}_{name}"
+        return entity_reference(table.name, col.name)
     own = slug(ref.name)
     bare = name[len(stem):].lstrip("_") if name.startswith(stem) and name != stem else name
     return f"{own[:-3]}_{bare}" if own.endswith("_id") and len(own) > 3 else ref.name
