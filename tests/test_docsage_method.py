@@ -315,3 +315,18 @@ def test_the_schema_is_offered_only_the_known_tables_about_the_question(tmp_path
     assert offered("Which member institution is the oldest?") == (
         "- institution(name TEXT, founded INT, staff INT)")
     assert offered("Which harbour did the storm close?") == "(none)"
+
+
+def test_what_the_question_measures_is_added_to_a_schema_without_it(tmp_path):
+    """The run hands the question to the detector: a draft with no column for the measured
+    "endowment" gets one before the final extraction, and the SQL prompt shows it."""
+    model = Model(sql="SELECT name FROM institution ORDER BY endowment DESC LIMIT 1")
+    a = answer("docsage", model, tmp_path,
+               question="Which member institution has the highest endowment?")
+    d = a.details
+    column = d.db_schema.table("institution").column("endowment")
+    assert column.type == "DOUBLE"
+    assert [(p["op"], p["column"]) for p in d.ask.rounds[0].patches] == [
+        ("add_column", "endowment")]
+    [sql_prompt] = [p for p in model.prompts if p.startswith("Write one DuckDB SELECT")]
+    assert "endowment" in sql_prompt

@@ -21,7 +21,6 @@ a larger sample, no signals, no questions. Every round is logged in :class:`AskL
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal
 
@@ -31,11 +30,11 @@ from quaderno.methods.docsage.detect import Signal, rank
 from quaderno.methods.docsage.draft import from_schema, to_schema
 from quaderno.methods.docsage.patch import apply_patches
 from quaderno.methods.docsage.records import AskLog, AskRound, Clarification
-from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Column, Schema, Table, generic_schema
 from quaderno.methods.docsage.steps import (ANSWER_CLARIFICATION, CLARIFY, INIT_SCHEMA,
                                             REFINE_SCHEMA, UPDATE_SCHEMA, fenced)
+from quaderno.methods.docsage.terms import content_words, overlap
 from quaderno.methods.episode import Episode, format_docs
 
 ASK_STEPS = ("docsage.schema", "docsage.ask")  # step-name prefixes of ASK's own calls
@@ -52,43 +51,16 @@ def describe_tables(tables: Sequence[Table]) -> str:
                      + (f" -- {t.description}" if t.description else "") for t in tables)
 
 
-# words of questions and schemas that say nothing about which entities they mean
-_GENERIC = frozenset(
-    "the and for was has had did how who are its his her our you all any can not but per "
-    "one two "
-    "what which where when whose does many much most least more less than among across "
-    "between their there with from that this these those have each every other same "
-    "were been about into only also they them then "
-    "highest lowest largest smallest higher lower greater above below after before over "
-    "under average mean median total number count amount value name year date type entity "
-    "attribute unit record data list give show find difference compare correlation "
-    "variance distribution".split())
-
-
-def _words(text: str) -> set[str]:
-    """Content words of ``text`` (identifiers split at underscores), singular."""
-    words = re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))
-    return {singular(w) for w in words
-            if len(w) >= 3 and w not in _GENERIC and singular(w) not in _GENERIC}
-
-
-def _overlap(a: set[str], b: set[str]) -> bool:
-    """A word in both (``ceo``, ``gdp``), or one of five letters or more inside another
-    (``revenue`` in ``revenueamount`` and ``totalrevenue``)."""
-    return bool(a & b) or any(min(len(x), len(y)) >= 5 and (x in y or y in x)
-                              for x in a for y in b)
-
-
 def relevant_tables(tables: Sequence[Table], question: str, limit: int = 8) -> list[Table]:
     """The known tables worth offering for ``question``: those whose name or a column's name
-    shares a content word with it (:func:`_overlap`), in the order given, at most
+    shares a content word with it (:func:`.terms.overlap`), in the order given, at most
     ``limit``; never the generic ``facts`` table of the ablation. A table about other
     entities would only be copied into the schema: the measuring model copied ``facts``,
     and every extraction call wrote entity-attribute-value rows the question did not need.
     A table the question names only by a synonym is not offered, and is extracted anew."""
-    asked, generic = _words(question), generic_schema().tables[0].signature()
+    asked, generic = content_words(question), generic_schema().tables[0].signature()
     return [t for t in tables if t.signature() != generic
-            and _overlap(asked, _words(" ".join([t.name, *t.column_names])))][:limit]
+            and overlap(asked, content_words(" ".join([t.name, *t.column_names])))][:limit]
 
 
 def _draft_json(schema: Schema) -> str:

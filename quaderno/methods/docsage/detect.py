@@ -7,7 +7,9 @@ is uncertain:
   hold every attribute the question requires, and the tables it needs must be connected; a
   required column that is NULL in more than half of the trial rows is missing too. Tables
   left apart carry a repair (:mod:`.joins`): declare the foreign key a column's name already
-  says, else add a column naming the other table's entity;
+  says, else add a column naming the other table's entity. What the question measures
+  ("the highest annual revenue") must be held by some column, description or unit, else a
+  column for it is added (:mod:`.terms`);
 * **entity-alignment conflicts**: one entity with two values of a single-valued column across
   documents, a foreign-key value that matches no parent row or several, or an invented key:
   a primary key whose values no trial row's chunk states (a surrogate ``companyid`` the
@@ -42,6 +44,7 @@ from quaderno.methods.docsage.rekey import (id_column, id_named, mislabeled_name
                                             name_columns, named_after, singular)
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
+from quaderno.methods.docsage.terms import missing_measures
 
 SignalKind = Literal["missing_relationship", "alignment_conflict", "value_anomaly"]
 PRIORITY: dict[str, int] = {"missing_relationship": 0, "alignment_conflict": 1,
@@ -126,6 +129,22 @@ def missing_relationships(schema: Schema, rows: Sequence[Row] = (), *,
                                          "trial rows",
                                   chunk_ids=sorted({r.provenance.chunk_id for r in nulls})[:5]))
     return signals
+
+
+def unmeasured(schema: Schema, question: str, rows: Sequence[Row] = ()) -> list[Signal]:
+    """A missing relationship per phrase ``question`` measures that nothing in the schema
+    holds (:func:`.terms.missing_measures`), carrying the column to add when the question
+    names a table."""
+    out = []
+    for m in missing_measures(schema, question, rows):
+        fix = None if m.table is None else SchemaPatch(
+            op="add_column", table=m.table, column=m.column, type=m.type,
+            description=f"the {m.measure.phrase} the question asks about")
+        out.append(Signal(kind="missing_relationship", table=m.table or "", column=m.column,
+                          detail=f"the question measures {m.measure.phrase!r}, which no "
+                                 "table, column or description of the schema holds",
+                          values=[m.measure.phrase], fix=fix))
+    return out
 
 
 def _unstated(rows: Sequence[Row], table: Table, column: str,
@@ -340,16 +359,17 @@ def rank(signals: Sequence[Signal], limit: int) -> list[Signal]:
 
 
 def detect_all(schema: Schema, rows: Sequence[Row],
-               texts: Mapping[str, str] | None = None) -> list[Signal]:
-    """The three signals on trial rows: missing relationships (here), entity-alignment
-    conflicts, foreign-key matches and (given the chunks' ``texts``) invented keys, and
-    value anomalies and violated constraints (:mod:`.anomalies`, :mod:`.constraints`)."""
+               texts: Mapping[str, str] | None = None, question: str = "") -> list[Signal]:
+    """The three signals on trial rows: missing relationships (here; given the
+    ``question``, what it measures too), entity-alignment conflicts, foreign-key matches and
+    (given the chunks' ``texts``) invented keys, and value anomalies and violated
+    constraints (:mod:`.anomalies`, :mod:`.constraints`)."""
     invented = invented_keys(schema, rows, texts) if texts else []
     # one entity stated in several chunks is one row, as CLEAR will make it: without the
     # merge every such entity would look like a duplicate key
     rows, _ = canonicalize(schema, rows)
     rows = merge_entities(schema, rows)
-    signals = missing_relationships(schema, rows)
+    signals = unmeasured(schema, question, rows) + missing_relationships(schema, rows)
     for c in alignment_conflicts(schema, rows):
         signals.append(Signal(kind="alignment_conflict", table=c.table, column=c.column,
                               detail=f"{' '.join(c.entity)} has {len(c.values)} different "
@@ -384,9 +404,9 @@ def detect_all(schema: Schema, rows: Sequence[Row],
     rekeyed = {o.name for o in schema.tables if len(o.primary_key) == 1 and (
         any(s.table == o.name for s in fixed) or (o.name, o.primary_key[0]) in holding)}
     # a re-key rewrites the references a join repair would name: the join is judged again
-    # on the re-keyed schema, in the next round
+    # on the re-keyed schema, in the next round (a measure's new column refers to nothing)
     if fixed:
-        signals = [s.model_copy(update={"fix": None}) if s.kind == "missing_relationship"
-                   else s for s in signals]
+        signals = [s.model_copy(update={"fix": None})
+                   if s.fix is not None and s.fix.references_table else s for s in signals]
     return invented + [s for s in signals if not (s.kind == "alignment_conflict" and (
         s.table in rekeyed or (s.table, s.column) in holding))]

@@ -122,7 +122,7 @@ class DocSage(BaseMethod):
         texts = {h.chunk.id: h.chunk.render() for h in probe}  # as extraction saw them
 
         def detect(schema: Schema, rows: Sequence[Row]) -> list[Signal]:
-            return detect_all(schema, rows, texts)
+            return detect_all(schema, rows, texts, ep.question)
         return await self.discovery.run(ep, sample, probe, extract=trial, detect=detect,
                                         known=known)
 

@@ -1,0 +1,181 @@
+"""What the question measures, and whether the schema holds it (ASK's missing-relationship
+signal, by code).
+
+"What is the highest annual revenue among the companies of X?" cannot be answered from a
+schema without a column for revenue, however well its tables join; the measuring model drew
+exactly that schema (companies and commissions, no revenue) and listed no required attribute,
+so nothing flagged it until the SQL gate refused the query. The question says what it
+measures: the words after an aggregate or comparison ("highest annual revenue", "average
+population", "the number of publications", "sample variance of the research grant",
+"correlation between the birth year and the number of publications"). A measured phrase
+whose head word (its last content word: ``revenue``, ``birth`` of "birth year") no table,
+column, description or unit of the schema shares (:func:`overlap`: ``revenue`` is in
+``revenueamount``) is a missing attribute. Its repair adds the column, named after the phrase
+(``annual_revenue``, numeric; ``birth_year`` INT), to the table the question names in lower
+case ("among the companies": ``companies``; capitalized words are names of things, not types),
+the one with more trial rows when it names several; when it names none, the signal is asked.
+
+Also here: the content words of a text (used to offer the tuple store's known tables that
+share one with the question).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from quaderno.methods.docsage.draft import slug
+from quaderno.methods.docsage.rekey import singular
+from quaderno.methods.docsage.rows import Row
+from quaderno.methods.docsage.schema import Schema, Table
+
+# words of questions and schemas that say nothing about which entities or attributes they mean
+GENERIC = frozenset(
+    "the and for was has had did how who are its his her our you all any can not but per "
+    "one two "
+    "what which where when whose does many much most least more less than among across "
+    "between their there with from that this these those have each every other same "
+    "were been about into only also they them then "
+    "highest lowest largest smallest higher lower greater above below after before over "
+    "under average mean median total number count amount value name year date type entity "
+    "attribute unit record data list give show find difference compare correlation "
+    "variance distribution".split())
+
+# words after which the question names what it measures
+_TRIGGERS = frozenset(
+    "highest lowest largest smallest biggest greatest most least fewest latest earliest "
+    "oldest newest youngest higher lower larger smaller bigger greater more fewer less "
+    "average mean median total sum maximum minimum variance deviation correlation "
+    "difference".split())
+# triggers whose measure may be two phrases joined by "and" (a correlation between A and B)
+_PAIRED = frozenset({"correlation", "difference"})
+# words between a trigger and its measure ("the sample variance of the research grant")
+_LEAD = frozenset("the a an of between sample standard number amount count value level"
+                  .split())
+# words that end a measured phrase ("the average population of the cities")
+_JOINS = frozenset("of in on at to by for and or as is be than per within during since until "
+                   "while whose among across".split())
+# "the most common genre" measures no attribute
+_NOT_MEASURES = frozenset("common frequent popular famous recent likely often".split())
+_MAX_WORDS = 3
+
+
+def content_words(text: str) -> set[str]:
+    """Content words of ``text`` (identifiers split at underscores), singular."""
+    words = re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))
+    return {singular(w) for w in words
+            if len(w) >= 3 and w not in GENERIC and singular(w) not in GENERIC}
+
+
+def overlap(a: set[str], b: set[str]) -> bool:
+    """A word in both (``ceo``, ``gdp``), or one of five letters or more inside another
+    (``revenue`` in ``revenueamount`` and ``totalrevenue``)."""
+    return bool(a & b) or any(min(len(x), len(y)) >= 5 and (x in y or y in x)
+                              for x in a for y in b)
+
+
+class Measure(BaseModel):
+    """A phrase the question measures: its words as written and its head word."""
+
+    words: list[str]
+    head: str
+
+    @property
+    def phrase(self) -> str:
+        return " ".join(self.words)
+
+
+def _tokens(question: str) -> list[str]:
+    return re.findall(r"[A-Za-z][A-Za-z'-]*|\d[\d.,]*|[^\sA-Za-z\d]", question)
+
+
+def _phrase(tokens: Sequence[str], i: int) -> tuple[list[str], int]:
+    """The lower-case words from ``tokens[i]`` on, up to ``_MAX_WORDS``, stopping at a
+    capitalized word, a number, punctuation or a word that joins phrases; and where it
+    stopped."""
+    words: list[str] = []
+    while i < len(tokens) and len(words) < _MAX_WORDS:
+        tok = tokens[i]
+        if not tok.isalpha() or not tok.islower() or tok in _TRIGGERS or tok in _JOINS or \
+                (tok in GENERIC and tok not in ("year", "date")):
+            break
+        words.append(tok)
+        i += 1
+    return words, i
+
+
+def measures(question: str) -> list[Measure]:
+    """The phrases ``question`` measures (module docstring), in order, without repeats."""
+    tokens = _tokens(question)
+    found: dict[str, Measure] = {}
+    for i, tok in enumerate(tokens):
+        if tok.lower() not in _TRIGGERS:
+            continue
+        j, paired = i + 1, tok.lower() in _PAIRED
+        while True:
+            while j < len(tokens) and tokens[j].lower() in _LEAD:
+                j += 1
+            words, j = _phrase(tokens, j)
+            heads = [w for w in words if w not in GENERIC]
+            if heads and words[0] not in _NOT_MEASURES:
+                found.setdefault(" ".join(words), Measure(words=words, head=heads[-1]))
+            if not (paired and j < len(tokens) and tokens[j] == "and"):
+                break
+            j += 1
+    return list(found.values())
+
+
+def _schema_words(schema: Schema) -> set[str]:
+    text = []
+    for t in schema.tables:
+        text += [t.name, t.description]
+        text += [f"{c.name} {c.description} {c.unit}" for c in t.columns]
+    return content_words(" ".join(text))
+
+
+def _named_tables(schema: Schema, question: str, rows: Sequence[Row]) -> list[Table]:
+    """The tables the question names by a lower-case word (a type of thing, "companies",
+    not the name of one, "Markets Commission"), most trial rows first, then in schema
+    order."""
+    lower = content_words(" ".join(w for w in _tokens(question) if w.islower()))
+    named = [t for t in schema.tables if overlap(lower, content_words(t.name))]
+    counts = {t.name: sum(r.table == t.name for r in rows) for t in named}
+    return sorted(named, key=lambda t: -counts[t.name])
+
+
+def _type(measure: Measure) -> str:
+    if "date" in measure.words:
+        return "DATE"
+    return "INT" if "year" in measure.words else "DOUBLE"
+
+
+class MissingMeasure(BaseModel):
+    """A measured phrase no part of the schema holds, and the table to hold it (None: the
+    question names no table)."""
+
+    measure: Measure
+    table: str | None = None
+    column: str = ""
+    type: str = "DOUBLE"
+
+
+def missing_measures(schema: Schema, question: str,
+                     rows: Sequence[Row] = ()) -> list[MissingMeasure]:
+    """The measures of ``question`` whose head word the schema lacks, each with the column
+    that would hold it (module docstring)."""
+    held = _schema_words(schema)
+    named = _named_tables(schema, question, rows)
+    out = []
+    for m in measures(question):
+        if overlap(content_words(m.head), held):
+            continue
+        # no column of the table can have this name: it would hold the head word
+        out.append(MissingMeasure(measure=m, table=named[0].name if named else None,
+                                  column=slug("_".join(m.words)), type=_type(m)))
+    return out
+
+
+__all__ = ["GENERIC", "Measure", "MissingMeasure", "content_words", "measures",
+           "missing_measures", "overlap"]

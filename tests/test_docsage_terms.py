@@ -1,0 +1,198 @@
+"""What the question measures must be in the schema: the measuring model's Set2 draft
+(``docsage-scale-joins-set2``) had companies and commissions and no revenue at all, listed no
+required attribute, and nothing flagged it until the SQL gate refused the query twice."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from docsage_fakes import row, schema_of
+from fake_retriever import ChunkListRetriever
+from quaderno.corpus.chunk import Chunk
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.methods.docsage.ask import SchemaDiscovery
+from quaderno.methods.docsage.detect import detect_all, unmeasured
+from quaderno.methods.docsage.patch import apply_patches
+from quaderno.methods.docsage.terms import measures, missing_measures
+from quaderno.methods.episode import Episode
+
+
+@pytest.mark.parametrize(("question", "phrases"), [
+    # the generator's eight question types
+    ("Which has the higher number of publications, Dyrte Fourzixze or Touslian Brultiathgus?",
+     ["publications"]),
+    ("Which laureate of the Stedrurial Medal has the latest birth year?", ["birth year"]),
+    ("What is the average birth year of the laureates in the Stedrurial Medal whose "
+     "nationality is Kraxryndia?", ["birth year"]),
+    ("Is there a correlation between the birth year and the number of publications of the "
+     "laureates in the Stedrurial Medal?", ["birth year", "publications"]),
+    ("What is the sample variance of the research grant across the laureates of the "
+     "Stedrurial Medal?", ["research grant"]),
+    ("If every city that joined the League of Merounddian Cities after 2011 left it, what "
+     "would the average area in square kilometres of the remaining cities be?", ["area"]),
+    ("What is the highest annual revenue among the companies of the Drournlia Markets "
+     "Commission?", ["annual revenue"]),
+    # phrasings of our own
+    ("Which of these firms has the most employees?", ["employees"]),
+    ("What is the median salary of the players in Denver?", ["salary"]),
+    ("Which league has the most cities?", ["cities"]),
+    # nothing measured: a count of rows, a mode, a comparison with a number
+    ("How many laureates of the Stedrurial Medal have a number of publications between 333 "
+     "and 400?", []),
+    ("What is the most common genre of the albums?", []),
+    ("Which companies have more than 500 employees?", []),
+    ("Which is larger, Gilyx or Mergras?", []),
+])
+def test_the_measured_phrases_of_a_question(question: str, phrases: list[str]) -> None:
+    assert [m.phrase for m in measures(question)] == phrases
+
+
+def test_a_year_phrase_is_headed_by_its_other_word() -> None:
+    (m,) = measures("Which laureate has the latest birth year?")
+    assert (m.words, m.head) == (["birth", "year"], "birth")
+
+
+SET2_QUESTION = ("What is the highest annual revenue among the companies of the Drournlia "
+                 "Markets Commission?")
+# the draft after the re-key (docsage-scale-joins-set2's final schema)
+SET2 = {"tables": [
+    {"name": "commissions", "columns": [{"name": "commissionname"}],
+     "primary_key": ["commissionname"]},
+    {"name": "companies", "columns": [{"name": "companyname"}, {"name": "commissionname"}],
+     "primary_key": ["companyname"],
+     "foreign_keys": [{"column": "commissionname", "references_table": "commissions",
+                       "references_column": "commissionname"}]}],
+    "join_path": ["companies", "commissions"]}
+
+
+def test_the_set2_draft_gets_a_revenue_column_on_the_companies() -> None:
+    schema = schema_of(SET2)
+    (signal,) = unmeasured(schema, SET2_QUESTION)
+    assert signal.kind == "missing_relationship"
+    assert "'annual revenue'" in signal.detail
+    fix = signal.fix
+    # "among the companies" names the table; "Markets Commission" is a name, not a type
+    assert (fix.op, fix.table, fix.column, fix.type) == ("add_column", "companies",
+                                                         "annual_revenue", "DOUBLE")
+    assert not fix.references_table
+    repaired, notes = apply_patches(schema, [fix])
+    assert notes == []
+    assert "annual_revenue" in repaired.table("companies").column_names
+    assert unmeasured(repaired, SET2_QUESTION) == []
+
+
+@pytest.mark.parametrize("holder", [
+    {"name": "revenue", "columns": [{"name": "companyname"},
+                                    {"name": "amount", "type": "DOUBLE"}]},
+    {"name": "figures", "columns": [{"name": "companyname"},
+                                    {"name": "revenueamount", "type": "DOUBLE"}]},
+    {"name": "figures", "columns": [{"name": "companyname"},
+                                    {"name": "amount", "type": "DOUBLE",
+                                     "description": "the company's yearly revenue"}]},
+])
+def test_a_table_column_or_description_holding_the_head_word_is_enough(holder) -> None:
+    schema = schema_of({**SET2, "tables": [*SET2["tables"], holder]})
+    assert missing_measures(schema, SET2_QUESTION) == []
+
+
+def test_the_other_words_of_the_phrase_do_not_count_as_holding_it() -> None:
+    schema = schema_of({**SET2, "tables": [
+        *SET2["tables"], {"name": "reports", "columns": [{"name": "annual_report"}]}]})
+    (m,) = missing_measures(schema, SET2_QUESTION)
+    assert m.measure.head == "revenue"
+
+
+def test_a_year_is_an_int_column() -> None:
+    schema = schema_of({"tables": [
+        {"name": "laureates", "columns": [{"name": "name"}, {"name": "birth_year_x"}],
+         "primary_key": ["name"]}]})
+    # "birth" is inside birth_year_x: held
+    assert missing_measures(schema, "Which laureate has the latest birth year?") == []
+    (m,) = missing_measures(schema, "What is the average publication year of the laureates?")
+    assert (m.table, m.column, m.type) == ("laureates", "publication_year", "INT")
+
+
+def test_of_two_tables_the_question_names_the_one_with_more_trial_rows_holds_it() -> None:
+    schema = schema_of({"tables": [
+        {"name": "league", "columns": [{"name": "name"}], "primary_key": ["name"]},
+        {"name": "city", "columns": [{"name": "name"}], "primary_key": ["name"]}]})
+    question = "Which city of the league has the lowest population?"
+    rows = [row("city", f"c{i}", name=f"C{i}") for i in range(3)] + [
+        row("league", "l1", name="L")]
+    assert missing_measures(schema, question, rows)[0].table == "city"
+    more_leagues = [row("league", f"l{i}", name=f"L{i}") for i in range(4)]
+    assert missing_measures(schema, question, more_leagues)[0].table == "league"
+
+
+def test_when_the_question_names_no_table_the_signal_is_asked() -> None:
+    schema = schema_of(SET2)
+    (signal,) = unmeasured(schema, "What is the highest annual revenue of Drournlia?")
+    assert signal.fix is None and signal.kind == "missing_relationship"
+
+
+def test_a_re_key_in_the_same_round_keeps_the_measure_repair() -> None:
+    # invented ids in the draft: the re-key rewrites references, so join repairs wait a
+    # round; a new measure column refers to nothing and is added at once
+    schema = schema_of({"tables": [
+        {"name": "companies", "columns": [{"name": "companyid", "type": "INT"},
+                                          {"name": "companyname"}],
+         "primary_key": ["companyid"]}]})
+    rows = [row("companies", c, companyid=i, companyname=n)
+            for i, (c, n) in enumerate((("c1", "Acme"), ("c2", "Bolt"), ("c3", "Cog")), 1)]
+    texts = {"c1": "Acme earns.", "c2": "Bolt earns.", "c3": "Cog earns."}
+    found = detect_all(schema, rows, texts, SET2_QUESTION)
+    assert [(s.fix.op, s.fix.column) for s in found if s.fix is not None] == [
+        ("rekey", "companyname"), ("add_column", "annual_revenue")]
+
+
+TEXTS = {"r1": "Rastou Bank is regulated by the Drournlia Markets Commission. It reported "
+               "USD 63907.4M in revenue for the year.",
+         "r2": "Kelvo Trust, under the Drournlia Markets Commission, earned $42.8 billion."}
+
+
+class Script:
+    """The Set2 draft without revenue; fails the test if ASK asks the documents anything."""
+
+    def __init__(self):
+        self.prompts: list[str] = []
+
+    def __call__(self, request):
+        user = request.messages[-1].content
+        self.prompts.append(user)
+        if user.startswith("Design the smallest"):
+            return json.dumps(SET2)
+        raise AssertionError(f"unexpected prompt {user[:60]!r}")
+
+
+def test_ask_adds_the_measure_and_the_next_trial_extracts_it() -> None:
+    seen = []
+
+    async def trial(schema, probe):
+        seen.append(schema)
+        revenue = "annual_revenue" in schema.table("companies").column_names
+        return [row("companies", c, companyname=n,
+                    commissionname="Drournlia Markets Commission",
+                    **({"annual_revenue": v} if revenue else {}))
+                for c, n, v in (("r1", "Rastou Bank", 63907400000.0),
+                                ("r2", "Kelvo Trust", 42800000000.0))] + [
+            row("commissions", "r1", commissionname="Drournlia Markets Commission")]
+
+    chunks = [Chunk(id=c, text=t, kb="c") for c, t in TEXTS.items()]
+    script = Script()
+    ep = Episode(SET2_QUESTION, method="docsage", lm=LM(FakeLLM(respond=script)),
+                 retriever=ChunkListRetriever(chunks))
+    probe = ChunkListRetriever(chunks).retrieve("", 2)
+    schema, log = asyncio.run(SchemaDiscovery(mode="active").run(
+        ep, probe, probe, extract=trial,
+        detect=lambda s, r: detect_all(s, r, TEXTS, SET2_QUESTION)))
+    first = log.rounds[0]
+    assert [(p["op"], p["table"], p["column"], p["by"]) for p in first.patches] == [
+        ("add_column", "companies", "annual_revenue", "detector")]
+    assert first.clarifications == []
+    assert "annual_revenue" in seen[1].table("companies").column_names
+    assert schema.table("companies").column("annual_revenue").type == "DOUBLE"
+    assert log.stop_reason == "no uncertainty signal"
+    assert len(script.prompts) == 1                  # the draft, and nothing asked
