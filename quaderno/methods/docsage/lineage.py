@@ -63,6 +63,7 @@ class TracedResult(BaseModel):
     lineage: list[ResultLineage]
     partial: bool = False
     notes: list[str] = Field(default_factory=list)
+    requalified: list[str] = Field(default_factory=list)  # see CheckedSQL.requalified
 
 
 # -- the rewrite ------------------------------------------------------------------------------
@@ -384,4 +385,5 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
             row=i, mode=mode, tids=tids, support_tids=support, sources=picked,
             sources_truncated=len(tids) + len(support) > max_sources, partial=partial))
     return TracedResult(result=result, lineage=lineage, partial=partial,
-                        notes=list(dict.fromkeys(rewriter.notes)))
+                        notes=list(dict.fromkeys(rewriter.notes)),
+                        requalified=checked.requalified)

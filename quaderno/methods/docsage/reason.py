@@ -131,6 +131,10 @@ class SQLReasoner:
                         attempts.append(SQLAttempt(sql=sql, error=str(exc), stage="execute"))
                         span.outputs = {"error": exc.kind}
                     else:
+                        if traced.requalified:
+                            ep.trace.fallback("the gate moved columns to the one table in "
+                                              "scope that has them: "
+                                              + "; ".join(traced.requalified), span)
                         table = result_table(traced)
                         attempts.append(SQLAttempt(sql=sql, rows=len(table.rows)))
                         span.outputs = {"rows": len(table.rows), "lineage": table.lineage}

@@ -20,10 +20,11 @@ import logging
 import re
 
 import sqlglot
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.scope import traverse_scope
 
 from quaderno.errors import SQLRefusedError
 from quaderno.methods.docsage.schema import Schema
@@ -72,6 +73,8 @@ class CheckedSQL(BaseModel):
     sql: str
     expression: exp.Expression
     tables: list[str]
+    # columns the gate moved to the one table in scope that has them (:func:`_requalify`)
+    requalified: list[str] = Field(default_factory=list)
 
 
 _UNRESOLVED = re.compile(r"Column '([^']+)' could not be resolved|Unknown column: (\S+)")
@@ -97,6 +100,29 @@ def _column_hint(error: str, schema: Schema, read: list[str]) -> str:
                      for t in schema.tables for c in t.column_names), reverse=True)
     close = [q for ratio, q in scored[:3] if ratio >= 0.6]
     return f". No table has {name}" + (f"; the closest: {', '.join(close)}" if close else "")
+
+
+def _requalify(root: exp.Expression, schema: Schema) -> list[str]:
+    """Move a column qualified with a table that lacks it to the one other table of the same
+    SELECT that has it, in place; what was moved. The measuring model joined
+    ``league_city AS T1`` with ``city AS T2`` on ``T1.city_name = T2.name`` and selected
+    ``T2.city_name``, and on the refusal wrote the same query again: with one table in scope
+    holding ``city_name`` there is one reading. A column no table in scope has, or several
+    have, is left for the gate to refuse."""
+    moved = []
+    for scope in traverse_scope(root):
+        sources = {alias: schema.table(src.name.lower())
+                   for alias, src in scope.sources.items() if isinstance(src, exp.Table)}
+        by_case = {a.lower(): t for a, t in sources.items()}
+        for col in scope.columns:
+            table, name = by_case.get(col.table.lower()), col.name.lower()
+            if table is None or name in table.column_names:
+                continue
+            owners = [a for a, t in sources.items() if t is not None and name in t.column_names]
+            if len(owners) == 1:
+                moved.append(f"{col.table}.{col.name} -> {owners[0]}.{col.name}")
+                col.set("table", exp.to_identifier(owners[0]))
+    return moved
 
 
 def _refuse(reason: str, message: str, sql: str) -> SQLRefusedError:
@@ -295,6 +321,11 @@ def _check(sql: str, schema: Schema) -> CheckedSQL:
                       "write one SELECT (WITH ... SELECT and UNION are fine)", sql)
     tables = _walk(root, schema, sql)
     try:
+        requalified = _requalify(root, schema)
+    except Exception as e:  # scoping fails on shapes qualify refuses with a clear message
+        log.info("no re-qualification, the query's scopes could not be read: %r", e)
+        requalified = []
+    try:
         qualified = qualify(root.copy(), schema=schema.mapping(), dialect="duckdb")
     except SqlglotError as e:
         raise _refuse("unknown-column", f"{str(e)[:300]}; the schema's columns are: "
@@ -315,4 +346,5 @@ def _check(sql: str, schema: Schema) -> CheckedSQL:
     if len(again) != 1 or type(again[0]) is not type(qualified):
         raise _refuse("parse", "the query does not survive normalization; simplify it", sql)
     _walk(again[0], schema, sql)
-    return CheckedSQL(original=sql, sql=normalized, expression=qualified, tables=tables)
+    return CheckedSQL(original=sql, sql=normalized, expression=qualified, tables=tables,
+                      requalified=requalified)
