@@ -14,6 +14,7 @@ from quaderno.corpus.chunk import Chunk
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.llm.types import ChatRequest
+from quaderno.llm.trace import Trace
 from quaderno.methods.docsage import extract as extract_mod
 from quaderno.methods.docsage.amounts import (counts, in_unit, mentions_in, read_row, read_stated,
                                               rescalable, stated_spans, unit_scale)
@@ -186,6 +187,26 @@ def test_a_judge_copying_digits_from_its_quote_picks_the_candidate_at_the_texts_
     assert (res.value, res.by, res.evidence_chunk) == (42810700000.0, "backtracking", "new#0")
 
 
+def test_a_judge_taking_a_count_from_a_measure_is_refused_as_extraction_would() -> None:
+    """The backtracking judge reads numbers by extraction's rule: a population it quotes
+    from "283 square kilometres" is refused, and the latest dated evidence decides."""
+    table = Schema.model_validate({"tables": [
+        {"name": "city", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "population", "type": "INT"}]}]}).tables[0]
+    old = Chunk(id="old#0", text="In 2015 Gaenstas had 150000 inhabitants.")
+    new = Chunk(id="new#0", text="In 2022 Gaenstas had 210000 inhabitants over 283 square "
+                                 "kilometres.")
+    judge = json.dumps({"value": "283", "passage": 2,
+                        "quote": "Gaenstas had 210000 inhabitants over 283 square kilometres"})
+    trace = Trace()
+    res, _ = run(resolve_conflict(
+        LM(FakeLLM([judge])), entity=["Gaenstas"], table=table, column="population",
+        candidates=[(150000, "old#0"), (210000, "new#0")],
+        chunks={c.id: c for c in (old, new)}, retrieve=None, trace=trace))
+    assert (res.value, res.by, res.evidence_chunk) == (210000, "latest-evidence", "new#0")
+    assert any("283 square kilometres" in f and "not a count" in f for f in trace.fallbacks)
+
+
 def test_a_rescaled_value_is_dated_by_the_sentence_that_states_it() -> None:
     chunk = Chunk(id="n#0", text="Founded long ago. In 2021 Acme reported USD 54860M.")
     col = TABLE.column("revenue")
@@ -232,19 +253,20 @@ CITY = Schema.model_validate({"tables": [
                  {"name": "area", "type": "DOUBLE"}]}]}).tables[0]
 
 
-@pytest.mark.parametrize(("text", "written"), [
+@pytest.mark.parametrize(("text", "written", "quoted"), [
     # the measuring model's Set3 cells: an area and a budget taken for the population
-    ("Some 283 square kilometres are associated with Mergras.", 283),
-    ("At $3.2616 billion, the municipal budget of the city draws attention.", 32616000),
-    ("Turnout was 45 % of 1,200 voters.", 45),
+    ("Some 283 square kilometres are associated with Mergras.", 283, "283 square kilometres"),
+    ("At $3.2616 billion, the municipal budget of the city draws attention.", 32616000,
+     "$3.2616 billion"),
+    ("Turnout was 45 % of 1,200 voters.", 45, "45 %"),
 ])
-def test_a_count_never_takes_money_or_a_measure(text, written) -> None:
+def test_a_count_never_takes_money_or_a_measure(text, written, quoted) -> None:
     read, changes = read_row(CITY, {"name": "Mergras", "population": written}, text)
     assert read["population"] is None
     (change,) = changes
     assert (change.column, change.old, change.new, change.reason) == (
         "population", written, None, "unit")
-    assert change.evidence_quote in text
+    assert change.evidence_quote == quoted      # the number as the text writes it
 
 
 def test_other_columns_and_plain_counts_keep_their_numbers() -> None:

@@ -55,6 +55,8 @@ _MENTION = re.compile(
 _MEASURE = re.compile(r"[ \u00a0]?(?:%|°|percent\b|per cent\b|degrees?\b|square\b|sq\b|"
                       r"km\b|km2\b|km²|kilomet|metres?\b|meters?\b|miles?\b|hectares?\b|"
                       r"acres?\b|kg\b|kilograms?\b|tonnes?\b|tons?\b)", re.I)
+# the words of such a measure, to quote it
+_MEASURE_WORDS = re.compile(r"[ \u00a0]?(?:(?:square|sq|per|cubic)[ \u00a0])?[^\s.,;:()]+")
 # columns that count people or things: a currency amount or a measure is never their value
 _HEADCOUNT = re.compile(r"(population|inhabitants|residents|employees|staff|headcount|"
                         r"members|students|players|seats|people|visitors)", re.I)
@@ -79,6 +81,17 @@ class Mention(NamedTuple):
     @property
     def value(self) -> Decimal:
         return self.digits.scaleb(self.scale)
+
+    def as_written(self, text: str) -> str:
+        """The number in ``text`` with its currency sign before it and its measure after
+        it ("$3.2616 billion", "283 square kilometres")."""
+        start, end = self.start, self.end
+        if self.currency:
+            before = text[max(0, start - 5):start]
+            start -= len(before) - _CURRENCY.search(before).start()
+        if self.measure:
+            end = _MEASURE_WORDS.match(text, end).end()
+        return text[start:end]
 
     def in_unit_of(self, scale: int) -> bool:
         """True when this number is already counted in a unit of 10^``scale``: written
@@ -186,41 +199,51 @@ def in_unit(stated: Decimal, col: Column, mention: Mention | None = None) -> int
     return float(value)
 
 
+def read_cell(table: Table, col: Column, old: Any, text: str,
+              found: list[Mention] | None = None) -> tuple[Any, Correction | None]:
+    """One cell as ``text`` states it: (the value to keep, the correction when it changed).
+    A cell ``text`` does not state is kept as it is; a count (:func:`counts`) whose number
+    the text writes as money or a measure becomes None, with a ``unit`` correction.
+    ``found``: the text's numbers, when already read."""
+    if old is None or isinstance(old, bool) or not rescalable(table, col):
+        return old, None
+    found = mentions_in(text) if found is None else found
+    count = counts(col)
+    usable = [m for m in found if not (count and (m.currency or m.measure))]
+    reading = read_stated(old, text, usable)
+    if reading is None and len(usable) < len(found):
+        # the number the model took is money or a measure ("283 square kilometres" as
+        # a population; "$3.2616 billion", a budget): not this column's value
+        other = read_stated(old, text, [m for m in found if m not in usable])
+        if other is not None:
+            return None, Correction(column=col.name, old=old, new=None, reason="unit",
+                                    by="as-stated",
+                                    evidence_quote=other[1].as_written(text))
+        return old, None
+    if reading is None:
+        return old, None
+    new = in_unit(reading[0], col, reading[1])
+    if new is None:
+        return old, None
+    if exact_number(new) == exact_number(old):
+        return new, None                  # "42.8 billion" written as the number it is
+    mention = reading[1]
+    return new, Correction(column=col.name, old=old, new=new, reason="scale", by="as-stated",
+                           evidence_quote=text[mention.start:mention.end])
+
+
 def read_row(table: Table, values: Mapping[str, Any],
              text: str) -> tuple[dict[str, Any], list[Correction]]:
     """``values`` with every rescalable cell read as ``text`` states it, as a number in its
-    column's unit, and a correction per cell whose number changed."""
+    column's unit (:func:`read_cell`), and a correction per cell whose number changed."""
     out, changes = dict(values), []
     found = mentions_in(text)
     for col in table.columns:
-        old = values.get(col.name)
-        if old is None or isinstance(old, bool) or not rescalable(table, col):
+        if col.name not in values:
             continue
-        count = counts(col)
-        usable = [m for m in found if not (count and (m.currency or m.measure))]
-        reading = read_stated(old, text, usable)
-        if reading is None and len(usable) < len(found):
-            # the number the model took is money or a measure ("283 square kilometres" as
-            # a population; "$3.2616 billion", a budget): not this column's value
-            other = read_stated(old, text, [m for m in found if m not in usable])
-            if other is not None:
-                out[col.name] = None
-                changes.append(Correction(column=col.name, old=old, new=None, reason="unit",
-                                          by="as-stated", evidence_quote=text[
-                                              other[1].start:other[1].end]))
-            continue
-        if reading is None:
-            continue
-        new = in_unit(reading[0], col, reading[1])
-        if new is None:
-            continue
-        out[col.name] = new               # "42.8 billion" written as the number it is
-        if exact_number(new) == exact_number(old):
-            continue
-        mention = reading[1]
-        changes.append(Correction(column=col.name, old=old, new=new, reason="scale",
-                                  by="as-stated",
-                                  evidence_quote=text[mention.start:mention.end]))
+        out[col.name], change = read_cell(table, col, values[col.name], text, found)
+        if change is not None:
+            changes.append(change)
     return out, changes
 
 

@@ -34,11 +34,11 @@ from quaderno.errors import LLMError, StepError
 from quaderno.llm.lm import LM
 from quaderno.llm.steps import Step
 from quaderno.llm.trace import Trace
-from quaderno.methods.docsage.amounts import in_unit, read_stated, rescalable, stated_spans
+from quaderno.methods.docsage.amounts import read_cell, stated_spans
 from quaderno.methods.docsage.extract import (ExtractionSettings, extract_chunk,
                                               extraction_model, failed_calls, surface_forms)
 from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, entity_key, fold_text,
-                                                is_null, key_columns, multi_valued,
+                                                key_columns, multi_valued,
                                                 normalize_value, plausible_year)
 from quaderno.methods.docsage.rows import Correction, Row
 from quaderno.methods.docsage.schema import Column, Table
@@ -192,15 +192,15 @@ def _sentence_with(text: str, value: Any, col: str | Column = "TEXT") -> str:
     return ""
 
 
-def _read_judged(table: Table, column: str, value: Any, quote: str) -> Any:
+def _read_judged(table: Table, column: str, value: Any, quote: str) -> tuple[Any, str]:
     """The judge's value read as its quote states it, in the column's unit (it copies
-    "$42.8 billion" from the passage; the candidates are in whole units)."""
-    col = table.column(column)
-    if is_null(value) or not rescalable(table, col):
-        return value
-    reading = read_stated(value, quote)
-    scaled = in_unit(reading[0], col, reading[1]) if reading is not None else None
-    return value if scaled is None else scaled
+    "$42.8 billion" from the passage; the candidates are in whole units), by the rule
+    extraction follows (:func:`.amounts.read_cell`): (the value, or None with the reason
+    when a count's number is written as money or a measure)."""
+    read, change = read_cell(table, table.column(column), value, quote)
+    if change is not None and change.reason == "unit":
+        return None, f"{value!r} is written as {change.evidence_quote!r}, not a count"
+    return read, ""
 
 
 def evidence_date(chunk: Chunk | None, value: Any,
@@ -261,8 +261,10 @@ async def resolve_conflict(lm: LM, *, entity: Sequence[str], table: Table, colum
                                      passages=_passages(passages))
             calls += result.attempts
             j = result.value
-            picked = _read_judged(table, column, j.value, j.quote)
+            picked, refused = _read_judged(table, column, j.value, j.quote)
             chosen = normalize_value(picked, typ)
+            if refused and trace is not None:
+                trace.fallback(f"docsage.clear.judge: value {refused}; refused")
             if chosen is not None and 1 <= j.passage <= len(passages):
                 source = passages[j.passage - 1]
                 if not quote_in(j.quote, source.text):
