@@ -95,6 +95,7 @@ class DocSageDetails(BaseModel):
     ask: AskLog | None = None
     chunks_read: int = 0
     scope_cut: bool = False  # more chunks matched than the extraction budget allowed
+    completed: list[str] = Field(default_factory=list)  # chunks read to fill needed cells
     clear: dict = Field(default_factory=dict)
     tables: dict[str, list[dict]] = Field(default_factory=dict)  # first rows of each table
     sql: list[SQLAttempt] = Field(default_factory=list)

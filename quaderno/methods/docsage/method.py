@@ -7,10 +7,11 @@ One question:
 2. **schema** (``ask``): ``active`` is ASK (:mod:`.ask`), ``passive`` the initial schema
    plus one refine pass, ``off`` the generic entity-attribute-value schema;
 3. **extract** (``clear``): the extraction scope is the question's chunks plus each table's
-   and entity type's, up to ``max_chunks``; CLEAR extracts through the tuple store (paid
-   once per chunk and table definition), flags low-confidence values (Level A), checks the
-   constraints (Level B) and corrects; ``clear=false`` keeps extraction and alias merging
-   only ("w/o CLEAR");
+   and entity type's, up to ``max_chunks``, then up to ``fill_chunks`` found by one search
+   per entity whose cells the question needs are empty (:mod:`.complete`); CLEAR extracts
+   through the tuple store (paid once per chunk and table definition), flags low-confidence
+   values (Level A), checks the constraints (Level B) and corrects; ``clear=false`` keeps
+   extraction and alias merging only ("w/o CLEAR");
 4. **reason** (``reasoning``): ``sql`` compiles one DuckDB SELECT, checks and runs it in the
    sandbox, traces the result rows to their chunks and answers from the result; ``tables``
    puts the tables in the context instead ("w/o SQL reasoning").
@@ -35,6 +36,7 @@ from quaderno.methods.base import BaseMethod
 from quaderno.methods.details import DocSageDetails
 from quaderno.methods.docsage.ask import SchemaDiscovery, relevant_tables
 from quaderno.methods.docsage.clear import ClearConfig, episode_retriever, run_clear
+from quaderno.methods.docsage.complete import completion
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.detect import Signal, detect_all
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
@@ -65,7 +67,8 @@ class DocSage(BaseMethod):
                  ask: Literal["active", "passive", "off"] = "active", clear: bool = True,
                  logic_check: bool = True, correction: bool = True,
                  reasoning: Literal["sql", "tables"] = "sql", prune: bool = False,
-                 pool_k: int = 60, max_chunks: int = 48, sample_k: int = 8,
+                 pool_k: int = 60, max_chunks: int = 48, fill_chunks: int = 16,
+                 sample_k: int = 8,
                  probe_size: int = 24, probe_docs: int = 8, max_iters: int = 3,
                  max_questions: int = 5, call_budget: int = 25, sql_repairs: int = 1,
                  sql_timeout_s: float = 5.0, confidence: str = "auto",
@@ -78,7 +81,10 @@ class DocSage(BaseMethod):
         if reasoning not in ("sql", "tables"):
             raise ValueError(f"reasoning must be sql or tables, got {reasoning!r}")
         self.k, self.ask_mode, self.reasoning, self.prune = k, ask, reasoning, prune
+        if fill_chunks < 0:
+            raise ValueError(f"fill_chunks must be 0 or more, got {fill_chunks}")
         self.pool_k, self.max_chunks, self.sample_k = pool_k, max_chunks, sample_k
+        self.fill_chunks = fill_chunks
         self.probe_size, self.probe_docs = probe_size, probe_docs
         self.discovery = (SchemaDiscovery(mode=ask, max_iters=max_iters,
                                           max_questions=max_questions, call_budget=call_budget,
@@ -126,6 +132,28 @@ class DocSage(BaseMethod):
         return await self.discovery.run(ep, sample, probe, extract=trial, detect=detect,
                                         known=known)
 
+    async def _complete(self, ep: Episode, schema: Schema, chunks: list[Chunk]) -> list[Hit]:
+        """The chunks read beyond the scope to fill the cells the question needs
+        (:mod:`.complete`): the scope is extracted first, through the tuple store, so CLEAR
+        pays nothing for it again."""
+        if not self.fill_chunks:
+            return []
+        if self.store is None:
+            ep.trace.fallback("no completion of empty cells: it needs the tuple store "
+                              "(without it the scope would be extracted twice)")
+            return []
+        with ep.trace.span("docsage.complete", budget=self.fill_chunks) as span:
+            results = await extract(self.extractor, chunks, schema, self.settings,
+                                    store=self.store, trace=ep.trace,
+                                    concurrency=self.clear_config.concurrency)
+
+            async def search(query: str, k: int) -> Sequence[Hit]:
+                return await ep.retrieve(query, k, cite=False)
+            found = await completion(search, schema, all_rows(results), ep.question,
+                                     [c.id for c in chunks], budget=self.fill_chunks)
+            span.outputs = {"chunks": [h.chunk.id for h in found]}
+        return found
+
     def _cite(self, ep: Episode, by_chunk: dict[str, Hit], chunk_ids: Sequence[str]) -> None:
         hits = [by_chunk[c] for c in dict.fromkeys(chunk_ids) if c in by_chunk]
         ep.cite(hits, ep.question)
@@ -147,6 +175,8 @@ class DocSage(BaseMethod):
         if cut:
             ep.trace.fallback(f"more chunks matched than max_chunks={self.max_chunks}; "
                               "extracted from the best-ranked ones")
+        filled = await self._complete(ep, schema, [h.chunk for h in scope])
+        scope = [*scope, *filled]
         by_chunk = {h.chunk.id: h for h in scope} | {h.chunk.id: h for h in ranked}
         chunks: list[Chunk] = [h.chunk for h in scope]
         backtrack = episode_retriever(ep)
@@ -163,6 +193,7 @@ class DocSage(BaseMethod):
         rows = clear.rows
         details = DocSageDetails(variant=self.variant, db_schema=schema, ask=ask_log,
                                  chunks_read=len(chunks), scope_cut=cut,
+                                 completed=[h.chunk.id for h in filled],
                                  clear=clear.report.model_dump(mode="json"),
                                  tables={t.name: [r.values for r in rows if r.table == t.name][:20]
                                          for t in schema.tables})

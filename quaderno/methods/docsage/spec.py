@@ -33,6 +33,10 @@ class DocSageOptions(RetrievalOptions):
     pool_k: int = Field(60, ge=1, description="chunks retrieved for the question (ASK's sample "
                                               "and probe sets come from them)")
     max_chunks: int = Field(48, ge=1, description="most chunks extracted from per question")
+    fill_chunks: int = Field(16, ge=0, description="most chunks read beyond max_chunks to "
+                                                   "fill cells the question needs that are "
+                                                   "still empty, one search per entity (0: "
+                                                   "off; needs the tuple store)")
     sample_k: int = Field(8, ge=1, description="top chunks in the initial schema's sample")
     probe_size: int = Field(24, ge=1, description="chunks in ASK's trial extraction")
     probe_docs: int = Field(8, ge=1, description="least documents the probe set covers")

@@ -177,5 +177,23 @@ def missing_measures(schema: Schema, question: str,
     return out
 
 
-__all__ = ["GENERIC", "Measure", "MissingMeasure", "content_words", "measures",
-           "missing_measures", "overlap"]
+def measured_columns(schema: Schema, question: str) -> list[tuple[str, str]]:
+    """(table, column) for each column holding what ``question`` measures: a column whose
+    name, description or unit shares the measure's head word, else the numeric columns
+    (not keys) of a table named after it (``revenue.amount`` for "the highest revenue")."""
+    out: list[tuple[str, str]] = []
+    for m in measures(question):
+        head = content_words(m.head)
+        found = [(t.name, c.name) for t in schema.tables for c in t.columns
+                 if overlap(head, content_words(f"{c.name} {c.description} {c.unit}"))]
+        if not found:
+            found = [(t.name, c.name) for t in schema.tables
+                     if overlap(head, content_words(t.name))
+                     for c in t.columns if c.type in ("INT", "DOUBLE")
+                     and c.name not in t.primary_key]
+        out += [f for f in found if f not in out]
+    return out
+
+
+__all__ = ["GENERIC", "Measure", "MissingMeasure", "content_words", "measured_columns",
+           "measures", "missing_measures", "overlap"]

@@ -1,0 +1,99 @@
+"""Completing what the question needs: one search per entity whose needed cells are empty.
+
+A collection states an entity's facts in several documents ("Rastou Bank is regulated by the
+Drournlia Markets Commission" in one, its revenue in another; the benchmark spreads them on
+purpose). The extraction scope is the question's hits and each table's, cut at
+``max_chunks``, and what it reads is the documents that look like the question: at 16
+companies and 12 chunks the measuring model read the commission's members and few of their
+revenues (``docsage-measures-set2``). After the scope is extracted, the cells the question
+needs are checked per entity the rows name (aliases merged, as CLEAR will merge them):
+
+* the required attributes of the schema, the columns holding what the question measures
+  (:func:`.terms.measured_columns`), and the references along its join path (a company's
+  commission);
+
+for each entity with such a cell empty, one search names the entity and what is missing
+("Rastou Bank annual revenue"), and up to ``budget`` chunks not read yet join the scope, in
+the order of the entities' rows. Each costs one extraction call; the scope's own extraction
+is in the tuple store and is not paid again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+
+from quaderno.index.hits import Hit
+from quaderno.methods.docsage.aliases import canonicalize, merge_entities
+from quaderno.methods.docsage.normalize import is_null, key_columns
+from quaderno.methods.docsage.rekey import singular
+from quaderno.methods.docsage.rows import Row
+from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.terms import measured_columns
+
+Search = Callable[[str, int], Awaitable[Sequence[Hit]]]
+
+
+def needed_columns(schema: Schema, question: str) -> list[tuple[str, str]]:
+    """(table, column) of every non-key cell the question needs (module docstring)."""
+    out: list[tuple[str, str]] = []
+    for attr in schema.requirements.attributes:
+        table, _, column = attr.partition(".")
+        t = schema.table(table)
+        if t is not None and column in t.column_names:
+            out.append((table, column))
+    out += measured_columns(schema, question)
+    path = set(schema.requirements.join_path)
+    for t in schema.tables:
+        if t.name in path:
+            out += [(t.name, c) for fk in t.foreign_keys if fk.ref_table in path for c in fk.cols]
+    keys = {(t.name, k) for t in schema.tables for k in key_columns(t)}
+    return [c for c in dict.fromkeys(out) if c not in keys]
+
+
+def _words(schema: Schema, table: str, column: str) -> str:
+    """What a search says is missing: a reference by the entity it names ("commission"),
+    else the column's name ("annual revenue")."""
+    t = schema.table(table)
+    ref = next((fk.ref_table for fk in t.foreign_keys if column in fk.cols), None)
+    return singular(ref.replace("_", " ")) if ref else column.replace("_", " ")
+
+
+def missing_cells(schema: Schema, rows: Sequence[Row],
+                  needed: Sequence[tuple[str, str]]) -> list[tuple[str, list[str]]]:
+    """(entity, what is missing) for each entity whose needed cells are all or partly empty,
+    in the order of its first row; an entity is named by its key's values."""
+    merged = merge_entities(schema, canonicalize(schema, rows)[0])
+    missing: dict[str, list[str]] = {}
+    for r in merged:
+        table = schema.table(r.table)
+        cols = [c for t, c in needed if t == r.table]
+        if table is None or not cols:
+            continue
+        name = " ".join(str(r.values[k]) for k in key_columns(table)
+                        if not is_null(r.values.get(k)))
+        if not name:
+            continue
+        for c in cols:
+            if is_null(r.values.get(c)):
+                what = _words(schema, r.table, c)
+                if what not in missing.setdefault(name, []):
+                    missing[name].append(what)
+    return [(n, w) for n, w in missing.items() if w]
+
+
+async def completion(search: Search, schema: Schema, rows: Sequence[Row], question: str,
+                     read: Sequence[str], *, budget: int, k: int = 2) -> list[Hit]:
+    """Up to ``budget`` chunks not in ``read`` (chunk ids), found by one search of ``k``
+    hits per entity with a needed cell empty."""
+    seen, out = set(read), []
+    for entity, what in missing_cells(schema, rows, needed_columns(schema, question)):
+        if len(out) >= budget:
+            break
+        for hit in await search(f"{entity} {' '.join(what)}", k):
+            if hit.chunk.id not in seen and len(out) < budget:
+                seen.add(hit.chunk.id)
+                out.append(hit)
+    return out
+
+
+__all__ = ["completion", "missing_cells", "needed_columns"]

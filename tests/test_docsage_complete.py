@@ -1,0 +1,174 @@
+"""Filling the cells the question needs by one search per entity: membership and the measured
+value are stated in different documents, and the extraction scope read only the first."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+from docsage_fakes import SYNTHESIS_PROMPT, first_row_answer, row, schema_of
+from fake_retriever import FakeRetriever
+from quaderno.index.hits import Hit
+from quaderno.corpus.chunk import Chunk
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.methods.docsage.complete import completion, missing_cells, needed_columns
+from quaderno.methods.docsage.terms import measured_columns
+from quaderno.methods.registry import make_method
+
+SET2 = {"tables": [
+    {"name": "commissions", "columns": [{"name": "commissionname"}],
+     "primary_key": ["commissionname"]},
+    {"name": "companies", "columns": [{"name": "companyname"}, {"name": "commissionname"},
+                                      {"name": "annual_revenue", "type": "DOUBLE"},
+                                      {"name": "founded", "type": "INT"}],
+     "primary_key": ["companyname"],
+     "foreign_keys": [{"column": "commissionname", "references_table": "commissions",
+                       "references_column": "commissionname"}]}],
+    "join_path": ["companies", "commissions"]}
+QUESTION = ("What is the highest annual revenue among the companies of the Drournlia Markets "
+            "Commission?")
+COMMISSION = "Drournlia Markets Commission"
+
+
+def test_the_cells_a_question_needs() -> None:
+    schema = schema_of(SET2)
+    # the measured column, and the reference the join path filters on; never a key, and
+    # not founded, which nothing asks for
+    assert needed_columns(schema, QUESTION) == [("companies", "annual_revenue"),
+                                                 ("companies", "commissionname")]
+    required = schema_of({**SET2, "required_attributes": ["companies.founded",
+                                                          "companies.companyname"]})
+    assert needed_columns(required, QUESTION) == [("companies", "founded"),
+                                                  ("companies", "annual_revenue"),
+                                                  ("companies", "commissionname")]
+
+
+def test_a_measure_named_by_its_table_is_held_by_its_numeric_columns() -> None:
+    schema = schema_of({"tables": [
+        {"name": "companies", "columns": [{"name": "name"}], "primary_key": ["name"]},
+        {"name": "revenue", "columns": [{"name": "company"}, {"name": "year", "type": "INT"},
+                                        {"name": "amount", "type": "DOUBLE"}],
+         "primary_key": ["company", "year"]}]})
+    assert measured_columns(schema, "Which company has the highest revenue?") == [
+        ("revenue", "amount")]
+
+
+def test_an_entity_is_missing_only_what_no_row_of_it_states() -> None:
+    schema = schema_of(SET2)
+    rows = [row("companies", "d1", companyname="Rastou Bank", commissionname=COMMISSION),
+            row("companies", "d2", companyname="Kelvo Trust", commissionname=COMMISSION),
+            # the same company in another document, with its revenue: merged, complete
+            row("companies", "d3", companyname="Kelvo Trust", annual_revenue=4.2e10),
+            row("companies", "d4", companyname="Ulm Savings"),
+            row("companies", "d5", commissionname=COMMISSION)]          # no name: skipped
+    needed = needed_columns(schema, QUESTION)
+    assert missing_cells(schema, rows, needed) == [
+        ("Rastou Bank", ["annual revenue"]),
+        ("Ulm Savings", ["annual revenue", "commission"])]
+
+
+def _hits(*ids: str) -> list[Hit]:
+    return [Hit(chunk=Chunk(id=i, text=i), score=1.0, rank=r, retriever="t")
+            for r, i in enumerate(ids, start=1)]
+
+
+def test_one_search_per_entity_within_the_budget_and_never_a_chunk_read() -> None:
+    schema = schema_of(SET2)
+    rows = [row("companies", f"m{i}", companyname=n, commissionname=COMMISSION)
+            for i, n in enumerate(["Rastou Bank", "Kelvo Trust", "Ulm Savings"])]
+    queries = []
+
+    async def search(query, k):
+        queries.append((query, k))
+        name = query.split(" annual")[0].replace(" ", "-").lower()
+        return _hits("m0", f"{name}-revenue", f"{name}-other")[:k]
+    found = asyncio.run(completion(search, schema, rows, QUESTION, ["m0", "m1", "m2"],
+                                   budget=3))
+    assert queries == [("Rastou Bank annual revenue", 2), ("Kelvo Trust annual revenue", 2),
+                       ("Ulm Savings annual revenue", 2)]
+    assert [h.chunk.id for h in found] == ["rastou-bank-revenue", "kelvo-trust-revenue",
+                                           "ulm-savings-revenue"]
+    queries.clear()
+    few = asyncio.run(completion(search, schema, rows, QUESTION, ["m0"], budget=1))
+    assert [h.chunk.id for h in few] == ["rastou-bank-revenue"] and len(queries) == 1
+
+
+# -- in the method --------------------------------------------------------------------------
+ALLIANCE = "Northern Alliance"
+DOCS = {
+    "m1": f"Varnholt University is a member of the {ALLIANCE}.",
+    "m2": f"Ostrel College is a member of the {ALLIANCE}.",
+    "e1": "Varnholt University reported an endowment of 900 this year.",
+    "e2": "Ostrel College reported an endowment of 1200 this year.",
+}
+SCHEMA = {"tables": [{"name": "institution", "columns": [
+    {"name": "name"}, {"name": "alliance"}, {"name": "endowment", "type": "DOUBLE"}],
+    "primary_key": ["name"]}], "entity_types": ["institution"]}
+MEMBER = re.compile(r"(\w+ (?:University|College)) is a member of the ([\w ]+)\.")
+ENDOWMENT = re.compile(r"(\w+ (?:University|College)) reported an endowment of (\d+)")
+
+
+def docs(query, n, k):
+    """Membership documents first; a search naming an institution finds its documents."""
+    named = [i for i, t in DOCS.items() if t.split(" is ")[0].split(" reported")[0] in query]
+    order = sorted(named, key=lambda i: not i.startswith("e")) + [
+        i for i in DOCS if i not in named]
+    return [(i, DOCS[i], i) for i in order]
+
+
+class Model:
+    def __init__(self):
+        self.extracted: list[str] = []
+
+    def __call__(self, request):
+        user = request.messages[-1].content
+        if user.startswith(("Design the smallest", "Revise this relational schema")):
+            return json.dumps(SCHEMA)
+        if user.startswith("Extract into the tables below"):
+            text = user.split('"""')[1]
+            self.extracted.append(text.strip())
+            rows = [{"name": m[1], "alliance": m[2]} for m in MEMBER.finditer(text)]
+            rows += [{"name": m[1], "endowment": float(m[2])} for m in ENDOWMENT.finditer(text)]
+            return json.dumps({"institution": rows})
+        if user.startswith("Write one DuckDB SELECT"):
+            return json.dumps({"sql": "SELECT name FROM institution WHERE alliance = "
+                                      f"'{ALLIANCE}' ORDER BY endowment DESC NULLS LAST "
+                                      "LIMIT 1"})
+        if user.startswith(SYNTHESIS_PROMPT):
+            return first_row_answer(user)
+        raise AssertionError(f"unexpected prompt {user[:80]!r}")
+
+
+def _answer(tmp_path, **opts):
+    model = Model()
+    method = make_method("docsage-passive", LM(FakeLLM(respond=model)), FakeRetriever(docs),
+                         {"store_dir": str(tmp_path / "store"), "max_chunks": 2,
+                          "clear": False, **opts})
+    answer = asyncio.run(method.answer(f"Which member of the {ALLIANCE} has the highest "
+                                       "endowment?"))
+    return answer, model
+
+
+def test_the_endowments_are_read_from_the_documents_that_state_them(tmp_path) -> None:
+    answer, model = _answer(tmp_path)
+    d = answer.details
+    assert answer.answer == "Ostrel College"
+    assert d.completed == ["e1", "e2"] and d.chunks_read == 4
+    # the scope's chunks were extracted once, the completion's once each
+    assert sorted(t.splitlines()[-1] for t in model.extracted) == sorted(DOCS.values())
+    assert {e.chunk_id for e in answer.evidence} >= {"e2"}
+
+
+def test_without_completion_the_scope_holds_no_endowment(tmp_path) -> None:
+    answer, _ = _answer(tmp_path, fill_chunks=0)
+    assert answer.details.completed == [] and answer.details.chunks_read == 2
+    assert answer.answer == "Varnholt University"          # the first row: no endowment read
+
+
+def test_without_the_tuple_store_completion_is_skipped_and_said(tmp_path) -> None:
+    answer, model = _answer(tmp_path, store=False)
+    assert answer.details.completed == []
+    assert any("needs the tuple store" in f for f in answer.trace.fallbacks)
+    assert len(model.extracted) == 2
