@@ -7,13 +7,15 @@ import asyncio
 import json
 import re
 
+import pytest
 from docsage_fakes import SYNTHESIS_PROMPT, first_row_answer, row, schema_of
 from fake_retriever import FakeRetriever
-from quaderno.index.hits import Hit
 from quaderno.corpus.chunk import Chunk
+from quaderno.index.hits import Hit
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.complete import completion, missing_cells, needed_columns
+from quaderno.methods.docsage.method import DocSage
 from quaderno.methods.docsage.terms import measured_columns
 from quaderno.methods.registry import make_method
 
@@ -172,3 +174,9 @@ def test_without_the_tuple_store_completion_is_skipped_and_said(tmp_path) -> Non
     assert answer.details.completed == []
     assert any("needs the tuple store" in f for f in answer.trace.fallbacks)
     assert len(model.extracted) == 2
+
+
+def test_a_negative_budget_is_refused_by_name(tmp_path) -> None:
+    with pytest.raises(ValueError, match="fill_chunks must be 0 or more, got -1"):
+        DocSage(LM(FakeLLM(respond=Model())), FakeRetriever(docs), fill_chunks=-1,
+                store_dir=str(tmp_path))
