@@ -64,7 +64,8 @@ def test_an_entity_is_missing_only_what_no_row_of_it_states() -> None:
             # the same company in another document, with its revenue: merged, complete
             row("companies", "d3", companyname="Kelvo Trust", annual_revenue=4.2e10),
             row("companies", "d4", companyname="Ulm Savings"),
-            row("companies", "d5", commissionname=COMMISSION)]          # no name: skipped
+            row("companies", "d5", commissionname=COMMISSION),          # no name: skipped
+            row("companies", "d6", companyname=17)]                     # an id: skipped
     needed = needed_columns(schema, QUESTION)
     assert missing_cells(schema, rows, needed) == [
         ("Rastou Bank", ["annual revenue"]),
@@ -95,6 +96,16 @@ def test_one_search_per_entity_within_the_budget_and_never_a_chunk_read() -> Non
     queries.clear()
     few = asyncio.run(completion(search, schema, rows, QUESTION, ["m0"], budget=1))
     assert [h.chunk.id for h in few] == ["rastou-bank-revenue"] and len(queries) == 1
+
+    # searches that find only what was read stop at twice the budget
+    queries.clear()
+    many = [row("companies", f"x{i}", companyname=f"Firm {chr(65 + i)}") for i in range(10)]
+
+    async def stale(query, k):
+        queries.append(query)
+        return _hits("x0")
+    assert asyncio.run(completion(stale, schema, many, QUESTION, ["x0"], budget=3)) == []
+    assert len(queries) == 6
 
 
 # -- in the method --------------------------------------------------------------------------
@@ -169,11 +180,12 @@ def test_without_completion_the_scope_holds_no_endowment(tmp_path) -> None:
     assert answer.answer == "Varnholt University"          # the first row: no endowment read
 
 
-def test_without_the_tuple_store_completion_is_skipped_and_said(tmp_path) -> None:
+def test_without_the_tuple_store_nothing_is_extracted_twice(tmp_path) -> None:
     answer, model = _answer(tmp_path, store=False)
-    assert answer.details.completed == []
-    assert any("needs the tuple store" in f for f in answer.trace.fallbacks)
-    assert len(model.extracted) == 2
+    assert answer.answer == "Ostrel College" and answer.details.completed == ["e1", "e2"]
+    assert sorted(t.splitlines()[-1] for t in model.extracted) == sorted(DOCS.values())
+    # CLEAR's report counts the scope's extraction, done before the completion, as its own
+    assert answer.details.clear["llm_calls_extract"] == 4
 
 
 def test_a_negative_budget_is_refused_by_name(tmp_path) -> None:

@@ -77,6 +77,12 @@ def test_a_correct_query_is_left_as_written(sb: SQLSandbox) -> None:
     assert sorted(run_with_lineage(sb, correlated).result.rows) == [[n] for n in sorted(MEMBERS)]
 
 
+def test_a_move_is_reported_once_however_often_the_column_appears(sb: SQLSandbox) -> None:
+    sql = ("SELECT T2.city_name, count(*) FROM league_city AS T1 JOIN city AS T2 "
+           "ON T1.city_name = T2.name GROUP BY T2.city_name ORDER BY T2.city_name")
+    assert sb.check(sql).requalified == ["T2.city_name -> T1.city_name"]
+
+
 def test_each_select_is_judged_by_its_own_tables(sb: SQLSandbox) -> None:
     sql = ("SELECT name FROM city WHERE name IN (SELECT c.city_name FROM league_city m, "
            "league c WHERE c.name = m.league_name)")
@@ -88,6 +94,17 @@ def test_each_select_is_judged_by_its_own_tables(sb: SQLSandbox) -> None:
 @pytest.mark.parametrize(("sql", "why"), [
     # no table of the query has it: refused, with the hint to join the table that does
     ("SELECT c.league_name FROM city c", "league_name is a column of league_city"),
+    # moved, the join would compare the link table's column with itself and match everything
+    ("SELECT T2.name FROM league_city AS T1 JOIN city AS T2 ON T1.city_name = T2.city_name",
+     "city_name is a column of league_city"),
+    # a derived table of the SELECT gives the name too: two readings
+    ("SELECT c.city_name FROM (SELECT name AS city_name FROM city) s, city c, league_city m",
+     "city_name"),
+    # ... or gives columns nobody can list
+    ("SELECT c.city_name FROM (SELECT * FROM city) s, city c, league_city m", "city_name"),
+    # an enclosing query's column: the subquery's own link table has it too
+    ("SELECT (SELECT max(c.city_name) FROM league_city m2) FROM city c, league_city m",
+     "city_name"),
     # two tables of the query have it: which one was meant is not guessed
     ("SELECT m.country FROM league_city m JOIN city c ON m.city_name = c.name "
      "JOIN office o ON o.country = c.country",

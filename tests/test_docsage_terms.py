@@ -13,10 +13,10 @@ from fake_retriever import ChunkListRetriever
 from quaderno.corpus.chunk import Chunk
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
-from quaderno.methods.docsage.ask import SchemaDiscovery
+from quaderno.methods.docsage.ask import SchemaDiscovery, _problems
 from quaderno.methods.docsage.detect import detect_all, unmeasured
 from quaderno.methods.docsage.patch import apply_patches
-from quaderno.methods.docsage.terms import measures, missing_measures
+from quaderno.methods.docsage.terms import measured_columns, measures, missing_measures
 from quaderno.methods.episode import Episode
 
 
@@ -45,6 +45,9 @@ from quaderno.methods.episode import Episode
     ("What is the most common genre of the albums?", []),
     ("Which companies have more than 500 employees?", []),
     ("Which is larger, Gilyx or Mergras?", []),
+    ("What more do we know about the hotels of Paris?", []),
+    ("Which of the hotels is the highest rated?", []),
+    ("Which of the companies is the oldest bank?", []),
 ])
 def test_the_measured_phrases_of_a_question(question: str, phrases: list[str]) -> None:
     assert [m.phrase for m in measures(question)] == phrases
@@ -105,6 +108,32 @@ def test_the_other_words_of_the_phrase_do_not_count_as_holding_it() -> None:
     assert m.measure.head == "revenue"
 
 
+def test_only_an_aggregate_adds_a_column() -> None:
+    """A size or comparison adjective may name an entity ("the largest shareholder", "the
+    lower house"): read as a measure, never added to a schema."""
+    schema = schema_of({"tables": [
+        {"name": "companies", "columns": [{"name": "name"}], "primary_key": ["name"]}]})
+    assert missing_measures(schema, "Who is the largest shareholder of the companies?") == []
+    assert [m.measure.phrase for m in missing_measures(
+        schema, "Which of the companies has the highest stake?")] == ["stake"]
+
+
+@pytest.mark.parametrize(("question", "column"), [
+    ("Which of the pilots has the highest iq?", "iq"),
+    ("Which of the pilots has the highest number of years?", "service_years"),
+])
+def test_a_short_or_generic_head_is_found_as_a_whole_word(question, column) -> None:
+    schema = schema_of({"tables": [
+        {"name": "pilots", "columns": [{"name": "name"}, {"name": column, "type": "INT"}],
+         "primary_key": ["name"]}]})
+    assert missing_measures(schema, question) == []
+    assert measured_columns(schema, question) == [("pilots", column)]
+    # and missing when nothing has it
+    bare = schema_of({"tables": [{"name": "pilots", "columns": [{"name": "name"}],
+                                  "primary_key": ["name"]}]})
+    assert [m.table for m in missing_measures(bare, question)] == ["pilots"]
+
+
 def test_a_year_is_an_int_column() -> None:
     schema = schema_of({"tables": [
         {"name": "laureates", "columns": [{"name": "name"}, {"name": "birth_year_x"}],
@@ -131,6 +160,10 @@ def test_when_the_question_names_no_table_the_signal_is_asked() -> None:
     schema = schema_of(SET2)
     (signal,) = unmeasured(schema, "What is the highest annual revenue of Drournlia?")
     assert signal.fix is None and signal.kind == "missing_relationship"
+    assert (signal.table, signal.column) == ("", "")
+    assert _problems([signal]) == (
+        "1. missing relationship: the question measures 'annual revenue', which no table, "
+        "column or description of the schema holds (values: annual revenue)")
 
 
 def test_a_re_key_in_the_same_round_keeps_the_measure_repair() -> None:

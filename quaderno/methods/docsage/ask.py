@@ -72,7 +72,8 @@ def _problems(signals: Sequence[Signal]) -> str:
     for i, s in enumerate(signals, start=1):
         where = f"{s.table}.{s.column}" if s.column else s.table
         vals = f" (values: {', '.join(map(str, s.values[:6]))})" if s.values else ""
-        lines.append(f"{i}. {s.kind.replace('_', ' ')} at {where}: {s.detail}{vals}")
+        at = f" at {where}" if where else ""
+        lines.append(f"{i}. {s.kind.replace('_', ' ')}{at}: {s.detail}{vals}")
     return "\n".join(lines)
 
 

@@ -36,7 +36,8 @@ from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.constraints import CheckResult, Violation, check
 from quaderno.methods.docsage.correct import (Retrieve, apply_cell, committee_ballots,
                                               resolve_conflict, tally)
-from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
+from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
+                                              extract)
 from quaderno.methods.docsage.normalize import (key_columns, normalize_entity,
                                                 normalize_value, row_identity)
 from quaderno.methods.docsage.rows import Row, value_chunk
@@ -305,11 +306,14 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
                     calibration: Calibration | None = None, retrieve: Retrieve | None = None,
                     committee: LM | Sequence[LM] | None = None,
                     aliases: Mapping[str, str] | None = None,
-                    trace: Trace | None = None) -> ClearResult:
+                    trace: Trace | None = None,
+                    extracted: Sequence[ChunkResult] = ()) -> ClearResult:
     """Extract ``schema``'s tables from ``chunks`` and enforce CLEAR; see the module doc.
     ``store``: a :class:`TupleStore`; ``retrieve``: backtracking retrieval (e.g.
     :func:`episode_retriever`); ``committee``: a stronger LM, or several, for re-extraction;
-    ``aliases``: normalized alias -> normalized canonical entity name."""
+    ``aliases``: normalized alias -> normalized canonical entity name; ``extracted``: what
+    some of ``chunks`` already yielded for this schema (counted in the report as if
+    extracted here, and not extracted again)."""
     config = config or ClearConfig()
     settings = settings or ExtractionSettings()
     trace = trace if trace is not None else Trace(label="clear")
@@ -317,8 +321,11 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
     report = run.report
     with trace.span("docsage.clear", chunks=len(chunks), level_a=config.level_a,
                     level_b=config.level_b, correction=config.correction) as top:
-        results = await extract(lm, chunks, schema, settings, store=store, trace=trace,
-                                concurrency=config.concurrency)
+        done = {r.chunk_id: r for r in extracted}
+        new = await extract(lm, [c for c in chunks if c.id not in done], schema, settings,
+                            store=store, trace=trace, concurrency=config.concurrency)
+        by_id = {**done, **{r.chunk_id: r for r in new}}
+        results = [by_id[c.id] for c in chunks if c.id in by_id]
         rows = all_rows(results)
         report.failed_chunks = sum(r.failed for r in results)
         report.tuples_extracted = len(rows)

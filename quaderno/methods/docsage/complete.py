@@ -14,8 +14,9 @@ needs are checked per entity the rows name (aliases merged, as CLEAR will merge 
 
 for each entity with such a cell empty, one search names the entity and what is missing
 ("Rastou Bank annual revenue"), and up to ``budget`` chunks not read yet join the scope, in
-the order of the entities' rows. Each costs one extraction call; the scope's own extraction
-is in the tuple store and is not paid again.
+the order of the entities' rows, with at most twice ``budget`` searches. An entity named by
+a number only (an id) is not searched for. Each new chunk costs one extraction call; the
+scope's own extraction is handed to CLEAR and not paid again.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def missing_cells(schema: Schema, rows: Sequence[Row],
             continue
         name = " ".join(str(r.values[k]) for k in key_columns(table)
                         if not is_null(r.values.get(k)))
-        if not name:
+        if not any(ch.isalpha() for ch in name):   # no name, or an id: nothing to search
             continue
         for c in cols:
             if is_null(r.values.get(c)):
@@ -84,9 +85,10 @@ def missing_cells(schema: Schema, rows: Sequence[Row],
 async def completion(search: Search, schema: Schema, rows: Sequence[Row], question: str,
                      read: Sequence[str], *, budget: int, k: int = 2) -> list[Hit]:
     """Up to ``budget`` chunks not in ``read`` (chunk ids), found by one search of ``k``
-    hits per entity with a needed cell empty."""
+    hits per entity with a needed cell empty, at most ``2 * budget`` searches."""
     seen, out = set(read), []
-    for entity, what in missing_cells(schema, rows, needed_columns(schema, question)):
+    missing = missing_cells(schema, rows, needed_columns(schema, question))
+    for entity, what in missing[:2 * budget]:
         if len(out) >= budget:
             break
         for hit in await search(f"{entity} {' '.join(what)}", k):

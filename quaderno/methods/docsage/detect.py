@@ -140,7 +140,8 @@ def unmeasured(schema: Schema, question: str, rows: Sequence[Row] = ()) -> list[
         fix = None if m.table is None else SchemaPatch(
             op="add_column", table=m.table, column=m.column, type=m.type,
             description=f"the {m.measure.phrase} the question asks about")
-        out.append(Signal(kind="missing_relationship", table=m.table or "", column=m.column,
+        out.append(Signal(kind="missing_relationship", table=m.table or "",
+                          column=m.column if m.table else "",
                           detail=f"the question measures {m.measure.phrase!r}, which no "
                                  "table, column or description of the schema holds",
                           values=[m.measure.phrase], fix=fix))

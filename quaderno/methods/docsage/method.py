@@ -39,7 +39,8 @@ from quaderno.methods.docsage.clear import ClearConfig, episode_retriever, run_c
 from quaderno.methods.docsage.complete import completion
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.detect import Signal, detect_all
-from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
+from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
+                                              extract)
 from quaderno.methods.docsage.gather import extraction_scope, probe_set, sample_set
 from quaderno.methods.docsage.reason import (NOT_FOUND, SQLReasoner, numbered,
                                              answer_from_tables, render_tables)
@@ -132,16 +133,13 @@ class DocSage(BaseMethod):
         return await self.discovery.run(ep, sample, probe, extract=trial, detect=detect,
                                         known=known)
 
-    async def _complete(self, ep: Episode, schema: Schema, chunks: list[Chunk]) -> list[Hit]:
+    async def _complete(self, ep: Episode, schema: Schema,
+                        chunks: list[Chunk]) -> tuple[list[Hit], list[ChunkResult]]:
         """The chunks read beyond the scope to fill the cells the question needs
-        (:mod:`.complete`): the scope is extracted first, through the tuple store, so CLEAR
-        pays nothing for it again."""
+        (:mod:`.complete`), and what the scope yielded (extracted here to find the empty
+        cells; CLEAR takes it over, and the report counts it as CLEAR's)."""
         if not self.fill_chunks:
-            return []
-        if self.store is None:
-            ep.trace.fallback("no completion of empty cells: it needs the tuple store "
-                              "(without it the scope would be extracted twice)")
-            return []
+            return [], []
         with ep.trace.span("docsage.complete", budget=self.fill_chunks) as span:
             results = await extract(self.extractor, chunks, schema, self.settings,
                                     store=self.store, trace=ep.trace,
@@ -152,7 +150,7 @@ class DocSage(BaseMethod):
             found = await completion(search, schema, all_rows(results), ep.question,
                                      [c.id for c in chunks], budget=self.fill_chunks)
             span.outputs = {"chunks": [h.chunk.id for h in found]}
-        return found
+        return found, results
 
     def _cite(self, ep: Episode, by_chunk: dict[str, Hit], chunk_ids: Sequence[str]) -> None:
         hits = [by_chunk[c] for c in dict.fromkeys(chunk_ids) if c in by_chunk]
@@ -175,7 +173,7 @@ class DocSage(BaseMethod):
         if cut:
             ep.trace.fallback(f"more chunks matched than max_chunks={self.max_chunks}; "
                               "extracted from the best-ranked ones")
-        filled = await self._complete(ep, schema, [h.chunk for h in scope])
+        filled, extracted = await self._complete(ep, schema, [h.chunk for h in scope])
         scope = [*scope, *filled]
         by_chunk = {h.chunk.id: h for h in scope} | {h.chunk.id: h for h in ranked}
         chunks: list[Chunk] = [h.chunk for h in scope]
@@ -189,7 +187,8 @@ class DocSage(BaseMethod):
         clear = await run_clear(self.extractor, schema, chunks, config=self.clear_config,
                                 settings=self.settings, store=self.store,
                                 calibration=self.calibration, retrieve=retrieve,
-                                committee=self.committee, trace=ep.trace)
+                                committee=self.committee, trace=ep.trace,
+                                extracted=extracted)
         rows = clear.rows
         details = DocSageDetails(variant=self.variant, db_schema=schema, ask=ask_log,
                                  chunks_read=len(chunks), scope_cut=cut,

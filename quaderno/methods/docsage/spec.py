@@ -36,7 +36,7 @@ class DocSageOptions(RetrievalOptions):
     fill_chunks: int = Field(16, ge=0, description="most chunks read beyond max_chunks to "
                                                    "fill cells the question needs that are "
                                                    "still empty, one search per entity (0: "
-                                                   "off; needs the tuple store)")
+                                                   "off)")
     sample_k: int = Field(8, ge=1, description="top chunks in the initial schema's sample")
     probe_size: int = Field(24, ge=1, description="chunks in ASK's trial extraction")
     probe_docs: int = Field(8, ge=1, description="least documents the probe set covers")

@@ -7,13 +7,16 @@ exactly that schema (companies and commissions, no revenue) and listed no requir
 so nothing flagged it until the SQL gate refused the query. The question says what it
 measures: the words after an aggregate or comparison ("highest annual revenue", "average
 population", "the number of publications", "sample variance of the research grant",
-"correlation between the birth year and the number of publications"). A measured phrase
-whose head word (its last content word: ``revenue``, ``birth`` of "birth year") no table,
-column, description or unit of the schema shares (:func:`overlap`: ``revenue`` is in
-``revenueamount``) is a missing attribute. Its repair adds the column, named after the phrase
-(``annual_revenue``, numeric; ``birth_year`` INT), to the table the question names in lower
-case ("among the companies": ``companies``; capitalized words are names of things, not types),
-the one with more trial rows when it names several; when it names none, the signal is asked.
+"correlation between the birth year and the number of publications"); a phrase after a
+participle ("the highest rated hotel") or a pronoun ("what more do we know") is none. A
+phrase an aggregate names (not a size or comparison adjective: "the largest shareholder"
+is an entity) whose head word (its last content word: ``revenue``, ``birth`` of "birth
+year") no table, column, description or unit of the schema shares (:func:`overlap`:
+``revenue`` is in ``revenueamount``) is a missing attribute. Its repair adds the column,
+named after the phrase (``annual_revenue``, numeric; ``birth_year`` INT), to the table the
+question names in lower case ("among the companies": ``companies``; capitalized words are
+names of things, not types), the one with more trial rows when it names several; when it
+names none, the signal is asked.
 
 Also here: the content words of a text (used to offer the tuple store's known tables that
 share one with the question).
@@ -43,12 +46,16 @@ GENERIC = frozenset(
     "attribute unit record data list give show find difference compare correlation "
     "variance distribution".split())
 
-# words after which the question names what it measures
-_TRIGGERS = frozenset(
-    "highest lowest largest smallest biggest greatest most least fewest latest earliest "
-    "oldest newest youngest higher lower larger smaller bigger greater more fewer less "
-    "average mean median total sum maximum minimum variance deviation correlation "
-    "difference".split())
+# words after which the question names what it measures: an aggregate names it for sure
+# ("the highest revenue", "the average population"); a size or comparison adjective may
+# name an entity instead ("the largest shareholder", "the lower house"), so what follows it
+# is read as a measure, never added to a schema as one
+_AGGREGATES = frozenset(
+    "highest lowest most least fewest average mean median total sum maximum minimum "
+    "variance deviation correlation difference".split())
+_TRIGGERS = _AGGREGATES | frozenset(
+    "largest smallest biggest greatest latest earliest higher lower larger smaller bigger "
+    "greater more fewer less".split())
 # triggers whose measure may be two phrases joined by "and" (a correlation between A and B)
 _PAIRED = frozenset({"correlation", "difference"})
 # words between a trigger and its measure ("the sample variance of the research grant")
@@ -56,7 +63,9 @@ _LEAD = frozenset("the a an of between sample standard number amount count value
                   .split())
 # words that end a measured phrase ("the average population of the cities")
 _JOINS = frozenset("of in on at to by for and or as is be than per within during since until "
-                   "while whose among across".split())
+                   "while whose among across do does did we you they it he she are was were "
+                   "been being has have had can could would should will shall may might must"
+                   .split())
 # "the most common genre" measures no attribute
 _NOT_MEASURES = frozenset("common frequent popular famous recent likely often".split())
 _MAX_WORDS = 3
@@ -77,10 +86,12 @@ def overlap(a: set[str], b: set[str]) -> bool:
 
 
 class Measure(BaseModel):
-    """A phrase the question measures: its words as written and its head word."""
+    """A phrase the question measures: its words as written, its head word, and whether an
+    aggregate named it (:data:`_AGGREGATES`)."""
 
     words: list[str]
     head: str
+    aggregate: bool = True
 
     @property
     def phrase(self) -> str:
@@ -119,20 +130,33 @@ def measures(question: str) -> list[Measure]:
                 j += 1
             words, j = _phrase(tokens, j)
             heads = [w for w in words if w not in GENERIC]
-            if heads and words[0] not in _NOT_MEASURES:
-                found.setdefault(" ".join(words), Measure(words=words, head=heads[-1]))
+            # "the highest rated hotel": a participle describes the entity
+            if heads and words[0] not in _NOT_MEASURES and not (
+                    words[0].endswith("ed") and len(words[0]) > 4):
+                found.setdefault(" ".join(words), Measure(
+                    words=words, head=heads[-1], aggregate=tok.lower() in _AGGREGATES))
             if not (paired and j < len(tokens) and tokens[j] == "and"):
                 break
             j += 1
     return list(found.values())
 
 
-def _schema_words(schema: Schema) -> set[str]:
+def _head_in(head: str, text: str) -> bool:
+    """``head`` is in ``text`` (names, descriptions): a shared content word; a head too
+    short or too generic to be one ("iq", "years") only as a whole word."""
+    words = content_words(head)
+    if words:
+        return overlap(words, content_words(text))
+    return singular(head.lower()) in {singular(w) for w in
+                                      re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))}
+
+
+def _schema_text(schema: Schema) -> str:
     text = []
     for t in schema.tables:
         text += [t.name, t.description]
         text += [f"{c.name} {c.description} {c.unit}" for c in t.columns]
-    return content_words(" ".join(text))
+    return " ".join(text)
 
 
 def _named_tables(schema: Schema, question: str, rows: Sequence[Row]) -> list[Table]:
@@ -163,13 +187,13 @@ class MissingMeasure(BaseModel):
 
 def missing_measures(schema: Schema, question: str,
                      rows: Sequence[Row] = ()) -> list[MissingMeasure]:
-    """The measures of ``question`` whose head word the schema lacks, each with the column
-    that would hold it (module docstring)."""
-    held = _schema_words(schema)
+    """The measures an aggregate of ``question`` names whose head word the schema lacks,
+    each with the column that would hold it (module docstring)."""
+    held = _schema_text(schema)
     named = _named_tables(schema, question, rows)
     out = []
     for m in measures(question):
-        if overlap(content_words(m.head), held):
+        if not m.aggregate or _head_in(m.head, held):
             continue
         # no column of the table can have this name: it would hold the head word
         out.append(MissingMeasure(measure=m, table=named[0].name if named else None,
@@ -183,12 +207,10 @@ def measured_columns(schema: Schema, question: str) -> list[tuple[str, str]]:
     (not keys) of a table named after it (``revenue.amount`` for "the highest revenue")."""
     out: list[tuple[str, str]] = []
     for m in measures(question):
-        head = content_words(m.head)
         found = [(t.name, c.name) for t in schema.tables for c in t.columns
-                 if overlap(head, content_words(f"{c.name} {c.description} {c.unit}"))]
+                 if _head_in(m.head, f"{c.name} {c.description} {c.unit}")]
         if not found:
-            found = [(t.name, c.name) for t in schema.tables
-                     if overlap(head, content_words(t.name))
+            found = [(t.name, c.name) for t in schema.tables if _head_in(m.head, t.name)
                      for c in t.columns if c.type in ("INT", "DOUBLE")
                      and c.name not in t.primary_key]
         out += [f for f in found if f not in out]
