@@ -269,6 +269,37 @@ def test_a_count_never_takes_money_or_a_measure(text, written, quoted) -> None:
     assert change.evidence_quote == quoted      # the number as the text writes it
 
 
+@pytest.mark.parametrize(("text", "written", "quoted"), [
+    # the measuring model's Set2 cells: three companies' headcounts read as their revenue
+    ("With 75,440 employees, Raextaendnas Bank sits among its peers.", 75440,
+     "75,440 employees"),
+    ("A total of 66790 employees was recorded for Riaska Systems.", 66790, "66790 employees"),
+    ("Riaska reports 21 regional offices.", 21, "21 regional offices"),
+])
+def test_money_never_takes_a_count_of_people_or_things(text, written, quoted) -> None:
+    read, changes = read_row(TABLE, {"name": "Acme", "revenue": written}, text)
+    assert read["revenue"] is None
+    (change,) = changes
+    assert (change.reason, change.evidence_quote) == ("unit", quoted)
+
+
+def test_money_still_takes_amounts_beside_a_headcount() -> None:
+    text = "Acme has 75,440 employees and reported USD 54860M; its staff budget is 900."
+    read, _ = read_row(TABLE, {"name": "Acme", "revenue": 54860, "staff": 75440}, text)
+    assert (read["revenue"], read["staff"]) == (54860000000.0, 75440)
+    budget = Schema.model_validate({"tables": [
+        {"name": "unit", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "cost", "type": "DOUBLE"}]}]}).tables[0]
+    # a plain number with no count after it is still money's
+    assert read_row(budget, {"name": "u", "cost": 900}, text)[0]["cost"] == 900
+    # and a column of neither money nor people takes its count
+    offices = Schema.model_validate({"tables": [
+        {"name": "firm", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "offices", "type": "INT"}]}]}).tables[0]
+    assert read_row(offices, {"name": "Riaska", "offices": 21},
+                    "Riaska reports 21 regional offices.")[0]["offices"] == 21
+
+
 def test_other_columns_and_plain_counts_keep_their_numbers() -> None:
     text = ("Mergras covers 283 square kilometres, spends $3.2616 billion and has 2053 "
             "thousand inhabitants.")

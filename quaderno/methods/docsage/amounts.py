@@ -21,8 +21,10 @@ and year columns are never rescaled. Every change is a
 :class:`~quaderno.methods.docsage.rows.Correction` (``reason="scale"``, ``by="as-stated"``)
 quoting the text's number. A column that counts people or things (population, employees)
 never takes a number the text writes as money or as a measure ("$3.2616 billion", "283
-square kilometres": the 1.5B model put both into a city's population); such a cell becomes
-NULL (``reason="unit"``).
+square kilometres": the 1.5B model put both into a city's population), and a column of
+money (revenue, budget, a currency unit) never takes a number written as a count of people
+or things ("75,440 employees": three companies' revenues on Set2); such a cell becomes NULL
+(``reason="unit"``).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from quaderno.methods.docsage.schema import Column, Table
 
 # part of the tuple store's key (extract.prompt_fingerprint): a change of how numbers are
 # read must not re-use tuples read the old way
-READER_VERSION = "as-stated-2"
+READER_VERSION = "as-stated-3"
 
 _WORDS = {"thousand": 3, "million": 6, "mn": 6, "mln": 6, "billion": 9, "bn": 9,
           "trillion": 12}
@@ -60,6 +62,15 @@ _MEASURE_WORDS = re.compile(r"[ \u00a0]?(?:(?:square|sq|per|cubic)[ \u00a0])?[^\
 # columns that count people or things: a currency amount or a measure is never their value
 _HEADCOUNT = re.compile(r"(population|inhabitants|residents|employees|staff|headcount|"
                         r"members|students|players|seats|people|visitors)", re.I)
+# a count of people or things written right after a number, one word between at most
+# ("75,440 employees", "21 regional offices"): never an amount of money
+_COUNTED = re.compile(r"[ \u00a0]+(?:[a-z-]+[ \u00a0]+)?(?:employees|staff|workers|"
+                      r"inhabitants|residents|people|persons|members|students|visitors|seats|"
+                      r"players|offices|branches|stores|shops|plants)\b", re.I)
+# columns holding money, by name or description
+_MONEY_NAME = re.compile(r"(?i)revenue|budget|cost|price|payroll|grant|salary|salaries|"
+                         r"income|profit|sales|spending|funding|turnover|wage|fee|earning|"
+                         r"capital|assets|endowment|debt")
 _MONEY_UNIT = re.compile(r"(?i)usd|eur|gbp|[$€£]|dollar|euro|pound")
 _UNIT_WORD = re.compile(r"(?i)(?<![a-z])(thousand|million|mln|mn|billion|bn|trillion)s?(?![a-z])")
 _UNIT_LETTER = re.compile(r"(?:[$€£]|\b(?:usd|eur|gbp))\s?(k|m|b)\b|\b(k|m|b)\s?(?:[$€£]|"
@@ -77,20 +88,24 @@ class Mention(NamedTuple):
     end: int
     currency: bool = False
     measure: bool = False
+    counted: bool = False     # a count of people or things after it ("75,440 employees")
 
     @property
     def value(self) -> Decimal:
         return self.digits.scaleb(self.scale)
 
     def as_written(self, text: str) -> str:
-        """The number in ``text`` with its currency sign before it and its measure after
-        it ("$3.2616 billion", "283 square kilometres")."""
+        """The number in ``text`` with its currency sign before it and its measure or what
+        it counts after it ("$3.2616 billion", "283 square kilometres", "75,440
+        employees")."""
         start, end = self.start, self.end
         if self.currency:
             before = text[max(0, start - 5):start]
             start -= len(before) - _CURRENCY.search(before).start()
         if self.measure:
             end = _MEASURE_WORDS.match(text, end).end()
+        elif self.counted:
+            end = _COUNTED.match(text, end).end()
         return text[start:end]
 
     def in_unit_of(self, scale: int) -> bool:
@@ -114,8 +129,9 @@ def mentions_in(text: str) -> list[Mention]:
         elif m["word"]:
             scale = _WORDS[m["word"].lower()]
         measure = bool(_MEASURE.match(text, m.end()))
+        counted = not scale and bool(_COUNTED.match(text, m.end()))
         out.append(Mention(Decimal(m["num"].replace(",", "")), scale, m.start(), m.end(),
-                           currency, measure))
+                           currency, measure, counted))
     return out
 
 
@@ -182,6 +198,22 @@ def counts(col: Column) -> bool:
         bool(_HEADCOUNT.search(f"{col.name} {col.description}"))
 
 
+def money(col: Column) -> bool:
+    """A column holding amounts of money: a currency unit, or a name or description that
+    says so (revenue, budget, grant)."""
+    return col.type in ("INT", "DOUBLE") and bool(
+        _UNIT_LETTER.search(col.unit) or _MONEY_UNIT.search(col.unit)
+        or _MONEY_NAME.search(f"{col.name} {col.description}"))
+
+
+def _foreign(col: Column, m: Mention) -> bool:
+    """``m`` is written as something ``col`` cannot hold: money or a measure for a count,
+    a count of people or things for money."""
+    if counts(col):
+        return m.currency or m.measure
+    return money(col) and m.counted
+
+
 def rescalable(table: Table, col: Column) -> bool:
     """Numeric, not a key, not a year: the columns whose values carry a scale."""
     return (col.type in ("INT", "DOUBLE") and col.name not in key_columns(table)
@@ -208,12 +240,12 @@ def read_cell(table: Table, col: Column, old: Any, text: str,
     if old is None or isinstance(old, bool) or not rescalable(table, col):
         return old, None
     found = mentions_in(text) if found is None else found
-    count = counts(col)
-    usable = [m for m in found if not (count and (m.currency or m.measure))]
+    usable = [m for m in found if not _foreign(col, m)]
     reading = read_stated(old, text, usable)
     if reading is None and len(usable) < len(found):
         # the number the model took is money or a measure ("283 square kilometres" as
-        # a population; "$3.2616 billion", a budget): not this column's value
+        # a population; "$3.2616 billion", a budget), or a headcount taken as money
+        # ("75,440 employees" as a revenue): not this column's value
         other = read_stated(old, text, [m for m in found if m not in usable])
         if other is not None:
             return None, Correction(column=col.name, old=old, new=None, reason="unit",
