@@ -5,7 +5,9 @@ treated like code from a stranger. :func:`check_sql` parses it with sqlglot and 
 single SELECT (or set operation, or WITH ... SELECT) over the schema's tables: every node of
 the syntax tree is inspected, never the text. Writes, DDL, commands, table-valued and file or
 network functions, system catalogs and unknown tables are refused, and columns are qualified
-against the schema so unknown or ambiguous ones fail. What runs afterwards is the SQL
+against the schema so unknown or ambiguous ones fail (a column qualified with the wrong table
+of its SELECT is first moved to the one table there that has it, when nothing else could be
+meant: :func:`_requalify`). What runs afterwards is the SQL
 *regenerated from the checked tree* with comments dropped, so nothing the parser did not see
 (a comment hiding a second statement, say) can reach DuckDB.
 
