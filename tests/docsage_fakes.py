@@ -30,3 +30,19 @@ def schema_of(draft: dict) -> Schema:
 def row(table: str, chunk: str, **values) -> Row:
     """A row of ``table`` extracted from ``chunk``."""
     return Row(table=table, values=values, provenance=Provenance(chunk_id=chunk))
+
+
+class DraftOnly:
+    """A model that drafts ``draft`` as the schema and fails the test on any other prompt
+    (ASK must repair by code, asking the documents nothing); records what it was sent."""
+
+    def __init__(self, draft: dict) -> None:
+        self.draft = draft
+        self.prompts: list[str] = []
+
+    def __call__(self, request) -> str:
+        user = request.messages[-1].content
+        self.prompts.append(user)
+        if user.startswith("Design the smallest"):
+            return json.dumps(self.draft)
+        raise AssertionError(f"unexpected prompt {user[:60]!r}")

@@ -5,9 +5,8 @@ no answer, and its SQL filtered cities on ``country = 'League of ...'``."""
 from __future__ import annotations
 
 import asyncio
-import json
 
-from docsage_fakes import row, schema_of
+from docsage_fakes import DraftOnly, row, schema_of
 from fake_retriever import ChunkListRetriever
 from quaderno.corpus.chunk import Chunk
 from quaderno.llm.fake import FakeLLM
@@ -127,20 +126,6 @@ def test_an_invented_key_is_re_keyed_first_and_the_join_judged_after() -> None:
     assert [s.fix.op for s in found if s.fix is not None] == ["rekey"]
 
 
-class Script:
-    """The Set3 draft; fails the test if ASK asks the documents anything."""
-
-    def __init__(self):
-        self.prompts: list[str] = []
-
-    def __call__(self, request):
-        user = request.messages[-1].content
-        self.prompts.append(user)
-        if user.startswith("Design the smallest"):
-            return json.dumps(SET3)
-        raise AssertionError(f"unexpected prompt {user[:60]!r}")
-
-
 def test_ask_adds_the_membership_column_without_asking_and_the_next_trial_fills_it() -> None:
     seen = []
 
@@ -153,7 +138,7 @@ def test_ask_adds_the_membership_column_without_asking_and_the_next_trial_fills_
                 ] + CITY_ROWS[2:]
 
     chunks = [Chunk(id=c, text=t, kb="c") for c, t in TEXTS.items()]
-    script = Script()
+    script = DraftOnly(SET3)
     ep = Episode("Which city of the League of Merounddian Cities has the lowest population?",
                  method="docsage", lm=LM(FakeLLM(respond=script)),
                  retriever=ChunkListRetriever(chunks))

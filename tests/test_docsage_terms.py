@@ -5,10 +5,9 @@ required attribute, and nothing flagged it until the SQL gate refused the query 
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
-from docsage_fakes import row, schema_of
+from docsage_fakes import DraftOnly, row, schema_of
 from fake_retriever import ChunkListRetriever
 from quaderno.corpus.chunk import Chunk
 from quaderno.llm.fake import FakeLLM
@@ -186,20 +185,6 @@ TEXTS = {"r1": "Rastou Bank is regulated by the Drournlia Markets Commission. It
          "r2": "Kelvo Trust, under the Drournlia Markets Commission, earned $42.8 billion."}
 
 
-class Script:
-    """The Set2 draft without revenue; fails the test if ASK asks the documents anything."""
-
-    def __init__(self):
-        self.prompts: list[str] = []
-
-    def __call__(self, request):
-        user = request.messages[-1].content
-        self.prompts.append(user)
-        if user.startswith("Design the smallest"):
-            return json.dumps(SET2)
-        raise AssertionError(f"unexpected prompt {user[:60]!r}")
-
-
 def test_ask_adds_the_measure_and_the_next_trial_extracts_it() -> None:
     seen = []
 
@@ -214,7 +199,7 @@ def test_ask_adds_the_measure_and_the_next_trial_extracts_it() -> None:
             row("commissions", "r1", commissionname="Drournlia Markets Commission")]
 
     chunks = [Chunk(id=c, text=t, kb="c") for c, t in TEXTS.items()]
-    script = Script()
+    script = DraftOnly(SET2)
     ep = Episode(SET2_QUESTION, method="docsage", lm=LM(FakeLLM(respond=script)),
                  retriever=ChunkListRetriever(chunks))
     probe = ChunkListRetriever(chunks).retrieve("", 2)

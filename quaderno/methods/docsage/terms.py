@@ -32,7 +32,7 @@ from pydantic import BaseModel
 from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
-from quaderno.methods.docsage.schema import Schema, Table
+from quaderno.methods.docsage.schema import Column, Schema, Table
 
 # words of questions and schemas that say nothing about which entities or attributes they mean
 GENERIC = frozenset(
@@ -151,11 +151,15 @@ def _head_in(head: str, text: str) -> bool:
                                       re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))}
 
 
+def _column_text(col: Column) -> str:
+    """What a column says about what it holds: its name, description and unit."""
+    return f"{col.name} {col.description} {col.unit}"
+
+
 def _schema_text(schema: Schema) -> str:
     text = []
     for t in schema.tables:
-        text += [t.name, t.description]
-        text += [f"{c.name} {c.description} {c.unit}" for c in t.columns]
+        text += [t.name, t.description, *(_column_text(c) for c in t.columns)]
     return " ".join(text)
 
 
@@ -208,7 +212,7 @@ def measured_columns(schema: Schema, question: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for m in measures(question):
         found = [(t.name, c.name) for t in schema.tables for c in t.columns
-                 if _head_in(m.head, f"{c.name} {c.description} {c.unit}")]
+                 if _head_in(m.head, _column_text(c))]
         if not found:
             found = [(t.name, c.name) for t in schema.tables if _head_in(m.head, t.name)
                      for c in t.columns if c.type in ("INT", "DOUBLE")
