@@ -127,9 +127,11 @@ class SQLRefusedError(InputFormatError):
 class SQLExecutionError(QuadernoError):
     """A query that passed the gate failed while it ran in the sandbox: a database error
     (binder, conversion, ...), the memory limit or the time limit (``kind`` says which);
-    the message can go back to the model for one repair."""
+    the message can go back to the model for one repair. ``requalified``: the columns the
+    gate had moved to another table before the query ran (what ran is not what was written)."""
 
     def __init__(self, message: str, *, kind: str = "database", sql: str = "") -> None:
         super().__init__(message)
         self.kind = kind
         self.sql = sql
+        self.requalified: list[str] = []

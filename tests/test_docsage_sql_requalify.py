@@ -129,3 +129,30 @@ def test_the_move_is_recorded_in_the_trace() -> None:
     assert table.rows == [["Gaenstas"]]
     assert [a.stage for a in attempts] == ["ok"]               # no repair spent
     assert any("T2.city_name -> T1.city_name" in f for f in ep.trace.fallbacks)
+
+
+def test_a_moved_query_that_fails_says_what_ran() -> None:
+    """The gate passes a query it repaired; when that query then fails in the database, the
+    model's repair prompt and the trace both say what was moved, since the database error
+    quotes the query the gate ran, not the one the model wrote."""
+    failing = ("SELECT T2.city_name FROM league_city AS T1 JOIN city AS T2 "
+               "ON T1.city_name = T2.name WHERE CAST(T2.country AS INT) > 0")
+    prompts: list[str] = []
+
+    def respond(request):
+        user = request.messages[-1].content
+        assert user.startswith("Write one DuckDB SELECT"), user[:60]
+        prompts.append(user)
+        return json.dumps({"sql": failing if len(prompts) == 1 else SET3_SQL})
+    ep = Episode("Which city of the League of Merounddian Cities has the lowest population?",
+                 method="docsage", lm=LM(FakeLLM(respond=respond)),
+                 retriever=ChunkListRetriever([]))
+    table, attempts = asyncio.run(SQLReasoner().run(ep, SCHEMA, _rows()))
+    assert [a.stage for a in attempts] == ["execute", "ok"]
+    assert table.rows == [["Gaenstas"]]
+    error = attempts[0].error
+    assert "Conversion" in error and "T2.city_name -> T1.city_name" in error
+    assert "ran with columns moved" in error
+    assert "T2.city_name -> T1.city_name" in prompts[1]       # the repair is told
+    assert any("failed anyway" in f and "T2.city_name -> T1.city_name" in f
+               for f in ep.trace.fallbacks)

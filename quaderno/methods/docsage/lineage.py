@@ -369,7 +369,11 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
                     top = top.this
                 mode = "group" if isinstance(top, exp.Select) and _is_aggregate(top) else "row"
     if result is None:
-        result = sandbox.run_checked(checked, timeout_s=timeout_s, max_rows=max_rows)
+        try:
+            result = sandbox.run_checked(checked, timeout_s=timeout_s, max_rows=max_rows)
+        except SQLExecutionError as e:
+            e.requalified = list(checked.requalified)  # the repair must know what ran
+            raise
         row_tids = [[] for _ in result.rows]
         partial = bool(checked.tables)  # a query that reads no table has nothing to trace
     support, support_partial = _support_tids(sandbox, checked.expression, rewriter,

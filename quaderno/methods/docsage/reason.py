@@ -128,7 +128,15 @@ class SQLReasoner:
                         attempts.append(SQLAttempt(sql=sql, error=str(exc), stage="gate"))
                         span.outputs = {"refused": exc.reason}
                     except SQLExecutionError as exc:
-                        attempts.append(SQLAttempt(sql=sql, error=str(exc), stage="execute"))
+                        error = str(exc)
+                        if exc.requalified:
+                            moved = "; ".join(exc.requalified)
+                            error += (" (the query ran with columns moved to the one table "
+                                      f"that has them: {moved})")
+                            ep.trace.fallback("the gate moved columns to the one table in "
+                                              f"scope that has them: {moved}; the query "
+                                              "failed anyway", span)
+                        attempts.append(SQLAttempt(sql=sql, error=error, stage="execute"))
                         span.outputs = {"error": exc.kind}
                     else:
                         if traced.requalified:
