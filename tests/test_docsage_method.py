@@ -330,3 +330,35 @@ def test_what_the_question_measures_is_added_to_a_schema_without_it(tmp_path):
         ("add_column", "endowment")]
     [sql_prompt] = [p for p in model.prompts if p.startswith("Write one DuckDB SELECT")]
     assert "endowment" in sql_prompt
+
+
+class FiguresOnly(Model):
+    """Synthesis answers with row [1]'s number in bare figures, as the measuring model did
+    ("63907400000.0" for a revenue its document writes "USD 63907.4M")."""
+
+    def __call__(self, request):
+        user = request.messages[-1].content
+        if user.startswith(SYNTHESIS_PROMPT):
+            self.prompts.append(user)
+            return json.dumps({"answer": re.search(r"\[1\] (\d+)", user)[1],
+                               "cited_rows": [1]})
+        return super().__call__(request)
+
+
+def test_a_number_in_figures_only_gets_the_documents_words_for_it(tmp_path):
+    model = FiguresOnly(sql="SELECT max(staff) AS most FROM institution")
+    a = answer("docsage", model, tmp_path, question="How many staff does the largest "
+               "member institution employ?")
+    d = a.details
+    assert d.result.rows == [[2300]]
+    (stated,) = d.result.stated
+    assert (stated.row, stated.column, stated.value, stated.quote, stated.chunk_id) == (
+        1, "most", 2300, "2,300 staff", "varn#0")
+    assert a.answer.startswith("2300 (written \"2,300 staff\"")
+    # the synthesis step saw the words too
+    assert 'most written "2,300 staff"' in model.prompts[-1]
+    # a count is no stated value: the same collection, no quote
+    b = answer("docsage", FiguresOnly(sql="SELECT count(*) FROM institution"), tmp_path,
+               question="How many member institutions are there?")
+    assert b.details.result.rows == [[3]] and b.details.result.stated == []
+    assert b.answer == "3"

@@ -279,17 +279,23 @@ def read_row(table: Table, values: Mapping[str, Any],
     return out, changes
 
 
-def stated_spans(text: str, value: Any, col: Column) -> list[tuple[int, int]]:
-    """Where ``text`` states a cell's value after it was read into the column's unit
-    ("USD 54860M" for 54860000000 dollars)."""
+def stated_mentions(text: str, value: Any, col: Column) -> list[Mention]:
+    """The numbers of ``text`` that state a cell's value after it was read into the column's
+    unit ("USD 54860M" for 54860000000 dollars)."""
     v = exact_number(value)
     if v is None:
         return []
     scale = unit_scale(col.unit)
     size = abs(v.scaleb(scale))
-    return [(m.start, m.end) for m in mentions_in(text)
+    return [m for m in mentions_in(text)
             if (m.digits == abs(v) if m.in_unit_of(scale) else m.value == size)]
 
 
+def stated_spans(text: str, value: Any, col: Column) -> list[tuple[int, int]]:
+    """Where ``text`` states a cell's value (:func:`stated_mentions`)."""
+    return [(m.start, m.end) for m in stated_mentions(text, value, col)]
+
+
 __all__ = ["READER_VERSION", "Mention", "counts", "in_unit", "mentions_in", "read_row",
-           "read_stated", "rescalable", "stated_spans", "unit_scale"]
+           "read_stated", "rescalable", "stated_mentions", "stated_spans",
+           "unit_scale"]

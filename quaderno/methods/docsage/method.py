@@ -47,6 +47,7 @@ from quaderno.methods.docsage.reason import (NOT_FOUND, SQLReasoner, numbered,
 from quaderno.methods.docsage.records import AskLog
 from quaderno.methods.docsage.rows import Row, row_chunks
 from quaderno.methods.docsage.schema import Schema, generic_schema
+from quaderno.methods.docsage.stated import stated_values, with_stated
 from quaderno.methods.docsage.store import TupleStore
 from quaderno.methods.episode import Episode
 from quaderno.storage import check_name
@@ -213,7 +214,13 @@ class DocSage(BaseMethod):
             self._cite(ep, by_chunk, [c.id for c in chunks])
             return ep.finish(NOT_FOUND, context=numbered(table, 0) if table else "",
                              details=details)
+        table.stated = stated_values(table, schema,
+                                     {c: h.chunk.render() for c, h in by_chunk.items()})
         answer, explanation, cited = await self.reasoner.synthesize(ep, ran, table)
+        with ep.trace.span("docsage.stated", stated=len(table.stated)) as span:
+            # a number given in figures only gets the documents' own words for it
+            answer = with_stated(answer, table.stated, cited)
+            span.outputs = {"answer": answer}
         details.cited_rows = cited
         self._cite(ep, by_chunk, [c for i in cited for s in table.sources[i - 1]
                                   for c in s.chunk_ids()])

@@ -64,7 +64,8 @@ def render_tables(schema: Schema, rows: Sequence[Row], limit: int = 200) -> str:
 def result_table(traced: TracedResult) -> ResultTable:
     res = traced.result
     sources = [list(lin.sources) for lin in traced.lineage]
-    return ResultTable(columns=res.columns, rows=[list(r) for r in res.rows], sources=sources,
+    return ResultTable(sql=res.sql, columns=res.columns, rows=[list(r) for r in res.rows],
+                       sources=sources,
                        lineage="partial" if traced.partial else "full",
                        truncated=res.truncated)
 
@@ -72,8 +73,13 @@ def result_table(traced: TracedResult) -> ResultTable:
 def numbered(table: ResultTable, limit: int) -> str:
     if not table.rows:
         return "(no rows)"
+    written: dict[int, list[str]] = {}
+    for s in table.stated:
+        written.setdefault(s.row, []).append(f"{s.column} written {_cell(s.quote)}")
     lines = [" | ".join(table.columns)]
     lines += [f"[{i}] " + " | ".join(_cell(v) for v in row)
+              + (f"   (as the documents write it: {'; '.join(written[i])})" if i in written
+                 else "")
               for i, row in enumerate(table.rows[:limit], start=1)]
     if len(table.rows) > limit:
         lines.append(f"... {len(table.rows) - limit} more rows")

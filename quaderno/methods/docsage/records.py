@@ -67,11 +67,24 @@ class RowSource(BaseModel):
         return list(dict.fromkeys([self.chunk_id, *self.cell_chunks.values()]))
 
 
+class StatedValue(BaseModel):
+    """A numeric result cell as a source chunk writes it ("USD 63907.4M" for 63907400000.0)."""
+
+    row: int  # 1-based, as the synthesis step numbers the rows
+    column: str
+    value: Any
+    quote: str
+    chunk_id: str
+    doc_id: str = ""
+
+
 class ResultTable(BaseModel):
     """The query result R with, per row, the tuples it was computed from (Eq. 6)."""
 
+    sql: str = ""  # what ran: the query as the gate passed it (repaired columns included)
     columns: list[str] = Field(default_factory=list)
     rows: list[list[Any]] = Field(default_factory=list)
     sources: list[list[RowSource]] = Field(default_factory=list)
     lineage: str = "none"  # full | partial | none
     truncated: bool = False
+    stated: list[StatedValue] = Field(default_factory=list)  # see docsage.stated
