@@ -72,6 +72,41 @@ def test_an_entity_is_missing_only_what_no_row_of_it_states() -> None:
         ("Ulm Savings", ["annual revenue", "commission"])]
 
 
+SET3 = {"tables": [
+    {"name": "league", "columns": [{"name": "name"}], "primary_key": ["name"]},
+    {"name": "city", "columns": [{"name": "name"}, {"name": "population", "type": "INT"}],
+     "primary_key": ["name"]},
+    {"name": "league_city", "columns": [{"name": "league_name"}, {"name": "city_name"}],
+     "primary_key": ["league_name", "city_name"],
+     "foreign_keys": [{"column": "league_name", "references_table": "league",
+                       "references_column": "name"},
+                      {"column": "city_name", "references_table": "city",
+                       "references_column": "name"}]}],
+    "join_path": ["city", "league_city", "league"]}
+LEAGUE = "League of Merounddian Cities"
+
+
+def test_a_member_named_only_by_a_link_row_misses_all_its_needed_cells() -> None:
+    """The measuring model's Set3 tables named member cities in ``league_city`` that no
+    ``city`` row held ('Gilyx matches no city rows'): their population is as missing as an
+    empty cell, and nothing searched for it."""
+    schema = schema_of(SET3)
+    rows = [row("city", "d1", name="Mergras", population=150000),
+            row("league_city", "r1", league_name=LEAGUE, city_name="Gilyx"),
+            row("league_city", "r1", league_name=LEAGUE, city_name="Mergras"),   # has a row
+            row("city", "d2", name="Pakrun"),
+            row("league_city", "r1", league_name=LEAGUE, city_name="GILYX"),     # seen
+            row("league_city", "r1", league_name=LEAGUE, city_name="pakrun"),    # has a row
+            row("league_city", "r2", league_name=LEAGUE, city_name=17),          # an id
+            row("league_city", "r2", league_name=LEAGUE, city_name="Skorfirdraen")]
+    needed = needed_columns(schema, "Which city of the League of Merounddian Cities has the "
+                                    "lowest population?")
+    assert ("city", "population") in needed
+    assert missing_cells(schema, rows, needed) == [
+        ("Gilyx", ["population"]), ("Pakrun", ["population"]),
+        ("Skorfirdraen", ["population"])]
+
+
 def _hits(*ids: str) -> list[Hit]:
     return [Hit(chunk=Chunk(id=i, text=i), score=1.0, rank=r, retriever="t")
             for r, i in enumerate(ids, start=1)]

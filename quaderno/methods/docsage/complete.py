@@ -12,8 +12,9 @@ needs are checked per entity the rows name (aliases merged, as CLEAR will merge 
   (:func:`.terms.measured_columns`), and the references along its join path (a company's
   commission);
 
-for each entity with such a cell empty, one search names the entity and what is missing
-("Rastou Bank annual revenue"), and up to ``budget`` chunks not read yet join the scope, in
+for each entity with such a cell empty, and each entity a row refers to that has no row of its
+own (a member city named only in the league's roster), one search names the entity and what
+is missing ("Rastou Bank annual revenue", "Gilyx population"), and up to ``budget`` chunks not read yet join the scope, in
 the order of the entities' rows, with at most twice ``budget`` searches. An entity named by
 a number only (an id) is not searched for. Each new chunk costs one extraction call; the
 scope's own extraction is handed to CLEAR and not paid again.
@@ -59,26 +60,54 @@ def _words(schema: Schema, table: str, column: str) -> str:
     return singular(ref.replace("_", " ")) if ref else column.replace("_", " ")
 
 
+def _name(value: object) -> str | None:
+    """An entity's name as a search can use it; None for a number only (an id) or nothing."""
+    if is_null(value):
+        return None
+    name = str(value).strip()
+    return name if any(ch.isalpha() for ch in name) else None
+
+
 def missing_cells(schema: Schema, rows: Sequence[Row],
                   needed: Sequence[tuple[str, str]]) -> list[tuple[str, list[str]]]:
     """(entity, what is missing) for each entity whose needed cells are all or partly empty,
-    in the order of its first row; an entity is named by its key's values."""
+    in the order of its first row; an entity is named by its key's values. An entity a row
+    refers to (a league's member city) that has no row of its own misses every needed cell
+    of its table, and comes at the place of the first row naming it."""
     merged = merge_entities(schema, canonicalize(schema, rows)[0])
-    missing: dict[str, list[str]] = {}
+    wanted: dict[str, list[str]] = {}
+    for t, c in needed:
+        wanted.setdefault(t, []).append(c)
+    present: dict[str, set[str]] = {}
     for r in merged:
         table = schema.table(r.table)
-        cols = [c for t, c in needed if t == r.table]
-        if table is None or not cols:
+        if table is not None and len(key_columns(table)) == 1:
+            key = _name(r.values.get(key_columns(table)[0]))
+            if key:
+                present.setdefault(r.table, set()).add(key.casefold())
+    missing: dict[str, list[str]] = {}
+
+    def add(name: str, what: str) -> None:
+        if what not in missing.setdefault(name, []):
+            missing[name].append(what)
+    for r in merged:
+        table = schema.table(r.table)
+        if table is None:
             continue
         name = " ".join(str(r.values[k]) for k in key_columns(table)
                         if not is_null(r.values.get(k)))
-        if not any(ch.isalpha() for ch in name):   # no name, or an id: nothing to search
-            continue
-        for c in cols:
-            if is_null(r.values.get(c)):
-                what = _words(schema, r.table, c)
-                if what not in missing.setdefault(name, []):
-                    missing[name].append(what)
+        if any(ch.isalpha() for ch in name):   # no name, or an id: nothing to search
+            for c in wanted.get(r.table, []):
+                if is_null(r.values.get(c)):
+                    add(name, _words(schema, r.table, c))
+        for fk in table.foreign_keys:
+            parent = schema.table(fk.ref_table)
+            ref = _name(r.values.get(fk.cols[0])) if len(fk.cols) == 1 else None
+            if parent is None or ref is None or fk.ref_cols != key_columns(parent) or \
+                    ref.casefold() in present.get(parent.name, set()):
+                continue
+            for c in wanted.get(parent.name, []):
+                add(ref, _words(schema, parent.name, c))
     return [(n, w) for n, w in missing.items() if w]
 
 
