@@ -34,6 +34,7 @@ from quaderno.llm.lm import LM
 from quaderno.llm.steps import Step, StepResult
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.amounts import READER_VERSION, read_row
+from quaderno.methods.docsage.ended import ended_references
 from quaderno.methods.docsage.confidence import agreement_rows, logprob_confidences
 from quaderno.methods.docsage.normalize import is_null, key_columns
 from quaderno.methods.docsage.rows import Provenance, Row, coerce
@@ -431,15 +432,25 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                 store.put(chunk, full, lm.model_id, settings, result.rows[t.name])
         return result
 
+    async def read(chunk: Chunk) -> ChunkResult:
+        # stored rows are as the model wrote them (numbers already read); what the text says
+        # has ended is applied on every read, so the store needs no new key for it
+        result = await one(chunk)
+        for name, rows in result.rows.items():
+            table = schema.table(name)
+            if table is not None:
+                result.rows[name] = ended_references(table, rows, chunk.text)
+        return result
+
     if trace is not None:
         with trace.span("docsage.extract", chunks=len(chunks),
                         tables=[t.name for t in schema.tables]) as span:
-            results = await asyncio.gather(*(one(c) for c in chunks))
+            results = await asyncio.gather(*(read(c) for c in chunks))
             span.outputs = {"calls": sum(r.calls for r in results),
                             "store_hits": sum(r.hits for r in results),
                             "tuples": sum(len(v) for r in results for v in r.rows.values())}
         return list(results)
-    return list(await asyncio.gather(*(one(c) for c in chunks)))
+    return list(await asyncio.gather(*(read(c) for c in chunks)))
 
 
 def all_rows(results: Sequence[ChunkResult]) -> list[Row]:

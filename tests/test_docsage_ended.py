@@ -1,0 +1,127 @@
+"""A reference the chunk says has ended is emptied. The measuring model's Set2 tables gave a
+former member of the commission ("... from 1990 until it left in 2005") the commission's name,
+so it counted among "the companies of the commission"."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from docsage_fakes import row, schema_of
+from quaderno.corpus.chunk import Chunk
+from quaderno.eval.synth.collection import make_collection
+from quaderno.eval.synth.families import FAMILIES
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.methods.docsage.ended import clauses, ended_references
+from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
+from quaderno.methods.docsage.store import TupleStore
+
+DMC = "Drournlia Markets Commission"
+COMPANIES = {"name": "companies", "primary_key": ["companyname"],
+             "columns": [{"name": "companyname"}, {"name": "commissionname"},
+                         {"name": "annual_revenue", "type": "DOUBLE"}],
+             "foreign_keys": [{"column": "commissionname", "references_table": "commissions",
+                               "references_column": "commissionname"}]}
+COMMISSIONS = {"name": "commissions", "primary_key": ["commissionname"],
+               "columns": [{"name": "commissionname"}]}
+SCHEMA = schema_of({"tables": [COMMISSIONS, COMPANIES]})
+TABLE = SCHEMA.table("companies")
+
+
+def _read(text: str, *names: str, table=TABLE) -> dict[str, object]:
+    rows = [row(table.name, "c", companyname=n, commissionname=DMC) for n in names]
+    return {r.values["companyname"]: r for r in ended_references(table, rows, text)}
+
+
+def test_a_former_member_loses_the_reference_with_the_clause_quoted() -> None:
+    text = (f"Kelvo Trust was a company of the {DMC} from 1990 until it left in 2005. "
+            "Kelvo Trust reported revenue of USD 4.2 billion.")
+    kelvo = _read(text, "Kelvo Trust")["Kelvo Trust"]
+    assert kelvo.values["commissionname"] is None
+    (c,) = kelvo.provenance.corrections
+    assert (c.column, c.old, c.new, c.reason, c.by) == ("commissionname", DMC, None, "ended",
+                                                        "as-stated")
+    assert c.evidence_quote.startswith("Kelvo Trust was a company") and "left in 2005" in \
+        c.evidence_quote
+
+
+def test_a_roster_ends_only_the_former_members() -> None:
+    text = (f"Members of the {DMC} (DMC) include Rastou Bank, Ulm Savings. "
+            "Former members: Kelvo Trust (left 2005), Brin Holdings (left 2010).")
+    got = _read(text, "Rastou Bank", "Ulm Savings", "Kelvo Trust", "Brin Holdings")
+    assert {n: r.values["commissionname"] for n, r in got.items()} == {
+        "Rastou Bank": DMC, "Ulm Savings": DMC, "Kelvo Trust": None, "Brin Holdings": None}
+
+
+@pytest.mark.parametrize("text", [
+    f"Rastou Bank is a company of the {DMC}. It left its old headquarters.",
+    f"Rastou Bank, formerly known as Rastou Savings, is regulated by the {DMC}.",
+    # an end and a present relationship in one clause: ambiguous, kept
+    f"Rastou Bank, formerly a member of the Kessel Board, joined the {DMC} in 1995.",
+    # the end is about another body, in its own clause
+    f"Rastou Bank left the Kessel Board in 1990; it joined the {DMC} in 1992.",
+    "Rastou Bank reported revenue of USD 63907.4M.",        # nothing said of membership
+])
+def test_a_current_or_unstated_membership_is_kept(text) -> None:
+    r = _read(text, "Rastou Bank")["Rastou Bank"]
+    assert r.values["commissionname"] == DMC and r.provenance.corrections == []
+
+
+def test_a_table_that_can_hold_the_end_keeps_its_references() -> None:
+    table = schema_of({"tables": [COMMISSIONS, {**COMPANIES, "columns": [
+        *COMPANIES["columns"], {"name": "left_year", "type": "INT"}]}]}).table("companies")
+    text = f"Kelvo Trust was a company of the {DMC} from 1990 until it left in 2005."
+    assert _read(text, "Kelvo Trust", table=table)["Kelvo Trust"].values[
+        "commissionname"] == DMC
+
+
+def test_clauses_split_at_sentences_semicolons_and_but() -> None:
+    assert clauses("A left X in 1990; it joined Y. B is in Z but C left in 2001.\nD.") == [
+        "A left X in 1990", "it joined Y.", "B is in Z", "C left in 2001.", "D."]
+
+
+def test_extraction_applies_it_on_every_read_and_stores_what_the_model_wrote(tmp_path):
+    chunk = Chunk(id="d7#0", text=f"Kelvo Trust was a company of the {DMC} from 1990 until "
+                                  "it left in 2005.")
+
+    def respond(request):
+        return json.dumps({"commissions": [{"commissionname": DMC}],
+                           "companies": [{"companyname": "Kelvo Trust",
+                                          "commissionname": DMC, "annual_revenue": None}]})
+    store = TupleStore(tmp_path)
+    settings = ExtractionSettings(confidence="none")
+    for _ in range(2):            # the second read comes from the store
+        fake = FakeLLM(respond=respond)
+        rows = all_rows(asyncio.run(extract(LM(fake), [chunk], SCHEMA, settings, store=store)))
+        company = next(r for r in rows if r.table == "companies")
+        assert company.values["commissionname"] is None
+        assert [c.reason for c in company.provenance.corrections] == ["ended"]
+    assert len(fake.requests) == 0
+    (stored,) = store.get(chunk, TABLE, LM(fake).model_id, settings)
+    assert stored.values["commissionname"] == DMC
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_on_generated_collections_only_former_members_are_ended(family) -> None:
+    """Differential check on the benchmark's own documents: for every document naming a
+    member or a former member of the topic, the pair (entity, topic) read from it is ended
+    exactly for former members (the generator knows who is which; 2 seeds per family)."""
+    counts = {"member": [0, 0], "former": [0, 0]}
+    for seed in (0, 1):
+        c = make_collection(family, "set1", seed, per_type=1)
+        roles = {e.name: e.role for e in [*c.world.members, *c.world.distractors]
+                 if e.role in ("member", "former")}
+        for doc in c.documents:
+            for name, role in roles.items():
+                if name.lower() not in doc.text.lower():
+                    continue
+                (r,) = ended_references(TABLE, [row("companies", doc.id, companyname=name,
+                                                    commissionname=c.world.topic)], doc.text)
+                counts[role][0] += 1
+                counts[role][1] += r.values["commissionname"] is None
+    members, formers = counts["member"], counts["former"]
+    assert members[0] > 10 and formers[0] > 0
+    assert members[1] == 0                      # no current member loses its membership
+    assert formers[1] == formers[0]             # every former member does
