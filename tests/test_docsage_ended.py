@@ -125,3 +125,42 @@ def test_on_generated_collections_only_former_members_are_ended(family) -> None:
     assert members[0] > 10 and formers[0] > 0
     assert members[1] == 0                      # no current member loses its membership
     assert formers[1] == formers[0]             # every former member does
+
+
+def test_the_committee_does_not_restore_an_ended_reference() -> None:
+    """Under a threshold that flags every cell (the measuring model's τ_low = 0.999), the
+    committee re-reads the same chunk and votes the commission back in: an ended cell keeps
+    its NULL, and its committee vote is not applied."""
+    from quaderno.methods.docsage.clear import ClearConfig, run_clear
+    from quaderno.methods.docsage.confidence import Calibration
+    chunk = Chunk(id="d7#0", text=f"Kelvo Trust was a company of the {DMC} from 1990 until "
+                                  "it left in 2005. Kelvo Trust reported revenue of USD 4.2 "
+                                  "billion.")
+
+    def respond(request):
+        return json.dumps({"commissions": [{"commissionname": DMC}],
+                           "companies": [{"companyname": "Kelvo Trust",
+                                          "commissionname": DMC, "annual_revenue": 4.2}]})
+    result = asyncio.run(run_clear(LM(FakeLLM(respond=respond)), SCHEMA, [chunk],
+                                   config=ClearConfig(level_b=False),
+                                   calibration=Calibration(tau_low=0.999)))
+    assert result.report.llm_calls_correct > 0              # the committee did vote
+    company = next(r for r in result.rows if r.table == "companies")
+    assert company.values["commissionname"] is None
+    assert company.values["annual_revenue"] == 4_200_000_000
+    assert [c.reason for c in company.provenance.corrections
+            if c.column == "commissionname"] == ["ended"]
+
+
+def test_completion_does_not_search_for_an_ended_reference() -> None:
+    from quaderno.methods.docsage.complete import missing_cells, needed_columns
+    schema = schema_of({"tables": [COMMISSIONS, COMPANIES],
+                        "join_path": ["companies", "commissions"]})
+    text = f"Kelvo Trust was a company of the {DMC} from 1990 until it left in 2005."
+    rows = ended_references(schema.table("companies"), [
+        row("companies", "d7", companyname="Kelvo Trust", commissionname=DMC,
+            annual_revenue=4.2e9),
+        row("companies", "d8", companyname="Ulm Savings", annual_revenue=1.0e9)], text)
+    needed = needed_columns(schema, f"What is the highest annual revenue among the companies "
+                                    f"of the {DMC}?")
+    assert missing_cells(schema, rows, needed) == [("Ulm Savings", ["commission"])]

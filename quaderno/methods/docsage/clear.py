@@ -157,7 +157,12 @@ class _Run:
                     self.report.llm_calls_correct += calls
                 votes = tally(self._ballots[(chunk_id, table.name)], table, row.values, mine,
                               self.aliases)
+                # the text said this relationship ended (ended.py): a re-read of the same
+                # words does not bring it back
+                ended = {c.column for c in row.provenance.corrections if c.reason == "ended"}
                 for col, vote in votes.items():
+                    if col in ended:
+                        continue
                     self.tried.add(self._cell_id(row, col))
                     if not vote.majority:
                         self.report.unresolved += 1

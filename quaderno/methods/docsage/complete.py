@@ -14,10 +14,11 @@ needs are checked per entity the rows name (aliases merged, as CLEAR will merge 
 
 for each entity with such a cell empty, and each entity a row refers to that has no row of its
 own (a member city named only in the league's roster), one search names the entity and what
-is missing ("Rastou Bank annual revenue", "Gilyx population"), and up to ``budget`` chunks not read yet join the scope, in
-the order of the entities' rows, with at most twice ``budget`` searches. An entity named by
-a number only (an id) is not searched for. Each new chunk costs one extraction call; the
-scope's own extraction is handed to CLEAR and not paid again.
+is missing ("Rastou Bank annual revenue", "Gilyx population"), and up to ``budget`` chunks
+not read yet join the scope, in the order of the entities' rows, with at most twice
+``budget`` searches. An entity named by a number only (an id) is not searched for. Each new
+chunk costs one extraction call; the scope's own extraction is handed to CLEAR and not paid
+again.
 """
 
 from __future__ import annotations
@@ -96,9 +97,11 @@ def missing_cells(schema: Schema, rows: Sequence[Row],
             continue
         name = " ".join(str(r.values[k]) for k in key_columns(table)
                         if not is_null(r.values.get(k)))
+        # a reference the text said has ended (ended.py) is known, not missing
+        ended = {c.column for c in r.provenance.corrections if c.reason == "ended"}
         if any(ch.isalpha() for ch in name):   # no name, or an id: nothing to search
             for c in wanted.get(r.table, []):
-                if is_null(r.values.get(c)):
+                if is_null(r.values.get(c)) and c not in ended:
                     add(name, _words(schema, r.table, c))
         for fk in table.foreign_keys:
             parent = schema.table(fk.ref_table)
