@@ -73,8 +73,9 @@ def test_a_maximum_is_quoted_from_the_chunk_it_was_read_from() -> None:
 def test_every_row_and_column_is_quoted_on_its_own() -> None:
     table = _run("SELECT name, annual_revenue, founded FROM companies ORDER BY name")
     quotes = {(s.row, s.column): s.quote for s in table.stated}
-    assert quotes == {(1, "annual_revenue"): "$42.8107 billion", (1, "founded"): "1967",
-                      (2, "annual_revenue"): "USD 63907.4M", (2, "founded"): "1931"}
+    # a year the chunk writes as "1967" says no more than the figures: no quote
+    assert quotes == {(1, "annual_revenue"): "$42.8107 billion",
+                      (2, "annual_revenue"): "USD 63907.4M"}
 
 
 def test_a_corrected_cell_is_quoted_from_its_evidence_chunk() -> None:
@@ -94,19 +95,19 @@ def test_what_no_document_states_gets_no_quote(sql) -> None:
 
 
 def test_a_computed_value_equal_to_a_stated_one_in_another_column_is_not_quoted() -> None:
-    # 1967 is Olvenmark's founding year: quoted when the projection reads founded ...
-    table = _run("SELECT MAX(founded) + 0 * MAX(area) AS y FROM companies")
-    assert table.rows == [[1967.0]]
-    assert [s.quote for s in table.stated] == ["1967"]
-    # ... not when it reads only area and happens to come out at 1967
-    table = _run("SELECT MAX(area) + 1684 AS y FROM companies")
-    assert table.rows == [[1967.0]] and table.stated == []
+    # 283 is Olvenmark's area: quoted when the projection reads area ...
+    table = _run("SELECT MAX(area) + 0 * MAX(founded) AS y FROM companies")
+    assert table.rows == [[283.0]]
+    assert [s.quote for s in table.stated] == ["283 square kilometres"]
+    # ... not when it reads only founded and happens to come out at 283
+    table = _run("SELECT MAX(founded) - 1684 AS y FROM companies")
+    assert table.rows == [[283]] and table.stated == []
 
 
 STATED = [StatedValue(row=1, column="m", value=63907400000.0, quote="USD 63907.4M",
                       chunk_id="d43#0", doc_id="d43"),
-          StatedValue(row=2, column="founded", value=1931, quote="1931", chunk_id="d43#0"),
-          StatedValue(row=2, column="staff", value=2300, quote="2300", chunk_id="d43#0")]
+          StatedValue(row=2, column="staff", value=2300, quote="2,300 staff",
+                      chunk_id="d43#0")]
 
 
 @pytest.mark.parametrize("answer,rows,expected", [
@@ -117,8 +118,8 @@ STATED = [StatedValue(row=1, column="m", value=63907400000.0, quote="USD 63907.4
     ("USD 63907.4M", [1], "USD 63907.4M"),               # quoted already
     ("Rastou Bank", [1], "Rastou Bank"),                 # gives no number
     ("63907400000.0", [2], "63907400000.0"),             # row 1 not cited
-    ("1931", [2], "1931"),                               # the words add nothing
-    ("2,300", [2], "2,300"),
+    ("2,300", [2], '2,300 (written "2,300 staff")'),     # no document id: none said
+    ("2,300 staff", [2], "2,300 staff"),
     ("64 billion", [1], "64 billion"),                   # another number
 ])
 def test_the_answer_gets_the_words_only_for_a_number_it_gives(answer, rows, expected) -> None:

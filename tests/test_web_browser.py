@@ -160,8 +160,12 @@ def test_docsage_rows_link_to_their_source_chunk(page):
     page.wait_for_selector("#docsage-box:not([hidden])", timeout=60000)
     view = page.inner_text("#docsage-view")
     assert "institution" in view and "founded" in view
-    assert "SELECT name, founded FROM institution" in page.inner_text("#docsage-view pre.sql")
+    assert "SELECT name, founded, staff FROM institution" in page.inner_text(
+        "#docsage-view pre.sql")
     assert page.inner_text("#answer") == "Varnholt University"
+    # a number beside the document's own words for it, as text (a year says no more)
+    assert page.inner_text("#docsage-view span.written") == ' (written "2,300 staff")'
+    assert page.locator("#docsage-view span.written").count() == 1
     page.locator("#docsage-view a.source").first.click()
     page.wait_for_selector("#chunk-box:not([hidden])")
     assert "Varnholt University was founded in 1874" in page.inner_text("#chunk-text")

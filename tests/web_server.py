@@ -41,7 +41,9 @@ class DemoModel:
 
     def __init__(self) -> None:
         self.pager = Scripted()
-        self.docsage = DocSageModel()
+        # the staff column: its number is written "2,300 staff" in its chunk
+        self.docsage = DocSageModel(sql="SELECT name, founded, staff FROM institution "
+                                        "ORDER BY founded LIMIT 1")
         self.open = threading.Event()  # cleared: the model holds its next call
         self.open.set()
         self._pause_after_fill = False

@@ -81,9 +81,15 @@ def _quote(value: Decimal, wanted: set[str], sources: Sequence[RowSource], schem
     return None
 
 
+def _adds(quote: str) -> bool:
+    """True when a quote says more than its figures: a currency, scale or measure."""
+    return any(ch.isalpha() or ch in "$€£¥%°" for ch in quote)
+
+
 def stated_values(table: ResultTable, schema: Schema,
                   texts: Mapping[str, str]) -> list[StatedValue]:
-    """Every numeric cell of ``table`` a source chunk states, with the chunk's words for it.
+    """Every numeric cell of ``table`` a source chunk states with more than its figures (a
+    currency, scale word or measure: not "1874" for 1874), with the chunk's words for it.
     ``texts``: chunk id → the text extraction read (``Chunk.render()``)."""
     wanted = projected_columns(table.sql, table.columns)
     out = []
@@ -94,26 +100,20 @@ def stated_values(table: ResultTable, schema: Schema,
             if value is None or j >= len(wanted) or not wanted[j]:
                 continue
             found = _quote(value, wanted[j], sources, schema, texts)
-            if found:
+            if found and _adds(found[0]):
                 quote, chunk, doc = found
                 out.append(StatedValue(row=i + 1, column=table.columns[j], value=cell,
                                        quote=quote, chunk_id=chunk, doc_id=doc))
     return out
 
 
-def _adds(quote: str) -> bool:
-    """True when a quote says more than its figures: a currency, scale or measure."""
-    return any(ch.isalpha() or ch in "$€£¥%°" for ch in quote)
-
-
 def with_stated(answer: str, stated: Sequence[StatedValue], rows: Sequence[int]) -> str:
     """``answer`` with the documents' own words for each number it gives of the ``rows``
-    (1-based) cited, where those words say more than the figures and the answer does not
-    quote them already."""
+    (1-based) cited, where the answer does not quote them already."""
     given = {m.value for m in mentions_in(answer)}
     notes = []
     for s in stated:
-        if s.row not in rows or not _adds(s.quote) or s.quote in answer:
+        if s.row not in rows or s.quote in answer:
             continue
         if _number(s.value) not in given:
             continue

@@ -144,7 +144,11 @@ export function docsageView(d, openChunkAnyKb) {
     view.append(el("h3", {}, `Result (lineage ${r.lineage})`));
     const cols = [...r.columns, "sources"];
     const rows = r.rows.map((row, i) => [...row, i]);
+    // a number as its source chunk writes it ("USD 63907.4M"), shown as text beside it
+    const written = new Map((r.stated || []).map((s) => [`${s.row - 1}:${s.column}`, s.quote]));
     view.append(table(cols, rows, (v, i, j) => {
+      const quote = j < r.columns.length ? written.get(`${i}:${r.columns[j]}`) : undefined;
+      if (quote !== undefined) return el("span", {}, fmt(v), el("span", { class: "muted written" }, ` (written "${quote}")`));
       if (j < r.columns.length) return fmt(v);
       const sources = r.sources[i] || [];
       const ids = [...new Set(sources.flatMap((s) => [s.chunk_id, ...Object.values(s.cell_chunks || {})]))];
