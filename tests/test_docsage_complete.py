@@ -105,6 +105,16 @@ def test_a_member_named_only_by_a_link_row_misses_all_its_needed_cells() -> None
     assert missing_cells(schema, rows, needed) == [
         ("Gilyx", ["population"]), ("Pakrun", ["population"]),
         ("Skorfirdraen", ["population"])]
+    # a table off the join path (twin towns) names cities the question does not count
+    twin = {"name": "twin_town", "columns": [{"name": "town"}, {"name": "city_name"}],
+            "primary_key": ["town"], "foreign_keys": [{"column": "city_name",
+                                                       "references_table": "city",
+                                                       "references_column": "name"}]}
+    rows.append(row("twin_town", "t1", town="Brelle", city_name="Osvik"))
+    with_twins = schema_of({**SET3, "tables": [*SET3["tables"], twin]})
+    assert ("Osvik", ["population"]) not in missing_cells(with_twins, rows, needed)
+    no_path = schema_of({**SET3, "tables": [*SET3["tables"], twin], "join_path": []})
+    assert ("Osvik", ["population"]) in missing_cells(no_path, rows, needed)
 
 
 def _hits(*ids: str) -> list[Hit]:

@@ -56,12 +56,30 @@ def test_a_roster_ends_only_the_former_members() -> None:
 
 
 @pytest.mark.parametrize("text", [
+    f"Kelvo Trust left the {DMC} in 2005.",
+    f"The {DMC}'s former members include Kelvo Trust.",
+])
+def test_an_end_said_of_both_in_other_words(text) -> None:
+    assert _read(text, "Kelvo Trust")["Kelvo Trust"].values["commissionname"] is None
+
+
+@pytest.mark.parametrize("text", [
     f"Rastou Bank is a company of the {DMC}. It left its old headquarters.",
+    # what the text says of one of them alone ends nothing
+    f"The {DMC} no longer publishes quarterly reports. Its members include Rastou Bank.",
+    f"The {DMC} withdrew from the International Forum in 2001. Members include Rastou Bank.",
+    f"Rastou Bank reported revenue. The {DMC}'s former members include Kelvo Trust.",
+    f"Rastou Bank no longer reports in euros. The bank is a member of the {DMC}.",
+    f"Rastou Bank's founder left in 1990. The bank has been a company of the {DMC}.",
+    f"The {DMC}, formed by former members of the Kessel Board, regulates Rastou Bank.",
+    # named before "former members", not listed after it
+    f"Rastou Bank hosted former members of the Kessel Board. It is a company of the {DMC}.",
     f"Rastou Bank, formerly known as Rastou Savings, is regulated by the {DMC}.",
     # an end and a present relationship in one clause: ambiguous, kept
     f"Rastou Bank, formerly a member of the Kessel Board, joined the {DMC} in 1995.",
-    # the end is about another body, in its own clause
+    # the end is about another body, in its own clause ("left the X in 1990" is an end)
     f"Rastou Bank left the Kessel Board in 1990; it joined the {DMC} in 1992.",
+    f"Rastou Bank left the Kessel Board in 1990 but joined the {DMC} in 1992.",
     "Rastou Bank reported revenue of USD 63907.4M.",        # nothing said of membership
 ])
 def test_a_current_or_unstated_membership_is_kept(text) -> None:
@@ -69,17 +87,30 @@ def test_a_current_or_unstated_membership_is_kept(text) -> None:
     assert r.values["commissionname"] == DMC and r.provenance.corrections == []
 
 
-def test_a_table_that_can_hold_the_end_keeps_its_references() -> None:
+@pytest.mark.parametrize("column,kept", [
+    ("left_year", True), ("status", True), ("member_until", True), ("is_active", True),
+    ("endowment", False), ("attendance", False), ("interactive_sites", False),
+])
+def test_a_table_that_can_hold_the_end_keeps_its_references(column, kept) -> None:
     table = schema_of({"tables": [COMMISSIONS, {**COMPANIES, "columns": [
-        *COMPANIES["columns"], {"name": "left_year", "type": "INT"}]}]}).table("companies")
+        *COMPANIES["columns"], {"name": column}]}]}).table("companies")
     text = f"Kelvo Trust was a company of the {DMC} from 1990 until it left in 2005."
-    assert _read(text, "Kelvo Trust", table=table)["Kelvo Trust"].values[
-        "commissionname"] == DMC
+    value = _read(text, "Kelvo Trust", table=table)["Kelvo Trust"].values["commissionname"]
+    assert (value == DMC) is kept
 
 
 def test_clauses_split_at_sentences_semicolons_and_but() -> None:
     assert clauses("A left X in 1990; it joined Y. B is in Z but C left in 2001.\nD.") == [
         "A left X in 1990", "it joined Y.", "B is in Z", "C left in 2001.", "D."]
+    # layout padding is collapsed before splitting
+    assert clauses("A is in Z" + " " * 5000 + "but B left.") == ["A is in Z", "B left."]
+
+
+@pytest.mark.parametrize("value", [float("nan"), True, 17, None])
+def test_what_is_no_name_is_neither_ended_nor_read_as_one(value) -> None:
+    r = row("companies", "c", companyname="Kelvo Trust", commissionname=value)
+    (out,) = ended_references(TABLE, [r], f"Kelvo Trust left the {DMC} in 2005. {value}")
+    assert out.provenance.corrections == []
 
 
 def test_extraction_applies_it_on_every_read_and_stores_what_the_model_wrote(tmp_path):
@@ -164,3 +195,20 @@ def test_completion_does_not_search_for_an_ended_reference() -> None:
     needed = needed_columns(schema, f"What is the highest annual revenue among the companies "
                                     f"of the {DMC}?")
     assert missing_cells(schema, rows, needed) == [("Ulm Savings", ["commission"])]
+
+
+@pytest.mark.parametrize("ended_first", [True, False])
+def test_merging_one_entitys_rows_keeps_an_ended_reference_empty(ended_first) -> None:
+    """Another chunk naming the former member with the commission and no end (a roster
+    read carelessly) must not put the membership back, whichever row comes first."""
+    from quaderno.methods.docsage.aliases import merge_entities
+    text = f"Kelvo Trust was a company of the {DMC} from 1990 until it left in 2005."
+    (ended,) = ended_references(TABLE, [row("companies", "d7", companyname="Kelvo Trust",
+                                            commissionname=DMC)], text)
+    other = row("companies", "d9", companyname="Kelvo Trust", commissionname=DMC,
+                annual_revenue=4.2e9)
+    rows = [ended, other] if ended_first else [other, ended]
+    (merged,) = merge_entities(SCHEMA, rows)
+    assert merged.values["commissionname"] is None
+    assert merged.values["annual_revenue"] == 4.2e9
+    assert "ended" in [c.reason for c in merged.provenance.corrections]

@@ -334,14 +334,18 @@ def test_what_the_question_measures_is_added_to_a_schema_without_it(tmp_path):
 
 class FiguresOnly(Model):
     """Synthesis answers with row [1]'s number in bare figures, as the measuring model did
-    ("63907400000.0" for a revenue its document writes "USD 63907.4M")."""
+    ("63907400000.0" for a revenue its document writes "USD 63907.4M"), citing ``cite``."""
+
+    def __init__(self, sql, cite=(1,)):
+        super().__init__(sql=sql)
+        self.cite = list(cite)
 
     def __call__(self, request):
         user = request.messages[-1].content
         if user.startswith(SYNTHESIS_PROMPT):
             self.prompts.append(user)
             return json.dumps({"answer": re.search(r"\[1\] (\d+)", user)[1],
-                               "cited_rows": [1]})
+                               "cited_rows": self.cite})
         return super().__call__(request)
 
 
@@ -362,3 +366,15 @@ def test_a_number_in_figures_only_gets_the_documents_words_for_it(tmp_path):
                question="How many member institutions are there?")
     assert b.details.result.rows == [[3]] and b.details.result.stated == []
     assert b.answer == "3"
+
+
+def test_a_quote_comes_only_from_a_row_the_answer_rests_on(tmp_path):
+    # three rows and nothing cited: the number may be the model's own, no quote is added
+    many = answer("docsage", FiguresOnly(sql="SELECT staff FROM institution ORDER BY staff "
+                                             "DESC", cite=()), tmp_path)
+    assert len(many.details.result.rows) == 3 and many.details.result.stated
+    assert many.answer == "2300" and many.details.cited_rows == [1, 2, 3]
+    # one row and nothing cited: that row is the answer's
+    one = answer("docsage", FiguresOnly(sql="SELECT max(staff) FROM institution", cite=()),
+                 tmp_path)
+    assert one.answer.startswith('2300 (written "2,300 staff"')

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from quaderno.corpus.chunk import Chunk
 from quaderno.methods.docsage.lineage import run_with_lineage
 from quaderno.methods.docsage.reason import numbered, result_table
 from quaderno.methods.docsage.records import StatedValue
@@ -19,10 +20,11 @@ SCHEMA = Schema(tables=[Table(name="companies", columns=[
     Column(name="founded", type="INT"), Column(name="area", type="DOUBLE")],
     primary_key=["name"])])
 TEXTS = {
-    "d43#0": "Rastou Bank\nRastou Bank, founded in 1931, reported revenue of USD 63907.4M.",
-    "d12#0": "Olvenmark\nOlvenmark (founded 1967) had a turnover of $42.8107 billion.",
-    "d77#2": "Errata\nOlvenmark's site covers 283 square kilometres.",
+    "d43#0": "Rastou Bank, founded in 1931, reported revenue of USD 63907.4M.",
+    "d12#0": "Olvenmark (founded 1967) had a turnover of $42.8107 billion.",
+    "d77#2": "Olvenmark's site covers 283 square kilometres.",
 }
+CHUNKS = {i: Chunk(id=i, text=t, title=i.split("#")[0]) for i, t in TEXTS.items()}
 
 
 def _rows() -> list[Row]:
@@ -39,10 +41,10 @@ def _rows() -> list[Row]:
     ]
 
 
-def _run(sql: str):
-    with SQLSandbox(SCHEMA, _rows()) as sb:
+def _run(sql: str, rows=None, schema=SCHEMA, chunks=CHUNKS):
+    with SQLSandbox(schema, rows or _rows()) as sb:
         table = result_table(run_with_lineage(sb, sql))
-    table.stated = stated_values(table, SCHEMA, TEXTS)
+    table.stated = stated_values(table, schema, chunks)
     return table
 
 
@@ -52,6 +54,9 @@ def _run(sql: str):
     ("SELECT name, annual_revenue AS rev FROM companies", ["name", "rev"],
      [{"name"}, {"annual_revenue"}]),
     ("SELECT count(*) AS n, count(DISTINCT founded) FROM companies", ["n", "c"], [set(), set()]),
+    # computed: no tuple's value, whatever it equals
+    ("SELECT AVG(a), SUM(a), a * 1, MEDIAN(a), (MIN(a)) FROM t", list("vwxyz"),
+     [set(), set(), set(), set(), {"a"}]),
     ("SELECT * FROM companies", ["name", "founded"], [{"name"}, {"founded"}]),
     ("SELECT founded FROM companies UNION SELECT area FROM companies", ["founded"],
      [{"founded"}]),
@@ -81,7 +86,7 @@ def test_every_row_and_column_is_quoted_on_its_own() -> None:
 def test_a_corrected_cell_is_quoted_from_its_evidence_chunk() -> None:
     table = _run("SELECT area FROM companies WHERE name = 'Olvenmark'")
     (s,) = table.stated
-    assert (s.quote, s.chunk_id, s.doc_id) == ("283 square kilometres", "d77#2", "")
+    assert (s.quote, s.chunk_id, s.doc_id) == ("283 square kilometres", "d77#2", "d77")
 
 
 @pytest.mark.parametrize("sql", [
@@ -94,14 +99,56 @@ def test_what_no_document_states_gets_no_quote(sql) -> None:
     assert table.rows and table.stated == []
 
 
-def test_a_computed_value_equal_to_a_stated_one_in_another_column_is_not_quoted() -> None:
-    # 283 is Olvenmark's area: quoted when the projection reads area ...
-    table = _run("SELECT MAX(area) + 0 * MAX(founded) AS y FROM companies")
-    assert table.rows == [[283.0]]
-    assert [s.quote for s in table.stated] == ["283 square kilometres"]
-    # ... not when it reads only founded and happens to come out at 283
-    table = _run("SELECT MAX(founded) - 1684 AS y FROM companies")
-    assert table.rows == [[283]] and table.stated == []
+def test_an_average_equal_to_one_companys_value_is_not_quoted() -> None:
+    # the mean of 42,810,700,000 and 84,810,700,000 is Rastou Bank's 63,810,700,000
+    rows = _rows()
+    rows[0].values["annual_revenue"] = 63810700000.0
+    rows.append(Row(table="companies", values={"name": "Kessel", "annual_revenue":
+                                               84810700000.0},
+                    provenance=Provenance(chunk_id="d12#0")))
+    table = _run("SELECT AVG(annual_revenue) FROM companies WHERE name <> 'Rastou Bank' "
+                 "UNION ALL SELECT MAX(annual_revenue) FROM companies "
+                 "WHERE name = 'Rastou Bank'", rows=rows)
+    assert table.rows == [[63810700000.0], [63810700000.0]]
+    assert table.stated == []
+
+
+COUNTED = Schema(tables=[Table(name="firm", columns=[
+    Column(name="name"), Column(name="offices", type="INT"),
+    Column(name="employees", type="INT")], primary_key=["name"])])
+
+
+@pytest.mark.parametrize("column,text,quote", [
+    ("offices", "Brin grew 3% last year. Brin has 3 offices.", None),  # written two ways
+    ("offices", "Brin has 3 offices.", "3 offices"),
+    ("employees", "Brin grew 3% last year.", None),        # a headcount is not a measure
+    ("employees", "Brin grew 3% last year. Brin has 3 employees.", "3 employees"),
+])
+def test_a_number_written_as_what_the_column_cannot_hold_is_no_quote(column, text,
+                                                                       quote) -> None:
+    rows = [Row(table="firm", values={"name": "Brin", column: 3},
+                provenance=Provenance(chunk_id="b#0"))]
+    table = _run(f"SELECT MAX({column}) FROM firm", rows=rows, schema=COUNTED,
+                 chunks={"b#0": Chunk(id="b#0", text=text)})
+    assert [s.quote for s in table.stated] == ([quote] if quote else [])
+
+
+def test_a_negative_number_is_not_quoted_by_its_size() -> None:
+    rows = [Row(table="firm", values={"name": "Brin", "offices": -3},
+                provenance=Provenance(chunk_id="b#0"))]
+    table = _run("SELECT offices FROM firm", rows=rows, schema=COUNTED,
+                 chunks={"b#0": Chunk(id="b#0", text="Brin has 3 offices.")})
+    assert table.stated == []
+
+
+def test_arithmetic_is_not_quoted_even_where_it_equals_a_stated_value() -> None:
+    assert [s.quote for s in _run("SELECT MAX(area) AS y FROM companies").stated] == [
+        "283 square kilometres"]
+    # 283 is Olvenmark's area; computed from the area or the founding year, it is not stated
+    for sql in ("SELECT MAX(area) + 0 * MAX(founded) AS y FROM companies",
+                "SELECT MAX(founded) - 1684 AS y FROM companies"):
+        table = _run(sql)
+        assert table.rows == [[283]] and table.stated == []
 
 
 STATED = [StatedValue(row=1, column="m", value=63907400000.0, quote="USD 63907.4M",
@@ -124,3 +171,20 @@ STATED = [StatedValue(row=1, column="m", value=63907400000.0, quote="USD 63907.4
 ])
 def test_the_answer_gets_the_words_only_for_a_number_it_gives(answer, rows, expected) -> None:
     assert with_stated(answer, STATED, rows) == expected
+
+
+def test_the_number_extraction_read_the_scale_from_is_the_one_quoted() -> None:
+    text = "Rastou Bank reported USD 63907.4M, that is $63,907,400,000."
+    row = Row(table="companies", values={"name": "Rastou Bank",
+                                         "annual_revenue": 63907400000.0},
+              provenance=Provenance(chunk_id="r#0"))
+    chunks = {"r#0": Chunk(id="r#0", text=text)}
+    # written two ways and no reading recorded: no quote
+    assert _run("SELECT MAX(annual_revenue) FROM companies", rows=[row],
+                chunks=chunks).stated == []
+    row.provenance.corrections.append(Correction(
+        column="annual_revenue", old=63907.4, new=63907400000.0, reason="scale",
+        by="as-stated", evidence_quote="63907.4M"))
+    (s,) = _run("SELECT MAX(annual_revenue) FROM companies", rows=[row],
+                chunks=chunks).stated
+    assert s.quote == "USD 63907.4M"

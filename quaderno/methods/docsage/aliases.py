@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.normalize import (entity_key, key_columns, normalize_entity,
                                                 normalize_value)
 from quaderno.methods.docsage.rows import Correction, Row, value_chunk
@@ -161,8 +162,12 @@ def merge_entities(schema: Schema, rows: Sequence[Row],
             out.append(r)
             continue
         base = out[target]
+        # a reference one text says has ended stays empty (ended.py), whichever row says so
+        ended = ended_columns(base) | ended_columns(r)
         filled = {c: v for c, v in r.values.items()
-                  if c in types and base.values.get(c) is None and v is not None}
+                  if c in types and base.values.get(c) is None and v is not None
+                  and c not in ended}
+        cleared = {c: None for c in ended_columns(r) if base.values.get(c) is not None}
         conf = dict(base.provenance.confidence)
         kinds = dict(base.provenance.confidence_kind)
         for c in filled:
@@ -194,6 +199,6 @@ def merge_entities(schema: Schema, rows: Sequence[Row],
         prov = base.provenance.model_copy(update={
             "confidence": conf, "confidence_kind": kinds,
             "corrections": [*base.provenance.corrections, *kept, *notes]})
-        out[target] = base.model_copy(update={"values": {**base.values, **filled},
+        out[target] = base.model_copy(update={"values": {**base.values, **filled, **cleared},
                                               "provenance": prov})
     return out

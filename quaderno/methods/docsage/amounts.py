@@ -206,7 +206,7 @@ def money(col: Column) -> bool:
         or _MONEY_NAME.search(f"{col.name} {col.description}"))
 
 
-def _foreign(col: Column, m: Mention) -> bool:
+def foreign(col: Column, m: Mention) -> bool:
     """``m`` is written as something ``col`` cannot hold: money or a measure for a count,
     a count of people or things for money."""
     if counts(col):
@@ -240,7 +240,7 @@ def read_cell(table: Table, col: Column, old: Any, text: str,
     if old is None or isinstance(old, bool) or not rescalable(table, col):
         return old, None
     found = mentions_in(text) if found is None else found
-    usable = [m for m in found if not _foreign(col, m)]
+    usable = [m for m in found if not foreign(col, m)]
     reading = read_stated(old, text, usable)
     if reading is None and len(usable) < len(found):
         # the number the model took is money or a measure ("283 square kilometres" as
@@ -296,6 +296,6 @@ def stated_spans(text: str, value: Any, col: Column) -> list[tuple[int, int]]:
     return [(m.start, m.end) for m in stated_mentions(text, value, col)]
 
 
-__all__ = ["READER_VERSION", "Mention", "counts", "in_unit", "mentions_in", "read_row",
+__all__ = ["READER_VERSION", "Mention", "counts", "foreign", "in_unit", "mentions_in", "read_row",
            "read_stated", "rescalable", "stated_mentions", "stated_spans",
            "unit_scale"]

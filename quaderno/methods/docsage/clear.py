@@ -34,6 +34,7 @@ from quaderno.methods.docsage.aliases import AliasGroup, canonicalize, merge_ent
 from quaderno.methods.docsage.anomalies import match_parent
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.constraints import CheckResult, Violation, check
+from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.correct import (Retrieve, apply_cell, committee_ballots,
                                               resolve_conflict, tally)
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
@@ -159,7 +160,7 @@ class _Run:
                               self.aliases)
                 # the text said this relationship ended (ended.py): a re-read of the same
                 # words does not bring it back
-                ended = {c.column for c in row.provenance.corrections if c.reason == "ended"}
+                ended = ended_columns(row)
                 for col, vote in votes.items():
                     if col in ended:
                         continue

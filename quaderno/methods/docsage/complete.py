@@ -12,13 +12,13 @@ needs are checked per entity the rows name (aliases merged, as CLEAR will merge 
   (:func:`.terms.measured_columns`), and the references along its join path (a company's
   commission);
 
-for each entity with such a cell empty, and each entity a row refers to that has no row of its
-own (a member city named only in the league's roster), one search names the entity and what
-is missing ("Rastou Bank annual revenue", "Gilyx population"), and up to ``budget`` chunks
-not read yet join the scope, in the order of the entities' rows, with at most twice
-``budget`` searches. An entity named by a number only (an id) is not searched for. Each new
-chunk costs one extraction call; the scope's own extraction is handed to CLEAR and not paid
-again.
+for each entity with such a cell empty, and each entity a row of a table on the join path
+refers to that has no row of its own (a member city named only in the league's roster), one
+search names the entity and what is missing ("Rastou Bank annual revenue", "Gilyx
+population"), and up to ``budget`` chunks not read yet join the scope, in the order of the
+entities' rows, with at most twice ``budget`` searches. An entity named by a number only (an
+id) is not searched for. Each new chunk costs one extraction call; the scope's own extraction
+is handed to CLEAR and not paid again.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from quaderno.index.hits import Hit
 from quaderno.methods.docsage.aliases import canonicalize, merge_entities
-from quaderno.methods.docsage.normalize import is_null, key_columns
+from quaderno.methods.docsage.ended import ended_columns
+from quaderno.methods.docsage.normalize import entity_name, is_null, key_columns
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema
@@ -61,14 +62,6 @@ def _words(schema: Schema, table: str, column: str) -> str:
     return singular(ref.replace("_", " ")) if ref else column.replace("_", " ")
 
 
-def _name(value: object) -> str | None:
-    """An entity's name as a search can use it; None for a number only (an id) or nothing."""
-    if is_null(value):
-        return None
-    name = str(value).strip()
-    return name if any(ch.isalpha() for ch in name) else None
-
-
 def missing_cells(schema: Schema, rows: Sequence[Row],
                   needed: Sequence[tuple[str, str]]) -> list[tuple[str, list[str]]]:
     """(entity, what is missing) for each entity whose needed cells are all or partly empty,
@@ -83,10 +76,11 @@ def missing_cells(schema: Schema, rows: Sequence[Row],
     for r in merged:
         table = schema.table(r.table)
         if table is not None and len(key_columns(table)) == 1:
-            key = _name(r.values.get(key_columns(table)[0]))
+            key = entity_name(r.values.get(key_columns(table)[0]))
             if key:
                 present.setdefault(r.table, set()).add(key.casefold())
     missing: dict[str, list[str]] = {}
+    path = set(schema.requirements.join_path)
 
     def add(name: str, what: str) -> None:
         if what not in missing.setdefault(name, []):
@@ -95,17 +89,19 @@ def missing_cells(schema: Schema, rows: Sequence[Row],
         table = schema.table(r.table)
         if table is None:
             continue
-        name = " ".join(str(r.values[k]) for k in key_columns(table)
+        name = " ".join(str(r.values[k]).strip() for k in key_columns(table)
                         if not is_null(r.values.get(k)))
         # a reference the text said has ended (ended.py) is known, not missing
-        ended = {c.column for c in r.provenance.corrections if c.reason == "ended"}
-        if any(ch.isalpha() for ch in name):   # no name, or an id: nothing to search
+        ended = ended_columns(r)
+        if any(ch.isalpha() for ch in name):   # a name (an id is not searched for)
             for c in wanted.get(r.table, []):
                 if is_null(r.values.get(c)) and c not in ended:
                     add(name, _words(schema, r.table, c))
-        for fk in table.foreign_keys:
+        # the entities a row refers to, on the question's join path when it has one (a
+        # city another table names for another reason is not what the question counts)
+        for fk in table.foreign_keys if not path or r.table in path else []:
             parent = schema.table(fk.ref_table)
-            ref = _name(r.values.get(fk.cols[0])) if len(fk.cols) == 1 else None
+            ref = entity_name(r.values.get(fk.cols[0])) if len(fk.cols) == 1 else None
             if parent is None or ref is None or fk.ref_cols != key_columns(parent) or \
                     ref.casefold() in present.get(parent.name, set()):
                 continue

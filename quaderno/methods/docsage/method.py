@@ -214,13 +214,16 @@ class DocSage(BaseMethod):
             self._cite(ep, by_chunk, [c.id for c in chunks])
             return ep.finish(NOT_FOUND, context=numbered(table, 0) if table else "",
                              details=details)
-        table.stated = stated_values(table, schema,
-                                     {c: h.chunk.render() for c, h in by_chunk.items()})
+        table.stated = stated_values(table, schema, {c: h.chunk for c, h in by_chunk.items()},
+                                     limit=self.reasoner.shown_rows)
         answer, explanation, cited = await self.reasoner.synthesize(ep, ran, table)
         with ep.trace.span("docsage.stated", stated=len(table.stated)) as span:
-            # a number given in figures only gets the documents' own words for it
-            answer = with_stated(answer, table.stated, cited)
+            # a number given in figures only gets the documents' own words for it, from a
+            # row the model cited (or the one row there is): never one it merely matches
+            quoted = cited or ([1] if len(table.rows) == 1 else [])
+            answer = with_stated(answer, table.stated, quoted)
             span.outputs = {"answer": answer}
+        cited = self.reasoner.cited_or_shown(table, cited)
         details.cited_rows = cited
         self._cite(ep, by_chunk, [c for i in cited for s in table.sources[i - 1]
                                   for c in s.chunk_ids()])

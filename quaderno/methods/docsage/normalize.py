@@ -45,6 +45,13 @@ def is_null(value: Any) -> bool:
 YEAR_IN_TEXT = re.compile(r"(?<!\d)(1\d{3}|20\d{2})(?!\d)")
 
 
+def entity_name(value: Any) -> str | None:
+    """A cell as an entity's name a search or a text match can use: text with a letter in
+    it, stripped; None for an id, a number, NaN, a boolean or nothing."""
+    return value.strip() if isinstance(value, str) and any(
+        ch.isalpha() for ch in value) else None
+
+
 def plausible_year(year: int, current_year: int | None = None) -> bool:
     """1000 <= year <= next year: what extraction and evidence dating accept as a year."""
     return 1000 <= year <= (current_year or dt.date.today().year) + 1

@@ -174,7 +174,8 @@ class SQLReasoner:
 
     async def synthesize(self, ep: Episode, sql: str,
                          table: ResultTable) -> tuple[str, str, list[int]]:
-        """(answer, explanation, cited row numbers) from the result alone."""
+        """(answer, explanation, the row numbers the model cited) from the result alone;
+        the rows cited may be none (see :func:`cited_or_shown`)."""
         with ep.trace.span("docsage.synthesize", rows=len(table.rows)) as span:
             try:
                 shown = fenced(numbered(table, self.shown_rows))
@@ -189,10 +190,12 @@ class SQLReasoner:
                 first = table.rows[0] if table.rows else []
                 answer = ", ".join(str(v) for v in first) or NOT_FOUND
                 explanation, cited = "", [1] if first else []
-            if table.rows and not cited:
-                cited = list(range(1, min(len(table.rows), self.shown_rows) + 1))
             span.outputs = {"answer": answer, "cited_rows": cited}
         return answer, explanation, cited
+
+    def cited_or_shown(self, table: ResultTable, cited: list[int]) -> list[int]:
+        """The rows an answer rests on: those cited, else every row the model was shown."""
+        return cited or list(range(1, min(len(table.rows), self.shown_rows) + 1))
 
 
 async def answer_from_tables(ep: Episode, schema: Schema, rows: Sequence[Row],
