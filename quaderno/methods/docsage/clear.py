@@ -34,9 +34,9 @@ from quaderno.methods.docsage.aliases import AliasGroup, canonicalize, merge_ent
 from quaderno.methods.docsage.anomalies import match_parent
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.constraints import CheckResult, Violation, check
-from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.correct import (Retrieve, apply_cell, committee_ballots,
                                               resolve_conflict, tally)
+from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
                                               extract)
 from quaderno.methods.docsage.normalize import (key_columns, normalize_entity,

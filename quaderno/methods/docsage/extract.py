@@ -34,8 +34,8 @@ from quaderno.llm.lm import LM
 from quaderno.llm.steps import Step, StepResult
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.amounts import READER_VERSION, read_row
-from quaderno.methods.docsage.ended import ended_references
 from quaderno.methods.docsage.confidence import agreement_rows, logprob_confidences
+from quaderno.methods.docsage.ended import ended_references
 from quaderno.methods.docsage.normalize import is_null, key_columns
 from quaderno.methods.docsage.rows import Provenance, Row, coerce
 from quaderno.methods.docsage.schema import Column, Schema, Table
