@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from quaderno.index.hits import Hit
 from quaderno.methods.docsage.aliases import canonicalize, merge_entities
 from quaderno.methods.docsage.ended import ended_columns
-from quaderno.methods.docsage.normalize import entity_name, is_null, key_columns
+from quaderno.methods.docsage.normalize import entity_name, is_null, key_columns, key_name
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema
@@ -75,10 +75,9 @@ def missing_cells(schema: Schema, rows: Sequence[Row],
     present: dict[str, set[str]] = {}
     for r in merged:
         table = schema.table(r.table)
-        if table is not None and len(key_columns(table)) == 1:
-            key = entity_name(r.values.get(key_columns(table)[0]))
-            if key:
-                present.setdefault(r.table, set()).add(key.casefold())
+        key = key_name(table, r.values) if table is not None else None
+        if key:
+            present.setdefault(r.table, set()).add(key.casefold())
     missing: dict[str, list[str]] = {}
     path = set(schema.requirements.join_path)
 
@@ -89,11 +88,10 @@ def missing_cells(schema: Schema, rows: Sequence[Row],
         table = schema.table(r.table)
         if table is None:
             continue
-        name = " ".join(str(r.values[k]).strip() for k in key_columns(table)
-                        if not is_null(r.values.get(k)))
+        name = key_name(table, r.values)
         # a reference the text said has ended (ended.py) is known, not missing
         ended = ended_columns(r)
-        if any(ch.isalpha() for ch in name):   # a name (an id is not searched for)
+        if name is not None:                   # a name (an id is not searched for)
             for c in wanted.get(r.table, []):
                 if is_null(r.values.get(c)) and c not in ended:
                     add(name, _words(schema, r.table, c))

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from quaderno.methods.docsage.normalize import entity_name, is_null, key_columns
+from quaderno.methods.docsage.normalize import entity_name, key_columns, key_name
 from quaderno.methods.docsage.rows import Correction, Row
 from quaderno.methods.docsage.schema import Table
 
@@ -90,8 +90,7 @@ def ended_references(table: Table, rows: Sequence[Row], text: str) -> list[Row]:
     keys = key_columns(table)
     out = []
     for row in rows:
-        own = entity_name(" ".join(str(row.values[k]) for k in keys
-                             if not is_null(row.values.get(k))))
+        own = key_name(table, row.values)
         changes = []
         for fk in table.foreign_keys:
             col = fk.cols[0]

@@ -126,6 +126,13 @@ def key_columns(table: Table) -> list[str]:
     return [text[0]] if text else [table.columns[0].name]
 
 
+def key_name(table: Table, values: Mapping[str, Any]) -> str | None:
+    """A row's entity as a search or a text match names it: its key's values joined, when
+    they hold a letter (:func:`entity_name`); None for an id or no key value."""
+    return entity_name(" ".join(str(values[k]).strip() for k in key_columns(table)
+                                if not is_null(values.get(k))))
+
+
 def entity_key(table: Table, values: Mapping[str, Any],
                aliases: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The normalized key of a row of ``table`` ('' parts for missing key values)."""
