@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from quaderno.llm.types import ChatRequest, Message
-from web_server import (DOCSAGE_QUESTION, MISKNOW_QUESTION, PAGER_QUESTION, DemoModel,
-                        PacedFake, WebServer, make_eval_run, make_workspace, write_dataset)
+from web_server import (DOCSAGE_QUESTION, INVENTING_QUESTION, MISKNOW_QUESTION, PAGER_QUESTION,
+                        DemoModel, PacedFake, WebServer, make_eval_run, make_workspace,
+                        write_dataset)
 
 CHROMIUM = os.environ.get("QUADERNO_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -169,6 +170,21 @@ def test_docsage_rows_link_to_their_source_chunk(page):
     page.locator("#docsage-view a.source").first.click()
     page.wait_for_selector("#chunk-box:not([hidden])")
     assert "Varnholt University was founded in 1874" in page.inner_text("#chunk-text")
+
+
+def test_docsage_says_when_the_answer_is_the_rows_for_a_number_it_invented(page):
+    ask(page, INVENTING_QUESTION, "docsage", ["unis"])
+    page.wait_for_selector("#docsage-box:not([hidden])", timeout=60000)
+    assert page.inner_text("#docsage-view p.ungrounded") == (
+        "The model's answers gave 9,999, which no result row holds: the answer is the "
+        "result rows.")
+    assert page.inner_text("#answer").startswith("Varnholt University, 1874, 2300")
+    # a question answered from the result shows no such note
+    ask(page, DOCSAGE_QUESTION, "docsage", ["unis"])
+    page.wait_for_selector("#docsage-view pre.sql")
+    page.wait_for_function("document.querySelector('#answer').innerText === "
+                           "'Varnholt University'")
+    assert page.locator("#docsage-view p.ungrounded").count() == 0
 
 
 def test_misknow_shows_the_judgment_and_both_rounds(page):

@@ -33,6 +33,8 @@ from test_serve_api import make_home
 XSS = '<img src=x onerror="document.body.dataset.pwned=1">'
 PAGER_QUESTION = "What profession do Kazuyuki Fujita and Gilbert Yvel have in common?"
 DOCSAGE_QUESTION = "Which institution was founded first?"
+# a DocSage question whose synthesis keeps giving a number no result row holds
+INVENTING_QUESTION = "How many staff does the oldest institution employ?"
 MISKNOW_QUESTION = "What does Gilbert Yvel do for a living?"
 
 
@@ -71,6 +73,9 @@ class DemoModel:
     def _route(self, request: Any) -> str:
         text = " ".join(m.content for m in request.messages)
         last = request.messages[-1].content
+        if last.startswith("Answer the question from the query result") and \
+                INVENTING_QUESTION in last:
+            return json.dumps({"answer": "9,999 staff", "cited_rows": [1]})
         if last.startswith(("Design the smallest", "Revise this relational schema",
                             "Extract into the tables below", "Write one DuckDB SELECT",
                             "Answer the question from the query result")):

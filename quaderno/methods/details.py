@@ -101,6 +101,10 @@ class DocSageDetails(BaseModel):
     sql: list[SQLAttempt] = Field(default_factory=list)
     result: ResultTable | None = None
     cited_rows: list[int] = Field(default_factory=list)
+    # numbers the synthesized answer gave that the result does not hold (docsage.grounded),
+    # and whether the answer is the result rows because the model kept giving them
+    ungrounded: list[str] = Field(default_factory=list)
+    from_rows: bool = False
 
 
 MethodDetails = Annotated[PagerDetails | NotesDetails | ChainDetails | StructDetails

@@ -5,8 +5,10 @@ column descriptions and three sample rows per table, values shown as quoted data
 query passes the read-only gate and runs in the sandbox; a refusal or database error goes
 back to the model for one repair, and an empty result earns one re-compile with a hint
 (spec §4). The result rows are traced to their tuples and chunks, and the answer is
-synthesized from the result alone, citing rows. When no query yields rows, the answer is
-"not found" (recorded), never a guess from outside the database.
+synthesized from the result alone, citing rows; a number the answer gives that the result
+does not hold is asked about once, then the answer is the rows (docsage.grounded). When no
+query yields rows, the answer is "not found" (recorded), never a guess from outside the
+database.
 
 :func:`answer_from_tables`: the "w/o SQL reasoning" ablation; the tables are put in the
 context and the LLM computes the answer itself.
@@ -17,9 +19,10 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from quaderno.errors import SQLExecutionError, SQLRefusedError, StepError
+from quaderno.methods.docsage.grounded import rows_answer, ungrounded
 from quaderno.methods.docsage.lineage import TracedResult, run_with_lineage
 from quaderno.methods.docsage.normalize import key_columns, multi_valued
 from quaderno.methods.docsage.records import ResultTable, SQLAttempt
@@ -30,6 +33,18 @@ from quaderno.methods.docsage.steps import ANSWER_FROM_TABLES, COMPILE_SQL, SYNT
 from quaderno.methods.episode import Episode
 
 NOT_FOUND = "not found"
+
+
+class Synthesis(NamedTuple):
+    """What the synthesis step answered: the answer, its explanation, the rows it cited,
+    the numbers its answers gave that the result does not hold, and whether the answer is
+    the result rows because the model's kept giving such numbers."""
+
+    answer: str
+    explanation: str
+    cited: list[int]
+    ungrounded: list[str]
+    from_rows: bool = False
 
 
 def _cell(value: Any) -> str:
@@ -172,26 +187,53 @@ class SQLReasoner:
                                       "for one repair", span)
         return best, attempts
 
-    async def synthesize(self, ep: Episode, sql: str,
-                         table: ResultTable) -> tuple[str, str, list[int]]:
-        """(answer, explanation, the row numbers the model cited) from the result alone;
-        the rows cited may be none (see :func:`cited_or_shown`)."""
+    async def synthesize(self, ep: Episode, sql: str, table: ResultTable) -> Synthesis:
+        """The answer from the result alone, and the row numbers the model cited (maybe none:
+        see :func:`cited_or_shown`). An answer that gives a number the result does not hold
+        (:func:`~quaderno.methods.docsage.grounded.ungrounded`) is asked for once more,
+        naming it; a second such answer gives way to the rows themselves."""
         with ep.trace.span("docsage.synthesize", rows=len(table.rows)) as span:
-            try:
-                shown = fenced(numbered(table, self.shown_rows))
-                result = await SYNTHESIZE.run(ep.lm, trace=ep.trace, question=ep.question,
-                                              sql=sql, rows=shown)
-                value = result.value
-                cited = [i for i in value.cited_rows if 1 <= i <= len(table.rows)]
-                answer = value.answer.strip() or NOT_FOUND
-                explanation = value.explanation
-            except StepError:
-                ep.trace.fallback("synthesis failed; answered with the first result row", span)
-                first = table.rows[0] if table.rows else []
-                answer = ", ".join(str(v) for v in first) or NOT_FOUND
-                explanation, cited = "", [1] if first else []
-            span.outputs = {"answer": answer, "cited_rows": cited}
-        return answer, explanation, cited
+            hint, flagged = "", []
+            for attempt in range(2):
+                try:
+                    answer, explanation, cited = await self._ask(ep, sql, table, hint)
+                except StepError:
+                    ep.trace.fallback("synthesis failed; answered with the first result row",
+                                      span)
+                    first = table.rows[0] if table.rows else []
+                    answer = ", ".join(str(v) for v in first) or NOT_FOUND
+                    span.outputs = {"answer": answer, "cited_rows": [1] if first else []}
+                    return Synthesis(answer, "", [1] if first else [], flagged)
+                bad = ungrounded(answer, table, shown=self.shown_rows, question=ep.question,
+                                 sql=sql)
+                if not bad:
+                    break
+                flagged += [b for b in bad if b not in flagged]
+                if attempt == 0:
+                    ep.trace.fallback(f"the answer gave {', '.join(bad)}, which no result "
+                                      "row holds; asked once more, naming it", span)
+                    hint = (f"\n\nYour previous answer was {answer!r}. It gives "
+                            f"{', '.join(bad)}, which no result row holds: answer with the "
+                            "result's own values.")
+                    continue
+                rows = self.cited_or_shown(table, cited)
+                ep.trace.fallback(f"the answer again gave {', '.join(bad)}, which no result "
+                                  "row holds; answered with the result rows", span)
+                answer = rows_answer(table, rows)
+                explanation = (f"The model's answer gave {', '.join(bad)}, which no result "
+                               "row holds; these are the result rows.")
+                span.outputs = {"answer": answer, "cited_rows": cited, "ungrounded": flagged}
+                return Synthesis(answer, explanation, cited, flagged, from_rows=True)
+            span.outputs = {"answer": answer, "cited_rows": cited, "ungrounded": flagged}
+        return Synthesis(answer, explanation, cited, flagged)
+
+    async def _ask(self, ep: Episode, sql: str, table: ResultTable,
+                   hint: str) -> tuple[str, str, list[int]]:
+        result = await SYNTHESIZE.run(ep.lm, trace=ep.trace, question=ep.question, sql=sql,
+                                      rows=fenced(numbered(table, self.shown_rows)), hint=hint)
+        value = result.value
+        cited = [i for i in value.cited_rows if 1 <= i <= len(table.rows)]
+        return value.answer.strip() or NOT_FOUND, value.explanation, cited
 
     def cited_or_shown(self, table: ResultTable, cited: list[int]) -> list[int]:
         """The rows an answer rests on: those cited, else every row the model was shown."""

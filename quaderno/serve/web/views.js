@@ -157,6 +157,13 @@ export function docsageView(d, openChunkAnyKb) {
       }, id)));
     }));
   }
+  // numbers the model's answer gave that no result row holds (docsage.grounded)
+  if ((d.ungrounded || []).length) {
+    const numbers = d.ungrounded.join(", ");
+    view.append(el("p", { class: "ungrounded" }, d.from_rows
+      ? `The model's answers gave ${numbers}, which no result row holds: the answer is the result rows.`
+      : `The model's first answer gave ${numbers}, which no result row holds; asked once more, it answered from the result.`));
+  }
   show($("docsage-box"));
 }
 

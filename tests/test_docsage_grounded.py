@@ -1,0 +1,182 @@
+"""An answer's numbers must come from the result it was synthesized from: the check by code
+(docsage.grounded), and the synthesis step's one re-ask and fallback to the rows."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from decimal import Decimal
+
+from docsage_fakes import SYNTHESIS_PROMPT
+from quaderno.methods.docsage.grounded import rows_answer, ungrounded
+from quaderno.methods.docsage.records import ResultTable, StatedValue
+from test_docsage_method import Model, answer
+
+
+def table(*rows, columns=None) -> ResultTable:
+    columns = columns or [f"c{i}" for i in range(len(rows[0]) if rows else 0)]
+    return ResultTable(columns=columns, rows=[list(r) for r in rows])
+
+
+def test_a_number_no_cell_holds_is_flagged():
+    # the embedded model's answer, from session 8's no-CLEAR Set3 run
+    result = table([2, 2, "gonal"])
+    assert ungrounded("The average population is 1.15", result, shown=50) == ["1.15"]
+    assert ungrounded("2", result, shown=50) == []
+    assert ungrounded("It is 1.15, not 1.15 again", result, shown=50) == ["1.15"]
+
+
+def test_a_number_rounded_as_written_is_the_cells():
+    result = table([1.15])
+    for written in ("1.15", "1.2", "1.1", "about 1", "1.150"):
+        assert ungrounded(written, result, shown=5) == [], written
+    for written in ("1.3", "2", "1.16"):
+        assert ungrounded(written, result, shown=5) == [written]
+    # written in full figures, a number must be exact to its last digit
+    big = table([63907400000.0])
+    assert ungrounded("63,907,400,000", big, shown=5) == []
+    assert ungrounded("63,907,000,000", big, shown=5) == ["63,907,000,000"]
+
+
+def test_a_scale_word_may_count_in_other_thousands_a_bare_number_may_not():
+    dollars, millions = table([63907400000.0]), table([63907.4])
+    for written in ("63.9 billion", "$63.9B", "64 billion", "USD 63907.4M"):
+        assert ungrounded(written, dollars, shown=5) == [], written
+        assert ungrounded(written, millions, shown=5) == [], written
+    assert ungrounded("63907.4 million", millions, shown=5) == []
+    assert ungrounded("65 billion", dollars, shown=5) == ["65 billion"]
+    # no scale word: "63.9" is not 63907.4 million, nor "2" 2,300
+    assert ungrounded("63.9", millions, shown=5) == ["63.9"]
+    assert ungrounded("2 staff", table([2300]), shown=5) == ["2"]
+
+
+def test_the_documents_words_for_a_cell_count():
+    """A cell in a column counted in millions, quoted as its document writes it: the
+    answer may give the amount in full figures."""
+    millions = table([63907.4])
+    assert ungrounded("$63,907,400,000", millions, shown=5) == ["63,907,400,000"]
+    millions.stated = [StatedValue(row=1, column="c0", value=63907.4, quote="USD 63907.4M",
+                                   chunk_id="d1#0")]
+    assert ungrounded("$63,907,400,000", millions, shown=5) == []
+    assert ungrounded("$63,907,400,000", millions, shown=0) == ["63,907,400,000"]
+
+
+def test_a_share_may_be_written_as_a_percentage_only_with_its_sign():
+    share = table([0.333])
+    assert ungrounded("33%", share, shown=5) == []
+    assert ungrounded("33.3 percent", share, shown=5) == []
+    assert ungrounded("33", share, shown=5) == ["33"]
+    assert ungrounded("15.3%", table([15.3]), shown=5) == []
+
+
+def test_numbers_in_text_and_date_cells_count():
+    result = table(["Route 66", dt.date(2005, 3, 12)])
+    assert ungrounded("Route 66, opened 2005", result, shown=5) == []
+    assert ungrounded("Route 67", result, shown=5) == ["67"]
+    # DuckDB's DECIMAL and LIST values
+    assert ungrounded("2.50 and 1921", table([Decimal("2.50"), [1874, 1921]]), shown=5) == []
+    assert ungrounded("1922", table([Decimal("2.50"), [1874, 1921]]), shown=5) == ["1922"]
+
+
+def test_the_question_the_sql_and_the_row_count_give_numbers():
+    names = table(["Ardent"], ["Borel"], ["Cyne"], ["Dorn"])
+    assert ungrounded("4 companies", names, shown=50) == []
+    assert ungrounded("5 companies", names, shown=50) == ["5"]
+    assert ungrounded("none after 1990", names, shown=50) == ["1990"]
+    assert ungrounded("none after 1990", names, shown=50,
+                      question="Which were founded after 1990?") == []
+    assert ungrounded("the top 3", names, shown=50,
+                      sql="SELECT name FROM t ORDER BY x DESC LIMIT 3") == []
+
+
+def test_only_the_rows_the_model_was_shown_count():
+    result = table(["a", 10], ["b", 20], ["c", 30])
+    assert ungrounded("30", result, shown=3) == []
+    assert ungrounded("30", result, shown=2) == ["30"]
+
+
+def test_what_is_no_number_in_figures_is_not_read():
+    result = table([True], [None], [float("nan")])
+    # a boolean cell is no 1, NULL and NaN hold nothing, words and ordinals are not read
+    assert ungrounded("1", table([True], [True]), shown=5) == ["1"]
+    assert ungrounded("the 1st of two", table([True], [True]), shown=5) == []
+    assert ungrounded("3", result, shown=5) == []  # the row count
+    assert ungrounded("-7", table([-7]), shown=5) == []
+
+
+def test_the_rows_as_the_answer():
+    result = table(["Ardent", None], ["Borel", 2.5], *[[f"x{i}", i] for i in range(6)])
+    assert rows_answer(result, [2]) == "Borel, 2.5"
+    assert rows_answer(result, [1, 99]) == "Ardent, NULL"
+    assert rows_answer(result, list(range(1, 9))) == (
+        "Ardent, NULL; Borel, 2.5; x0, 0; x1, 1; x2, 2; and 3 more rows")
+
+
+class Inventing(Model):
+    """Synthesis answers ``replies`` in turn (the last one repeated), citing row 1."""
+
+    def __init__(self, *replies, **kw):
+        super().__init__(**kw)
+        self.replies = list(replies)
+        self.synthesis: list[str] = []
+
+    def __call__(self, request):
+        user = request.messages[-1].content
+        if user.startswith(SYNTHESIS_PROMPT):
+            self.synthesis.append(user)
+            reply = self.replies[min(len(self.synthesis), len(self.replies)) - 1]
+            return json.dumps({"answer": reply, "cited_rows": [1]})
+        return super().__call__(request)
+
+
+SQL = "SELECT name, staff FROM institution ORDER BY staff DESC LIMIT 1"
+QUESTION = "Which member institution has the most staff, and how many?"
+
+
+def test_a_grounded_answer_is_asked_for_once(tmp_path):
+    model = Inventing("Varnholt University, with 2,300 staff", sql=SQL)
+    a = answer("docsage", model, tmp_path, question=QUESTION)
+    assert a.answer.startswith("Varnholt University, with 2,300 staff")
+    assert len(model.synthesis) == 1
+    assert a.details.ungrounded == [] and a.details.from_rows is False
+
+
+def test_an_invented_number_is_asked_about_once_and_the_second_answer_kept(tmp_path):
+    model = Inventing("Varnholt University, with 2,450 staff",
+                      "Varnholt University, with 2,300 staff", sql=SQL)
+    a = answer("docsage", model, tmp_path, question=QUESTION)
+    assert len(model.synthesis) == 2
+    assert "It gives 2,450, which no result row holds" in model.synthesis[1]
+    assert "2,450" not in model.synthesis[0]
+    assert a.answer.startswith("Varnholt University, with 2,300 staff")
+    assert a.details.ungrounded == ["2,450"] and a.details.from_rows is False
+    assert any("2,450" in f and "asked once more" in f for f in a.trace.fallbacks)
+
+
+def test_a_number_invented_twice_gives_way_to_the_rows(tmp_path):
+    model = Inventing("Varnholt University, with 2,450 staff",
+                      "Varnholt University, with 1.15 staff", sql=SQL)
+    a = answer("docsage", model, tmp_path, question=QUESTION)
+    assert len(model.synthesis) == 2
+    d = a.details
+    assert d.ungrounded == ["2,450", "1.15"] and d.from_rows is True
+    # the rows, with the documents' words for the number, cited to the row's chunk
+    assert re.match(r'Varnholt University, 2300 \(written "2,300 staff"', a.answer)
+    assert "2,450" not in a.answer and "1.15" not in a.answer
+    assert "1.15" in a.explanation
+    assert [e.chunk_id for e in a.evidence] == ["varn#0"]
+    assert any("answered with the result rows" in f for f in a.trace.fallbacks)
+
+
+def test_a_number_of_the_question_or_of_the_sql_that_ran_is_no_invention(tmp_path):
+    said = "Varnholt University and Quellmar Institute: more than 1000 staff"
+    for question, sql in (
+            ("Which member institutions are large?",
+             "SELECT name FROM institution WHERE staff > 1000 ORDER BY name DESC"),
+            ("Which member institutions have more than 1000 staff?",
+             "SELECT name FROM institution WHERE staff >= 1001 ORDER BY name DESC")):
+        model = Inventing(said, sql=sql)
+        a = answer("docsage", model, tmp_path, question=question)
+        assert a.details.result.rows == [["Varnholt University"], ["Quellmar Institute"]]
+        assert len(model.synthesis) == 1 and a.details.ungrounded == [], question
