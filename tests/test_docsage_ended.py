@@ -14,7 +14,7 @@ from quaderno.eval.synth.collection import make_collection
 from quaderno.eval.synth.families import FAMILIES
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
-from quaderno.methods.docsage.ended import clauses, ended_references
+from quaderno.methods.docsage.ended import clauses, ended_links, ended_references
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.store import TupleStore
 
@@ -212,3 +212,114 @@ def test_merging_one_entitys_rows_keeps_an_ended_reference_empty(ended_first) ->
     assert merged.values["commissionname"] is None
     assert merged.values["annual_revenue"] == 4.2e9
     assert "ended" in [c.reason for c in merged.provenance.corrections]
+
+
+# a link table: the membership is the row, its references its key (the measuring model's
+# Set3 schema had league_city(league_name, city_name))
+MEMBERS = {"name": "members", "primary_key": ["commissionname", "companyname"],
+           "columns": [{"name": "commissionname"}, {"name": "companyname"}],
+           "foreign_keys": [{"column": "commissionname", "references_table": "commissions",
+                             "references_column": "commissionname"},
+                            {"column": "companyname", "references_table": "companies",
+                             "references_column": "companyname"}]}
+LINKED = schema_of({"tables": [COMMISSIONS, COMPANIES, MEMBERS]})
+LINK = LINKED.table("members")
+
+
+def _links(text: str, *names: str, table=LINK, chunk="c"):
+    rows = [row(table.name, chunk, commissionname=DMC, companyname=n) for n in names]
+    kept, ended = ended_links(table, rows, text)
+    return [r.values["companyname"] for r in kept], ended
+
+
+def test_a_link_row_the_text_says_has_ended_is_left_out_with_the_clause() -> None:
+    text = (f"Members of the {DMC} (DMC) include Rastou Bank, Ulm Savings. "
+            "Former members: Kelvo Trust (left 2005), Brin Holdings (left 2010).")
+    kept, ended = _links(text, "Rastou Bank", "Kelvo Trust", "Ulm Savings", "Brin Holdings")
+    assert kept == ["Rastou Bank", "Ulm Savings"]
+    assert [r.values for r in ended] == [{"commissionname": DMC, "companyname": "Kelvo Trust"},
+                                         {"commissionname": DMC, "companyname": "Brin Holdings"}]
+    (c,) = ended[0].provenance.corrections
+    assert (c.column, c.old, c.new, c.reason, c.by) == ("commissionname", DMC, None, "ended",
+                                                        "as-stated")
+    assert c.evidence_quote.startswith("Former members: Kelvo Trust (left 2005)")
+    # said in one clause naming both, either way round
+    for text in (f"Kelvo Trust was a company of the {DMC} from 1990 until it left in 2005.",
+                 f"The {DMC}'s former members include Kelvo Trust."):
+        kept, (ended,) = _links(text, "Kelvo Trust")
+        assert kept == [] and [c.column for c in ended.provenance.corrections] == [
+            "commissionname"]
+    # a table whose references are not its key: a reference is emptied, never a row dropped
+    text = f"Kelvo Trust was a company of the {DMC} from 1990 until it left in 2005."
+    company = row("companies", "c", companyname="Kelvo Trust", commissionname=DMC)
+    assert ended_links(TABLE, [company], text) == ([company], [])
+
+
+@pytest.mark.parametrize("text", [
+    f"Rastou Bank, formerly a member of the Kessel Board, joined the {DMC} in 1995.",
+    f"The {DMC} no longer publishes quarterly reports. Its members include Rastou Bank.",
+    f"Rastou Bank left the Kessel Board in 1990; it joined the {DMC} in 1992.",
+])
+def test_a_current_link_is_kept(text) -> None:
+    assert _links(text, "Rastou Bank") == (["Rastou Bank"], [])
+
+
+def test_a_link_table_that_can_hold_the_end_keeps_its_rows() -> None:
+    table = schema_of({"tables": [COMMISSIONS, COMPANIES, {**MEMBERS, "columns": [
+        *MEMBERS["columns"], {"name": "left_year", "type": "INT"}]}]}).table("members")
+    text = f"Kelvo Trust was a company of the {DMC} from 1990 until it left in 2005."
+    assert _links(text, "Kelvo Trust", table=table)[0] == ["Kelvo Trust"]
+
+
+def test_a_link_said_ended_in_one_chunk_is_left_out_of_every_chunk(tmp_path) -> None:
+    """The roster says Kelvo Trust left; a second document names it with the commission and
+    no end: CLEAR leaves both rows out, and its report names each with the clause and the
+    chunk that said it. The store keeps what the model wrote."""
+    from quaderno.methods.docsage.clear import ClearConfig, run_clear
+    roster = Chunk(id="d1#0", text=f"Members of the {DMC} include Rastou Bank. Former "
+                                   "members: Kelvo Trust (left 2005).")
+    profile = Chunk(id="d2#0", text=f"Kelvo Trust, a bank, and the {DMC} signed a lease.")
+    links = {"d1#0": ["Rastou Bank", "Kelvo Trust"], "d2#0": ["Kelvo Trust"]}
+
+    def respond(request):
+        chunk = "d1#0" if "Former members" in request.messages[-1].content else "d2#0"
+        return json.dumps({"commissions": [{"commissionname": DMC}], "companies": [],
+                           "members": [{"commissionname": DMC, "companyname": n}
+                                       for n in links[chunk]]})
+    store = TupleStore(tmp_path)
+    result = asyncio.run(run_clear(LM(FakeLLM(respond=respond)), LINKED, [roster, profile],
+                                   config=ClearConfig(level_a=False, level_b=False),
+                                   settings=ExtractionSettings(confidence="none"),
+                                   store=store))
+    assert [r.values["companyname"] for r in result.rows if r.table == "members"] == [
+        "Rastou Bank"]
+    said = "Former members: Kelvo Trust (left 2005)."
+    assert result.report.links_ended == [
+        {"table": "members", "values": {"commissionname": DMC, "companyname": "Kelvo Trust"},
+         "chunk_id": "d1#0", "quote": said, "said_in": "d1#0"},
+        {"table": "members", "values": {"commissionname": DMC, "companyname": "Kelvo Trust"},
+         "chunk_id": "d2#0", "quote": said, "said_in": "d1#0"}]
+    stored = store.get(roster, LINK, LM(FakeLLM(respond=respond)).model_id,
+                       ExtractionSettings(confidence="none"))
+    assert len(stored) == 2
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_on_generated_collections_only_former_members_links_end(family) -> None:
+    """The differential check above, for a link table (topic, entity)."""
+    counts = {"member": [0, 0], "former": [0, 0]}
+    for seed in (0, 1):
+        c = make_collection(family, "set1", seed, per_type=1)
+        roles = {e.name: e.role for e in [*c.world.members, *c.world.distractors]
+                 if e.role in ("member", "former")}
+        for doc in c.documents:
+            for name, role in roles.items():
+                if name.lower() not in doc.text.lower():
+                    continue
+                kept, _ = ended_links(LINK, [row("members", doc.id, companyname=name,
+                                                 commissionname=c.world.topic)], doc.text)
+                counts[role][0] += 1
+                counts[role][1] += not kept
+    members, formers = counts["member"], counts["former"]
+    assert members[0] > 10 and formers[0] > 0
+    assert members[1] == 0 and formers[1] == formers[0]

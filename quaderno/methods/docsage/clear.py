@@ -5,7 +5,8 @@
 1. extraction of every chunk through the tuple store (paid once per table definition);
 2. **Level A** (``level_a``): values whose confidence is at or below the conformal threshold
    τ_low are flagged, and (``correction``) re-extracted by a committee that votes per cell;
-3. entity aliases canonicalized and non-contradicting rows of one entity merged;
+3. entity aliases canonicalized, every row of a link some chunk says has ended left out
+   (ended.py), and non-contradicting rows of one entity merged;
 4. **Level B** (``level_b``): the schema's constraints as SQL over the staged rows; with
    ``correction``, conflicts (functional dependencies, duplicate keys) are settled by
    backtracking retrieval, range and order violations re-extracted and then NULLed, dangling
@@ -36,7 +37,7 @@ from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.constraints import CheckResult, Violation, check
 from quaderno.methods.docsage.correct import (Retrieve, apply_cell, committee_ballots,
                                               resolve_conflict, tally)
-from quaderno.methods.docsage.ended import ended_columns
+from quaderno.methods.docsage.ended import ended_columns, without_ended_links
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
                                               extract)
 from quaderno.methods.docsage.normalize import (key_columns, normalize_entity,
@@ -69,6 +70,9 @@ class ClearReport(BaseModel):
     tuples_extracted: int = 0
     tuples_final: int = 0
     tuples_removed: int = 0        # rows whose entity the committee did not find
+    # link rows left out because their chunk says the relationship ended (ended.py): the
+    # table, the row's values, its chunk and the clause
+    links_ended: list[dict[str, Any]] = Field(default_factory=list)
     cells_flagged: int = 0
     tuples_flagged: int = 0
     tau_low: float | None = None
@@ -85,6 +89,13 @@ class ClearReport(BaseModel):
     cache_misses: int = 0
     constraints_skipped: list[str] = Field(default_factory=list)  # type-mismatched, DB errors
     calibration_refused: list[str] = Field(default_factory=list)  # other score kind or model
+
+
+def _ended_link(row: Row) -> dict[str, Any]:
+    said = row.provenance.corrections[-1]
+    return {"table": row.table, "values": row.values, "chunk_id": row.provenance.chunk_id,
+            "quote": said.evidence_quote, "said_in": said.evidence_chunk or
+            row.provenance.chunk_id}
 
 
 class ClearResult(BaseModel):
@@ -335,6 +346,7 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
         rows = all_rows(results)
         report.failed_chunks = sum(r.failed for r in results)
         report.tuples_extracted = len(rows)
+        ended = [r for res in results for r in res.ended]
         report.llm_calls_extract = sum(r.calls for r in results)
         report.cache_hits = sum(r.hits for r in results)
         report.cache_misses = sum(r.misses for r in results)
@@ -358,7 +370,12 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
                 if config.correction and cells:
                     rows = await run.committee(rows, cells, "low-confidence")
                 span.outputs = {"cells_flagged": report.cells_flagged}
-        rows, groups = canonicalize(schema, rows, aliases, acronyms=config.acronyms)
+        # link rows a chunk says have ended are named as the others are, then every row of
+        # the same link is left out, whichever chunk it was read from (ended.py)
+        rows, groups = canonicalize(schema, [*rows, *ended], aliases, acronyms=config.acronyms)
+        rows, ended = rows[:len(rows) - len(ended)], rows[len(rows) - len(ended):]
+        rows, elsewhere = without_ended_links(schema, rows, ended)
+        report.links_ended = [_ended_link(r) for r in [*ended, *elsewhere]]
         for g in groups:
             run.spellings.setdefault(g.canonical, []).extend(
                 x for x in g.spellings if x != g.canonical)

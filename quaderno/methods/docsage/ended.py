@@ -19,9 +19,15 @@ What the text says of one of them alone ("the commission no longer publishes rep
 bank's founder left in 1990") ends nothing. A clause is a sentence or a part of one between
 semicolons or a "but". A table with a column that can hold the end (a ``left_year``,
 ``until``, ``status`` or ``former`` token in a column name) keeps its references: the model
-can say it there. A link table's reference is part of its key and is kept (not handled yet).
-Once ended, a cell stays ended: CLEAR's committee does not vote it back, alias merging does
-not fill it from another row, and completion does not search for it.
+can say it there. Once ended, a cell stays ended: CLEAR's committee does not vote it back,
+alias merging does not fill it from another row, and completion does not search for it.
+
+A link table's reference is part of its key (``league_city(league_name, city_name)``, the
+measuring model's Set3 schema): it cannot be emptied, and the row says nothing but the
+relationship. :func:`ended_links` takes such a row out when the same rule holds for the
+reference and the rest of the key, and returns it apart with an ``ended`` correction on the
+reference (its value kept), so the run can show what it left out and why; CLEAR then leaves
+out every row of the same link read from other chunks (:func:`without_ended_links`).
 """
 
 from __future__ import annotations
@@ -29,9 +35,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from quaderno.methods.docsage.normalize import entity_name, key_columns, key_name
+from quaderno.methods.docsage.normalize import (entity_key, entity_name, is_null, key_columns,
+                                                key_name)
 from quaderno.methods.docsage.rows import Correction, Row
-from quaderno.methods.docsage.schema import Table
+from quaderno.methods.docsage.schema import Schema, Table
 
 _ENDED = re.compile(
     r"\bformer(?:ly)?\s+(?:an?\s+)?(?:members?|parts?|affiliates?|participants?|"
@@ -111,9 +118,69 @@ def ended_references(table: Table, rows: Sequence[Row], text: str) -> list[Row]:
     return out
 
 
+def ended_links(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Row], list[Row]]:
+    """(kept, ended): ``rows`` of ``table`` read from ``text``, with apart those whose key
+    holds a reference the text says has ended (module docstring); each ended row carries
+    an ``ended`` correction quoting the clause, its values unchanged."""
+    if not ends_relationships(table):
+        return list(rows), []
+    keys = key_columns(table)
+    linked = [fk.cols[0] for fk in table.foreign_keys if len(fk.cols) == 1
+              and fk.cols[0] in keys]
+    if not linked:
+        return list(rows), []
+    parts = clauses(text)
+    kept, ended = [], []
+    for row in rows:
+        correction = None
+        for col in linked:
+            ref = entity_name(row.values.get(col))
+            own = entity_name(" ".join(str(row.values[k]).strip() for k in keys
+                                       if k != col and not is_null(row.values.get(k))))
+            quote = _ended(parts, own, ref) if own and ref else None
+            if quote is not None:
+                correction = Correction(column=col, old=row.values[col], new=None,
+                                        reason="ended", by="as-stated",
+                                        evidence_quote=quote[:300])
+                break
+        if correction is None:
+            kept.append(row)
+            continue
+        prov = row.provenance.model_copy(update={
+            "corrections": [*row.provenance.corrections, correction]})
+        ended.append(row.model_copy(update={"provenance": prov}))
+    return kept, ended
+
+
+def without_ended_links(schema: Schema, rows: Sequence[Row],
+                        ended: Sequence[Row]) -> tuple[list[Row], list[Row]]:
+    """(kept, dropped): ``rows`` without the link rows another chunk says have ended (the
+    same key as one of ``ended``, entity names compared normalized), each dropped row given
+    that chunk's ``ended`` correction. Whichever chunk says a relationship ended, it stays
+    ended, as an emptied reference does."""
+    said: dict[tuple[str, tuple[str, ...]], Correction] = {}
+    for r in ended:
+        table = schema.table(r.table)
+        if table is not None:
+            said.setdefault((r.table, entity_key(table, r.values)), r.provenance.corrections[-1]
+                            .model_copy(update={"evidence_chunk": r.provenance.chunk_id}))
+    kept, dropped = [], []
+    for r in rows:
+        table = schema.table(r.table)
+        hit = said.get((r.table, entity_key(table, r.values))) if table and said else None
+        if hit is None:
+            kept.append(r)
+            continue
+        prov = r.provenance.model_copy(update={"corrections": [*r.provenance.corrections,
+                                                               hit]})
+        dropped.append(r.model_copy(update={"provenance": prov}))
+    return kept, dropped
+
+
 def ended_columns(row: Row) -> set[str]:
     """The columns of ``row`` emptied because the text said the relationship ended."""
     return {c.column for c in row.provenance.corrections if c.reason == "ended"}
 
 
-__all__ = ["clauses", "ended_columns", "ended_references", "ends_relationships"]
+__all__ = ["clauses", "ended_columns", "ended_links", "ended_references", "ends_relationships",
+           "without_ended_links"]

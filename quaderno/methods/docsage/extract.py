@@ -35,7 +35,7 @@ from quaderno.llm.steps import Step, StepResult
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.amounts import READER_VERSION, read_row
 from quaderno.methods.docsage.confidence import agreement_rows, logprob_confidences
-from quaderno.methods.docsage.ended import ended_references
+from quaderno.methods.docsage.ended import ended_links, ended_references
 from quaderno.methods.docsage.normalize import is_null, key_columns
 from quaderno.methods.docsage.rows import Provenance, Row, coerce
 from quaderno.methods.docsage.schema import Column, Schema, Table
@@ -282,6 +282,8 @@ class ChunkResult(BaseModel):
     hits: int = 0
     misses: int = 0
     failed: bool = False
+    # link rows the text says have ended (ended.ended_links), left out of ``rows``
+    ended: list[Row] = Field(default_factory=list)
 
 
 async def _sample(step: Step, lm: LM, chunk: Chunk, schema_text: str,
@@ -439,7 +441,10 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
         for name, rows in result.rows.items():
             table = schema.table(name)
             if table is not None:
-                result.rows[name] = ended_references(table, rows, chunk.text)
+                rows, ended = ended_links(table, ended_references(table, rows, chunk.text),
+                                          chunk.text)
+                result.rows[name] = rows
+                result.ended += ended
         return result
 
     if trace is not None:
@@ -448,7 +453,8 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
             results = await asyncio.gather(*(read(c) for c in chunks))
             span.outputs = {"calls": sum(r.calls for r in results),
                             "store_hits": sum(r.hits for r in results),
-                            "tuples": sum(len(v) for r in results for v in r.rows.values())}
+                            "tuples": sum(len(v) for r in results for v in r.rows.values()),
+                            "links_ended": sum(len(r.ended) for r in results)}
         return list(results)
     return list(await asyncio.gather(*(read(c) for c in chunks)))
 
