@@ -323,3 +323,93 @@ def test_on_generated_collections_only_former_members_links_end(family) -> None:
     members, formers = counts["member"], counts["former"]
     assert members[0] > 10 and formers[0] > 0
     assert members[1] == 0 and formers[1] == formers[0]
+
+
+@pytest.mark.parametrize("text,ended", [
+    # an item of the list, never a word inside a longer name
+    (f"Members of the {DMC} include York, Leeds. Former members: New York (left 2005).",
+     ["New York"]),
+    (f"Members of the {DMC} include Leeds. Its former members include York and Ely Town.",
+     ["York", "Ely Town"]),
+    # a list in a text that does not name the commission says nothing of it
+    ("Former members: York (left 2005), New York (left 2001).", []),
+    # an end said of another in a clause naming both, after "while"
+    (f"York stayed in the {DMC}, while New York left in 2005.", []),
+    # "no longer" of something other than the membership
+    (f"York, a company of the {DMC}, no longer hosts the annual meeting.", []),
+    (f"New York is no longer a member of the {DMC}.", ["New York"]),
+    (f"New York ceased to be part of the {DMC} in 2001.", ["New York"]),
+])
+def test_which_roster_items_and_clauses_end_a_link(text, ended) -> None:
+    names = ["York", "Leeds", "New York", "Ely", "Ely Town"]
+    kept, out = _links(text, *names)
+    assert [r.values["companyname"] for r in out] == ended
+    assert kept == [n for n in names if n not in ended]
+    # a plain reference reads the same
+    got = _read(text, *names)
+    assert [n for n in names if got[n].values["commissionname"] is None] == ended
+
+
+
+def test_a_roster_item_is_a_whole_name_even_read_alone() -> None:
+    # no "New York" row read beside it: York is still no item of this list
+    text = f"Members of the {DMC} include Leeds. Former members: New York (left 2005)."
+    assert _links(text, "York") == (["York"], [])
+    assert _links(text, "New York")[0] == []
+
+
+def test_a_reference_inside_a_longer_reference_is_no_mention_of_it() -> None:
+    text = "Kelvo Trust left the North Kessel Board in 2005."
+    rows = [row("companies", "c", companyname="Kelvo Trust", commissionname="Kessel Board"),
+            row("companies", "c", companyname="Rastou Bank",
+                commissionname="North Kessel Board")]
+    assert [r.values["commissionname"] for r in ended_references(TABLE, rows, text)] == [
+        "Kessel Board", "North Kessel Board"]
+
+
+@pytest.mark.parametrize("tables,keys", [
+    # a key with a part that is not a reference: the row holds data, not only the link
+    ([COMMISSIONS, COMPANIES, {"name": "products", "primary_key": ["companyname", "product"],
+                               "columns": [{"name": "companyname"}, {"name": "product"},
+                                           {"name": "units", "type": "INT"}],
+                               "foreign_keys": [{"column": "companyname",
+                                                 "references_table": "companies",
+                                                 "references_column": "companyname"}]}],
+     {"companyname": "Kelvo Trust", "product": "Drournlia Markets Commission"}),
+    # a link of three entities
+    ([COMMISSIONS, COMPANIES, {"name": "sectors", "primary_key": ["sectorname"],
+                               "columns": [{"name": "sectorname"}]},
+      {**MEMBERS, "primary_key": ["commissionname", "companyname", "sectorname"],
+       "columns": [*MEMBERS["columns"], {"name": "sectorname"}],
+       "foreign_keys": [*MEMBERS["foreign_keys"], {"column": "sectorname",
+                                                   "references_table": "sectors",
+                                                   "references_column": "sectorname"}]}],
+     {"commissionname": DMC, "companyname": "Kelvo Trust", "sectorname": None}),
+])
+def test_only_a_link_of_two_entities_is_left_out(tables, keys) -> None:
+    schema = schema_of({"tables": tables})
+    table = schema.tables[-1]
+    r = row(table.name, "c", **keys)
+    text = f"Kelvo Trust was a company of the {DMC} from 1990 until it left in 2005."
+    assert ended_links(table, [r], text) == ([r], [])
+
+
+def test_the_clause_stays_the_reason_after_alias_names_change(tmp_path) -> None:
+    """The roster writes "Kelvo Trust Ltd", two other chunks "Kelvo Trust": canonicalization
+    renames the ended row after its end was recorded, and the report keeps the clause."""
+    from quaderno.methods.docsage.clear import ClearConfig, run_clear
+    said = "Former members: Kelvo Trust Ltd (left 2005)."
+    chunks = [Chunk(id="d1#0", text=f"Members of the {DMC} include Rastou Bank. {said}"),
+              Chunk(id="d2#0", text=f"Kelvo Trust and the {DMC} signed a lease."),
+              Chunk(id="d3#0", text=f"Kelvo Trust met the {DMC} in May.")]
+
+    def respond(request):
+        name = "Kelvo Trust Ltd" if "Former" in request.messages[-1].content else "Kelvo Trust"
+        return json.dumps({"commissions": [], "companies": [],
+                           "members": [{"commissionname": DMC, "companyname": name}]})
+    result = asyncio.run(run_clear(LM(FakeLLM(respond=respond)), LINKED, chunks,
+                                   config=ClearConfig(level_a=False, level_b=False),
+                                   settings=ExtractionSettings(confidence="none")))
+    assert [r for r in result.rows if r.table == "members"] == []
+    assert [(e["chunk_id"], e["quote"], e["said_in"]) for e in result.report.links_ended] == [
+        ("d1#0", said, "d1#0"), ("d2#0", said, "d1#0"), ("d3#0", said, "d1#0")]

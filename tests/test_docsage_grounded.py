@@ -105,12 +105,64 @@ def test_what_is_no_number_in_figures_is_not_read():
     assert ungrounded("-7", table([-7]), shown=5) == []
 
 
+def test_a_number_json_shows_with_an_exponent_is_read_whole():
+    assert ungrounded("x is 1e-05", table([1e-05]), shown=5) == []
+    assert ungrounded("x is 1.2345e+16", table([1.2345e16]), shown=5) == []
+    assert ungrounded("The revenue is 9.9e6", table([1.2e6]), shown=5) == ["9.9e6"]
+
+
+def test_the_labels_and_counts_the_rows_were_shown_with_are_no_invention():
+    result = table(["Ardent", 10], ["Borel", 20], ["Cyne", 30])
+    assert ungrounded("Ardent (row 1) and Borel (row 2)", result, shown=3) == []
+    assert ungrounded("Borel [2], 20", result, shown=3) == []
+    assert ungrounded("rows 1 and 3", result, shown=3) == []
+    assert ungrounded("Dorn (row 7)", result, shown=3) == ["7"]
+    five = table(*[[f"x{i}", 10 * i] for i in range(1, 6)])
+    assert ungrounded("x4 [4]", five, shown=2) == ["4"]  # row 4 was not shown
+    assert ungrounded("x2 [2]", five, shown=2) == []
+    many = table(*[[f"x{i}", 1000 + i] for i in range(62)])
+    assert ungrounded("x0 and 61 others; 12 more not shown", many, shown=50) == ["61"]
+    # a number in a column name
+    assert ungrounded("583,000 in 2010", table([583000], columns=["pop_2010"]),
+                      shown=5) == []
+
+
+def test_other_thousands_and_percentages_come_only_from_a_cell():
+    row = table(["Ardent", 2005, 63907400000.0])
+    assert ungrounded("revenue of 2 billion", row, shown=5) == ["2 billion"]
+    assert ungrounded("revenue of 63.9 billion", row, shown=5) == []
+    assert ungrounded("revenue of 1 billion", table(["Ardent", 63907400000.0]),
+                      shown=5) == ["1 billion"]
+    assert ungrounded("grew by 100%", table(["Ardent"]), shown=5) == ["100"]
+    assert ungrounded("5 million people", table(["Oslo", 709000]), shown=5,
+                      sql="SELECT name, pop FROM city LIMIT 5") == ["5 million"]
+    # one significant digit in other thousands, when exact
+    assert ungrounded("20 billion", table([20000]), shown=5) == []
+
+
+def test_odd_numbers_are_read_as_numbers():
+    import enum
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Money(float):     # as numpy's float64 writes itself: np.float64(1.5)
+        def __repr__(self) -> str:
+            return f"Money({float(self)})"
+    assert ungrounded("3 and 1.5", table([Level.HIGH, Money(1.5)]), shown=5) == []
+    huge = 12345678901234567890123456789012
+    assert ungrounded(str(huge), table([huge]), shown=5) == []
+    assert ungrounded(str(huge + 1), table([huge]), shown=5) == [str(huge + 1)]
+
+
 def test_the_rows_as_the_answer():
     result = table(["Ardent", None], ["Borel", 2.5], *[[f"x{i}", i] for i in range(6)])
     assert rows_answer(result, [2]) == "Borel, 2.5"
     assert rows_answer(result, [1, 99]) == "Ardent, NULL"
     assert rows_answer(result, list(range(1, 9))) == (
-        "Ardent, NULL; Borel, 2.5; x0, 0; x1, 1; x2, 2; and 3 more rows")
+        "Ardent, NULL; Borel, 2.5; x0, 0; x1, 1; x2, 2 (5 of 8 rows)")
+    assert rows_answer(result, []) == rows_answer(result, [1]) == "Ardent, NULL"
+    assert rows_answer(table(), []) == ""
 
 
 class Inventing(Model):
@@ -167,6 +219,21 @@ def test_a_number_invented_twice_gives_way_to_the_rows(tmp_path):
     assert "1.15" in a.explanation
     assert [e.chunk_id for e in a.evidence] == ["varn#0"]
     assert any("answered with the result rows" in f for f in a.trace.fallbacks)
+
+
+def test_a_failed_re_ask_gives_way_to_the_rows(tmp_path):
+    class FailsWhenReasked(Inventing):
+        def __call__(self, request):
+            if any("which no result row holds" in m.content for m in request.messages):
+                self.synthesis.append("re-asked")
+                return "no JSON at all"
+            return super().__call__(request)
+    model = FailsWhenReasked("Varnholt University, with 2,450 staff", sql=SQL)
+    a = answer("docsage", model, tmp_path, question=QUESTION)
+    d = a.details
+    assert d.ungrounded == ["2,450"] and d.from_rows is True
+    assert re.match(r'Varnholt University, 2300 \(written "2,300 staff"', a.answer)
+    assert any("re-asked synthesis failed" in f for f in a.trace.fallbacks)
 
 
 def test_a_number_of_the_question_or_of_the_sql_that_ran_is_no_invention(tmp_path):

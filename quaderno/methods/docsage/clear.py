@@ -37,7 +37,7 @@ from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.constraints import CheckResult, Violation, check
 from quaderno.methods.docsage.correct import (Retrieve, apply_cell, committee_ballots,
                                               resolve_conflict, tally)
-from quaderno.methods.docsage.ended import ended_columns, without_ended_links
+from quaderno.methods.docsage.ended import ended_by, ended_columns, without_ended_links
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
                                               extract)
 from quaderno.methods.docsage.normalize import (key_columns, normalize_entity,
@@ -92,7 +92,7 @@ class ClearReport(BaseModel):
 
 
 def _ended_link(row: Row) -> dict[str, Any]:
-    said = row.provenance.corrections[-1]
+    said = ended_by(row)
     return {"table": row.table, "values": row.values, "chunk_id": row.provenance.chunk_id,
             "quote": said.evidence_quote, "said_in": said.evidence_chunk or
             row.provenance.chunk_id}

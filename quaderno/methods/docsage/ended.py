@@ -9,25 +9,31 @@ place for its end, so such a cell is emptied (a correction quoting the clause,
 ``reason="ended"``), by code, when the chunk says so of this entity and this reference:
 
 * a clause naming both the row's entity and the referenced one says the relationship ended
-  ("until it left in 2005", "left the commission in 2005", "former member", "no longer",
-  "ceased to be"), and no clause naming both says a present one ("is", "joined", "since",
-  "regulates"); or
-* the referenced entity is named in no clause with the row's entity, and the row's entity is
-  listed after "former members" ("Former members: Kelvo Trust (left 2005)").
+  ("until it left in 2005", "left the commission in 2005", "former member", "no longer a
+  member", "ceased to be part"), and no clause naming both says a present one ("is",
+  "joined", "since", "regulates"); or
+* the referenced entity is named in no clause with the row's entity but earlier in the text,
+  and the row's entity is an item of a list after "former members" ("Former members: Kelvo
+  Trust (left 2005)"; "York" is no item of "Former members: New York").
 
+A name inside a longer name read beside it is no mention of it ("York" in "New York").
 What the text says of one of them alone ("the commission no longer publishes reports", "the
 bank's founder left in 1990") ends nothing. A clause is a sentence or a part of one between
-semicolons or a "but". A table with a column that can hold the end (a ``left_year``,
+semicolons, a "but" or a "while" ("Oslo stayed in the league, while Trondheim left in 2005"
+ends nothing of Oslo's). A table with a column that can hold the end (a ``left_year``,
 ``until``, ``status`` or ``former`` token in a column name) keeps its references: the model
 can say it there. Once ended, a cell stays ended: CLEAR's committee does not vote it back,
 alias merging does not fill it from another row, and completion does not search for it.
 
-A link table's reference is part of its key (``league_city(league_name, city_name)``, the
-measuring model's Set3 schema): it cannot be emptied, and the row says nothing but the
-relationship. :func:`ended_links` takes such a row out when the same rule holds for the
-reference and the rest of the key, and returns it apart with an ``ended`` correction on the
-reference (its value kept), so the run can show what it left out and why; CLEAR then leaves
-out every row of the same link read from other chunks (:func:`without_ended_links`).
+A link table's references are its key (``league_city(league_name, city_name)``, the
+measuring model's Set3 schema: two columns, each a reference): they cannot be emptied, and
+the row says nothing but the relationship. :func:`ended_links` takes such a row out when the
+same rule holds for one reference and the other, and returns it apart with an ``ended``
+correction on the reference (its value kept), so the run can show what it left out and why;
+CLEAR then leaves out every row of the same link read from other chunks
+(:func:`without_ended_links`). A link of three entities, or a key with a part that is not a
+reference (a product, a season), is left as read. Known limits: the rule reads English only,
+and a chunk holding two rosters ends a former member of the second in the first as well.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from quaderno.methods.docsage.normalize import (entity_key, entity_name, is_null, key_columns,
+from quaderno.methods.docsage.normalize import (entity_key, entity_name, key_columns,
                                                 key_name)
 from quaderno.methods.docsage.rows import Correction, Row
 from quaderno.methods.docsage.schema import Schema, Table
@@ -45,21 +51,29 @@ _ENDED = re.compile(
     r"constituents?|signator(?:y|ies))\b"
     r"|\buntil\b[^.;]{0,120}?\b(?:left|withdrew|exited|resigned|was expelled)\b"
     r"|\bleft(?:\s+in)?\s+\d{4}\b|\bleft\s+the\s[^.;]{0,80}?\bin\s+\d{4}\b"
-    r"|\b(?:no longer|ceased to be|withdrew from|was expelled from)\b", re.I)
+    r"|\bno longer\s+(?:an?\s+)?(?:members?|part|affiliated|affiliates?|participa\w*|belongs?|"
+    r"in|with|of)\b"
+    r"|\bceased to be\s+(?:an?\s+)?(?:members?|part|affiliated|affiliates?|participants?)\b"
+    r"|\b(?:withdrew from|was expelled from)\b", re.I)
 # a clause that says a present relationship too is left alone
-_CURRENT = re.compile(r"\b(?:joined|rejoined|became|is|are|remains|belongs|since|has been|"
-                      r"regulat\w*|oversees|supervis\w*|governs)\b", re.I)
+_CURRENT = re.compile(r"\b(?:joined|rejoined|became|remains|belongs|since|has been|"
+                      r"regulat\w*|oversees|supervis\w*|governs|"
+                      r"(?:is|are)(?!\s+(?:no longer|not)\b))\b", re.I)
 _FORMER_LIST = re.compile(r"\bformer members?\b", re.I)
 _SPACES = re.compile(r"[ \t\u00a0]+")
-_CLAUSE = re.compile(r"(?<=[.!?]) |\n+|; ?| but ", re.I)
+_CLAUSE = re.compile(r"(?<=[.!?]) |\n+|; ?| but |,? (?:while|whereas) ", re.I)
+# how a list names an item: after its colon, a comma, "and" or "include" ("Former members:
+# Kelvo Trust (left 2005), ..."), never inside a longer name ("New York" is not "York")
+_ITEM_BEFORE = r"(?:[:,;]|\b(?:and|include[sd]?|are|were|was))\s*"
+_ITEM_AFTER = r"\s*(?=$|[(,;.]|\band\b)"
 # column-name tokens for the end of a relationship ("left_year", "status", "member_until")
 _END_TOKEN = re.compile(r"(?:^|_)(?:left|until|end|ended|exit|exited|former|status|active|"
                         r"current|to)(?:_|$)", re.I)
 
 
 def clauses(text: str) -> list[str]:
-    """The sentences of ``text``, split again at semicolons and "but" (runs of spaces
-    collapsed first, so no pattern backtracks over them)."""
+    """The sentences of ``text``, split again at semicolons, "but" and "while" (runs of
+    spaces collapsed first, so no pattern backtracks over them)."""
     return [c.strip() for c in _CLAUSE.split(_SPACES.sub(" ", text)) if c and c.strip()]
 
 
@@ -67,17 +81,34 @@ def _naming(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.I)
 
 
-def _ended(parts: Sequence[str], entity: str, ref: str) -> str | None:
-    """The clause saying the relationship of ``entity`` to ``ref`` ended, or None."""
+def _without(text: str, names: Sequence[str]) -> str:
+    """``text`` with every mention of ``names`` blanked (the same length)."""
+    for n in names:
+        text = _naming(n).sub(lambda m: " " * len(m[0]), text)
+    return text
+
+
+def _ended(parts: Sequence[str], entity: str, ref: str,
+           names: Sequence[str] = ()) -> str | None:
+    """The clause saying the relationship of ``entity`` to ``ref`` ended, or None.
+    ``names``: the entities read beside them; one that holds the name of either ("New
+    York" for "York") is not a mention of it."""
     own, other = _naming(entity), _naming(ref)
+    longer = [n for n in names if len(n) > min(len(entity), len(ref))
+              and n.lower() not in (entity.lower(), ref.lower())
+              and (own.search(n) or other.search(n))]
+    if longer:
+        parts = [_without(c, longer) for c in parts]
     both = [c for c in parts if own.search(c) and other.search(c)]
     if both:
         if all(_ENDED.search(c) and not _CURRENT.search(c) for c in both):
             return both[0]
         return None
-    for c in parts:                      # "Former members: Kelvo Trust (left 2005), ..."
+    # "Former members: Kelvo Trust (left 2005), ...", in a text that names ``ref`` before
+    item = re.compile(_ITEM_BEFORE + re.escape(entity) + _ITEM_AFTER, re.I)
+    for i, c in enumerate(parts):
         listed = _FORMER_LIST.search(c)
-        if listed and own.search(c, listed.end()):
+        if listed and item.search(c, listed.end()) and any(other.search(p) for p in parts[:i]):
             return c
     return None
 
@@ -95,6 +126,9 @@ def ended_references(table: Table, rows: Sequence[Row], text: str) -> list[Row]:
         return list(rows)
     parts = clauses(text)
     keys = key_columns(table)
+    names = sorted({n for r in rows for n in (key_name(table, r.values),
+                                              *(entity_name(r.values.get(fk.cols[0]))
+                                                for fk in table.foreign_keys)) if n})
     out = []
     for row in rows:
         own = key_name(table, row.values)
@@ -104,7 +138,7 @@ def ended_references(table: Table, rows: Sequence[Row], text: str) -> list[Row]:
             ref = entity_name(row.values.get(col))
             if own is None or ref is None or len(fk.cols) != 1 or col in keys:
                 continue
-            quote = _ended(parts, own, ref)
+            quote = _ended(parts, own, ref, names)
             if quote is not None:
                 changes.append(Correction(column=col, old=row.values[col], new=None,
                                           reason="ended", by="as-stated",
@@ -127,17 +161,18 @@ def ended_links(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Row]
     keys = key_columns(table)
     linked = [fk.cols[0] for fk in table.foreign_keys if len(fk.cols) == 1
               and fk.cols[0] in keys]
-    if not linked:
-        return list(rows), []
+    if len(keys) != 2 or sorted(linked) != sorted(keys):
+        return list(rows), []         # not a link of two entities
     parts = clauses(text)
+    names = sorted({n for r in rows for k in keys if (n := entity_name(r.values.get(k)))})
     kept, ended = [], []
     for row in rows:
         correction = None
         for col in linked:
             ref = entity_name(row.values.get(col))
-            own = entity_name(" ".join(str(row.values[k]).strip() for k in keys
-                                       if k != col and not is_null(row.values.get(k))))
-            quote = _ended(parts, own, ref) if own and ref else None
+            (rest,) = [k for k in keys if k != col]
+            own = entity_name(row.values.get(rest))
+            quote = _ended(parts, own, ref, names) if own and ref else None
             if quote is not None:
                 correction = Correction(column=col, old=row.values[col], new=None,
                                         reason="ended", by="as-stated",
@@ -162,8 +197,9 @@ def without_ended_links(schema: Schema, rows: Sequence[Row],
     for r in ended:
         table = schema.table(r.table)
         if table is not None:
-            said.setdefault((r.table, entity_key(table, r.values)), r.provenance.corrections[-1]
-                            .model_copy(update={"evidence_chunk": r.provenance.chunk_id}))
+            said.setdefault((r.table, entity_key(table, r.values)),
+                            ended_by(r).model_copy(update={"evidence_chunk":
+                                                           r.provenance.chunk_id}))
     kept, dropped = [], []
     for r in rows:
         table = schema.table(r.table)
@@ -177,10 +213,15 @@ def without_ended_links(schema: Schema, rows: Sequence[Row],
     return kept, dropped
 
 
+def ended_by(row: Row) -> Correction:
+    """The ``ended`` correction of an ended link row (the last, if several)."""
+    return next(c for c in reversed(row.provenance.corrections) if c.reason == "ended")
+
+
 def ended_columns(row: Row) -> set[str]:
     """The columns of ``row`` emptied because the text said the relationship ended."""
     return {c.column for c in row.provenance.corrections if c.reason == "ended"}
 
 
-__all__ = ["clauses", "ended_columns", "ended_links", "ended_references", "ends_relationships",
-           "without_ended_links"]
+__all__ = ["clauses", "ended_by", "ended_columns", "ended_links", "ended_references",
+           "ends_relationships", "without_ended_links"]

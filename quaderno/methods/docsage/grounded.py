@@ -2,23 +2,24 @@
 
 The synthesis step is told to answer from the query result only, and nothing but code can
 hold it to that: SmolLM2, shown the one row ``2 | 2 | "gonal"``, answered "... is 1.15".
-:func:`ungrounded` returns every number an answer writes in figures that none of these gives:
+:func:`ungrounded` returns every number an answer writes in figures (digits, thousands
+separators, a scale word, an exponent) that nothing the model was shown gives:
 
-- a number of a result row the model was shown: a numeric cell, a number written inside a
-  text or date cell, or in the documents' own words for a cell (a stated quote);
-- the number of rows of the result, or a number of the question or of the SQL that ran
-  ("founded after 1990", "LIMIT 3");
+- a result row it was shown: a numeric cell, a number written inside a text or date cell, or
+  in the documents' own words for a cell (a stated quote): rounded as written (1.15 gives
+  "1.2", 63907400000.0 gives "63.9 billion": within half a unit of the last digit written),
+  in other thousands with a scale word ("63907.4 million" or "63.9 billion" for 63907.4; not
+  "2 billion" for 2005, a one-digit number must then be exact), or as a percentage of a
+  share ("33%" for 0.333);
+- the row count, how many rows were not shown, a number in a column name (``pop_2010``), the
+  question or the SQL that ran ("founded after 1990", "LIMIT 3"), as written;
+- a row label the model was shown ("[2]", "row 2") is no number of the answer.
 
-where a number "gives" one the answer writes when it rounds to it as written (1.15 to "1.2",
-63907400000.0 to "63.9 billion": within half a unit of the last digit written), when the
-answer writes it with a scale word in other thousands ("63907.4 million" for 63907.4,
-"63.9 billion" for 63907.4), or as a percentage of a share ("33%" for 0.333). A bare number
-is never read in other thousands: "2" is not 2,300.
-
-The caller asks once more naming the numbers, then answers with the rows themselves
-(:meth:`SQLReasoner.synthesize`). Numbers written as words ("two") are not read, and a number
-the answer computes from the rows (a difference of two cells) counts as the model's own: the
-SQL is where arithmetic belongs.
+A bare number is never read in other thousands: "2" is not 2,300. The caller asks once more
+naming the numbers, then answers with the rows themselves (:meth:`SQLReasoner.synthesize`).
+Numbers written as words ("two") are not read, a sign is not compared, and a number the answer
+computes from the rows (a difference of two cells) counts as the model's own: the SQL is where
+arithmetic belongs.
 """
 
 from __future__ import annotations
@@ -26,24 +27,66 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from decimal import Decimal
-from typing import Any
+from decimal import Decimal, localcontext
+from typing import Any, NamedTuple
 
-from quaderno.methods.docsage.amounts import Mention, mentions_in
+from quaderno.methods.docsage.amounts import mentions_in
 from quaderno.methods.docsage.records import ResultTable
 
 _PERCENT = re.compile(r"[ \u00a0]?(?:%|percent\b|per cent\b)", re.I)
 _THOUSANDS = range(-12, 13, 3)  # re-expressions of a number in thousands, millions, ...
+# JSON shows a very large or small float with an exponent ("1e-05", "1.2345e+16")
+_SCIENTIFIC = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?)[eE]([+-]?\d{1,3})(?!\w)")
+# the labels the rows were shown with: "[2]", "row 2", "rows 1 and 3", "rows 2-4"
+_ROW_LABEL = re.compile(r"\[(\d+)\]|\brows?\s+\d+(?:\s*(?:,|and|&|-|\u2013|to)\s*\d+)*",
+                        re.I)
+_DIGITS = re.compile(r"\d+")
+
+
+class Written(NamedTuple):
+    """A number as the answer writes it: its digits, the power of ten they are scaled by
+    (a scale word's or letter's, or an exponent), and whether that is a word."""
+
+    text: str
+    start: int
+    digits: Decimal
+    scale: int
+    word: bool
+    percent: bool
+
+    @property
+    def half(self) -> Decimal:
+        """Half a unit of the last digit written, in the digits' scale."""
+        return Decimal(5).scaleb(self.digits.as_tuple().exponent - 1)
+
+
+def written_numbers(answer: str, shown: int) -> list[Written]:
+    """The numbers ``answer`` writes in figures, in order; row labels up to ``shown`` are
+    not numbers of the answer."""
+    out: list[Written] = []
+
+    def label(m: re.Match[str]) -> str:
+        labels = [int(d) for d in _DIGITS.findall(m[0])]
+        return " " * len(m[0]) if all(1 <= n <= shown for n in labels) else m[0]
+
+    def exponent(m: re.Match[str]) -> str:
+        out.append(Written(m[0], m.start(), Decimal(m[1]), int(m[2]), False,
+                           bool(_PERCENT.match(answer, m.end()))))
+        return " " * len(m[0])
+    rest = _SCIENTIFIC.sub(exponent, _ROW_LABEL.sub(label, answer))
+    out += [Written(answer[m.start:m.end], m.start, m.digits, m.scale, m.scale > 0,
+                    bool(_PERCENT.match(answer, m.end))) for m in mentions_in(rest)]
+    return sorted(out, key=lambda w: w.start)
 
 
 def _cell_numbers(value: Any) -> Iterable[Decimal]:
     """The numbers a result cell holds: its value, or those its text writes."""
     if value is None or isinstance(value, bool):
         return []
-    if isinstance(value, int | float):
-        if isinstance(value, float) and not math.isfinite(value):
-            return []
-        return [abs(Decimal(repr(value)))]
+    if isinstance(value, int):
+        return [abs(Decimal(int(value)))]
+    if isinstance(value, float):
+        return [abs(Decimal(str(float(value))))] if math.isfinite(value) else []
     if isinstance(value, Decimal):
         return [abs(value)] if value.is_finite() else []
     if isinstance(value, list | tuple):
@@ -51,55 +94,74 @@ def _cell_numbers(value: Any) -> Iterable[Decimal]:
     return [m.value for m in mentions_in(str(value))]
 
 
-def given_numbers(table: ResultTable, shown: int, *texts: str) -> set[Decimal]:
-    """What an answer may give: the numbers of the first ``shown`` rows (their cells and
-    the quotes stated for them), the row count, and the numbers of ``texts``."""
-    out: set[Decimal] = {Decimal(len(table.rows))}
+class Given(NamedTuple):
+    """What an answer may give: the shown rows' numbers, and the other numbers the model
+    was shown (counts, column names, the question, the SQL)."""
+
+    cells: set[Decimal]
+    other: set[Decimal]
+
+
+def given_numbers(table: ResultTable, shown: int, *texts: str) -> Given:
+    """The numbers of the first ``shown`` rows (their cells and the quotes stated for them);
+    apart, the row count, how many rows were not shown, the numbers in the column names and
+    those of ``texts``."""
+    cells: set[Decimal] = set()
     for row in table.rows[:shown]:
         for cell in row:
-            out.update(_cell_numbers(cell))
-    out.update(m.value for s in table.stated if s.row <= shown for m in mentions_in(s.quote))
-    out.update(m.value for text in texts for m in mentions_in(text))
-    return out
+            cells.update(_cell_numbers(cell))
+    cells.update(m.value for s in table.stated if s.row <= shown for m in mentions_in(s.quote))
+    other = {Decimal(len(table.rows)), Decimal(max(len(table.rows) - shown, 0))}
+    names = " ".join(re.sub(r"[_\W]+", " ", c) for c in table.columns)
+    other.update(m.value for text in (names, *texts) for m in mentions_in(text))
+    return Given(cells, other)
 
 
-def _gives(candidate: Decimal, written: Mention, percent: bool) -> bool:
-    """True when ``candidate`` is the number ``written`` writes, rounded as written."""
-    half = Decimal(5).scaleb(written.digits.as_tuple().exponent - 1)
+def _gives(candidate: Decimal, written: Written, cell: bool) -> bool:
+    """True when ``candidate`` is the number ``written`` writes, rounded as written; other
+    thousands and percentages only for a cell's number."""
+    half = written.half
     if abs(written.digits - candidate.scaleb(-written.scale)) <= half:
         return True
-    if percent and abs(written.digits - candidate * 100) <= half:
+    if not cell:
+        return False
+    if written.percent and abs(written.digits - candidate * 100) <= half:
         return True
-    # with a scale word, the answer may count in other thousands than the result
-    return written.scale > 0 and any(
-        abs(written.digits - candidate.scaleb(k)) <= half for k in _THOUSANDS)
+    if not written.word:
+        return False
+    # a scale word may count in other thousands than the result; one significant digit
+    # ("2 billion") must then be exact, or any year would give it
+    half = half if len(written.digits.normalize().as_tuple().digits) > 1 else Decimal(0)
+    return any(abs(written.digits - candidate.scaleb(k)) <= half for k in _THOUSANDS)
 
 
 def ungrounded(answer: str, table: ResultTable, *, shown: int,
                question: str = "", sql: str = "") -> list[str]:
-    """The numbers ``answer`` writes (as written, once each) that no row of the first
-    ``shown`` of ``table``, its row count, ``question`` or ``sql`` gives."""
-    given = given_numbers(table, shown, question, sql)
-    out: list[str] = []
-    for m in mentions_in(answer):
-        percent = bool(_PERCENT.match(answer, m.end))
-        if any(_gives(c, m, percent) for c in given):
-            continue
-        written = answer[m.start:m.end]
-        if written not in out:
-            out.append(written)
-    return out
+    """The numbers ``answer`` writes (as written, once each) that nothing the model was
+    shown gives: the first ``shown`` rows of ``table``, its row count, ``question`` or
+    ``sql`` (module docstring)."""
+    with localcontext() as ctx:
+        ctx.prec = 80           # a DECIMAL(38) or HUGEINT compared exactly
+        given = given_numbers(table, shown, question, sql)
+        out: list[str] = []
+        for w in written_numbers(answer, min(shown, len(table.rows))):
+            if any(_gives(c, w, True) for c in given.cells) or \
+                    any(_gives(c, w, False) for c in given.other):
+                continue
+            if w.text not in out:
+                out.append(w.text)
+        return out
 
 
 def rows_answer(table: ResultTable, rows: Sequence[int], most: int = 5) -> str:
     """The result rows (1-based) as the answer: their values, row by row, at most ``most``
-    rows and how many more."""
-    picked = [table.rows[i - 1] for i in rows if 1 <= i <= len(table.rows)]
-    text = "; ".join(", ".join("NULL" if v is None else str(v) for v in row)
-                     for row in picked[:most])
+    of them and then how many they were (the first row when ``rows`` names none)."""
+    picked = [i for i in rows if 1 <= i <= len(table.rows)] or [1][:len(table.rows)]
+    text = "; ".join(", ".join("NULL" if v is None else str(v) for v in table.rows[i - 1])
+                     for i in picked[:most])
     if len(picked) > most:
-        text += f"; and {len(picked) - most} more rows"
+        text += f" ({most} of {len(picked)} rows)"
     return text
 
 
-__all__ = ["given_numbers", "rows_answer", "ungrounded"]
+__all__ = ["Given", "Written", "given_numbers", "rows_answer", "ungrounded", "written_numbers"]

@@ -38,7 +38,7 @@ NOT_FOUND = "not found"
 class Synthesis(NamedTuple):
     """What the synthesis step answered: the answer, its explanation, the rows it cited,
     the numbers its answers gave that the result does not hold, and whether the answer is
-    the result rows because the model's kept giving such numbers."""
+    the result rows because the model kept giving such numbers (or failed when re-asked)."""
 
     answer: str
     explanation: str
@@ -198,6 +198,13 @@ class SQLReasoner:
                 try:
                     answer, explanation, cited = await self._ask(ep, sql, table, hint)
                 except StepError:
+                    if flagged:       # the re-ask failed: the rows, as for a second invention
+                        ep.trace.fallback("the re-asked synthesis failed; answered with the "
+                                          "result rows", span)
+                        answer = rows_answer(table, self.cited_or_shown(table, cited))
+                        span.outputs = {"answer": answer, "cited_rows": cited,
+                                        "ungrounded": flagged}
+                        return Synthesis(answer, "", cited, flagged, from_rows=True)
                     ep.trace.fallback("synthesis failed; answered with the first result row",
                                       span)
                     first = table.rows[0] if table.rows else []
