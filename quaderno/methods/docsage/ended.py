@@ -32,8 +32,10 @@ same rule holds for one reference and the other, and returns it apart with an ``
 correction on the reference (its value kept), so the run can show what it left out and why;
 CLEAR then leaves out every row of the same link read from other chunks
 (:func:`without_ended_links`). A link of three entities, or a key with a part that is not a
-reference (a product, a season), is left as read. Known limits: the rule reads English only,
-and a chunk holding two rosters ends a former member of the second in the first as well.
+reference (a product, a season), is left as read. Known limits: the rule reads English only;
+a chunk holding two rosters ends a former member of the second in the first as well; and an
+end said of a third entity in a clause naming both ("the league counts Oslo as a member and
+Trondheim as a former member") ends Oslo's too.
 """
 
 from __future__ import annotations
