@@ -152,3 +152,16 @@ def print_docsage(d: DocSageDetails) -> None:
             where = ", ".join(dict.fromkeys(s.chunk_id for s in sources))
             table.add_row(*(Text(str(v)) for v in row), Text(where[:80]))
         console.print(table)
+    if d.ungrounded:
+        then = ("the answer is the result rows" if d.from_rows
+                else "asked once more, it answered from the result")
+        console.print(Text(f"the model's answer gave {', '.join(d.ungrounded)}, which no "
+                           f"result row holds; {then}", style="yellow"), soft_wrap=True)
+    ended = d.clear.get("links_ended") or []
+    for e in ended[:5]:
+        values = ", ".join(str(v) for v in e["values"].values())
+        console.print(Text(f"left out as ended: {e['table']}({values}) in {e['chunk_id']}: "
+                           f"\"{e['quote']}\" ({e['said_in']})", style="dim"), soft_wrap=True)
+    if len(ended) > 5:
+        console.print(Text(f"... {len(ended) - 5} more link rows left out as ended",
+                           style="dim"))

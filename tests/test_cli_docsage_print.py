@@ -1,0 +1,43 @@
+"""`quaderno ask -m docsage` prints, beside the schema, SQL and rows, what the run left out or
+replaced: numbers the answer gave that the result does not hold, and link rows ended."""
+
+from __future__ import annotations
+
+from quaderno.cli.ask_cmd import print_docsage
+from quaderno.cli.common import console
+from quaderno.methods.details import DocSageDetails
+from quaderno.methods.docsage.records import ResultTable
+
+LINK = {"table": "members", "values": {"league": "Northern League", "city": "Oslo"},
+        "chunk_id": "d2#0", "quote": "Former members: Oslo (left 2005).", "said_in": "d1#0"}
+
+
+def printed(details: DocSageDetails) -> str:
+    with console.capture() as cap:
+        print_docsage(details)
+    return " ".join(cap.get().split())
+
+
+def test_an_answer_replaced_by_the_rows_and_the_ended_links_are_printed():
+    d = DocSageDetails(variant="full", result=ResultTable(columns=["name"], rows=[["Oslo"]]),
+                       ungrounded=["1.15"], from_rows=True, clear={"links_ended": [LINK] * 7})
+    out = printed(d)
+    assert ("the model's answer gave 1.15, which no result row holds; the answer is the "
+            "result rows") in out
+    assert ('left out as ended: members(Northern League, Oslo) in d2#0: "Former members: '
+            'Oslo (left 2005)." (d1#0)') in out
+    assert out.count("left out as ended:") == 5 and "... 2 more link rows" in out
+    d.from_rows = False
+    assert "asked once more, it answered from the result" in printed(d)
+
+
+def test_text_from_documents_is_printed_as_text():
+    hostile = {**LINK, "quote": "Former members: [/bold][link=file:///etc]Oslo[/link]."}
+    out = printed(DocSageDetails(variant="full", clear={"links_ended": [hostile]}))
+    assert '"Former members: [/bold][link=file:///etc]Oslo[/link]."' in out
+
+
+def test_a_plain_run_prints_neither():
+    out = printed(DocSageDetails(variant="full",
+                                 result=ResultTable(columns=["name"], rows=[["Oslo"]])))
+    assert "no result row holds" not in out and "left out as ended" not in out
