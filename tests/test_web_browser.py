@@ -187,6 +187,26 @@ def test_docsage_says_when_the_answer_is_the_rows_for_a_number_it_invented(page)
     assert page.locator("#docsage-view p.ungrounded").count() == 0
 
 
+def test_docsage_lists_the_links_left_out_as_ended_as_text(page):
+    """The view itself, given a DocSage result whose CLEAR report left out a link row; the
+    clause is a document's text and must stay text."""
+    quote = 'Former members: <img src=x onerror="document.body.dataset.pwned=1">Oslo.'
+    page.evaluate("""async (quote) => {
+        const { docsageView } = await import("/web/views.js");
+        docsageView({ clear: { links_ended: [{ table: "league_city",
+            values: { league: "Northern League", city: "Oslo" }, chunk_id: "d2#0",
+            quote, said_in: "varn#0" }] } }, () => { document.body.dataset.opened = "1"; });
+    }""", quote)
+    item = page.locator("#docsage-view ul.links-ended li")
+    assert item.count() == 1
+    assert item.inner_text() == f'league_city(Northern League, Oslo) varn#0: "{quote}"'
+    assert page.locator("#docsage-view img").count() == 0
+    assert page.inner_text("#docsage-view h3") == "Left out as ended (1)"
+    item.locator("a.source").click()
+    assert page.evaluate("document.body.dataset.opened") == "1"
+    assert page.evaluate("document.body.dataset.pwned") is None
+
+
 def test_misknow_shows_the_judgment_and_both_rounds(page):
     ask(page, MISKNOW_QUESTION, "misknow", ["mma"])
     page.wait_for_selector("#misknow-box:not([hidden])", timeout=60000)

@@ -164,6 +164,15 @@ export function docsageView(d, openChunkAnyKb) {
       ? `The model's answers gave ${numbers}, which no result row holds: the answer is the result rows.`
       : `The model's first answer gave ${numbers}, which no result row holds; asked once more, it answered from the result.`));
   }
+  // link rows left out because their chunk says the relationship ended (ended.py)
+  const ended = (d.clear && d.clear.links_ended) || [];
+  if (ended.length) {
+    view.append(el("h3", {}, `Left out as ended (${ended.length})`),
+      el("ul", { class: "links-ended" }, ended.map((e) => el("li", {},
+        `${e.table}(${Object.values(e.values).join(", ")}) `,
+        el("a", { href: "#", class: "cite source", onclick: (ev) => { ev.preventDefault(); openChunkAnyKb(e.said_in); } }, e.said_in),
+        `: "${e.quote}"`))));
+  }
   show($("docsage-box"));
 }
 
