@@ -247,3 +247,26 @@ def test_a_number_of_the_question_or_of_the_sql_that_ran_is_no_invention(tmp_pat
         a = answer("docsage", model, tmp_path, question=question)
         assert a.details.result.rows == [["Varnholt University"], ["Quellmar Institute"]]
         assert len(model.synthesis) == 1 and a.details.ungrounded == [], question
+
+
+def test_every_gold_answer_of_the_benchmark_is_grounded_in_its_gold_result():
+    """Differential check on the generator's own questions: the gold answer, written from the
+    gold SQL's result, never counts as invented (a correct answer is never replaced by the
+    rows), while the same answer with its number changed does."""
+    from quaderno.eval.synth.collection import make_collection
+    from quaderno.eval.synth.families import FAMILIES
+    golds = changed = flagged = 0
+    for family in sorted(FAMILIES):
+        for seed in (0, 1):
+            for q in make_collection(family, "set1", seed, per_type=2).questions:
+                result = ResultTable(columns=q.result_columns, rows=q.rows)
+                assert ungrounded(q.gold.answer, result, shown=50, question=q.question,
+                                  sql=q.sql) == [], (q.type, q.gold.answer, q.rows[:3])
+                golds += 1
+                if q.gold.value is not None and not q.gold.is_year:
+                    other = f"{abs(q.gold.value) * 1.37 + 11.11:.2f}"
+                    changed += 1
+                    flagged += ungrounded(other, result, shown=50, question=q.question,
+                                          sql=q.sql) == [other]
+    assert golds > 100 and changed > 30
+    assert flagged == changed
