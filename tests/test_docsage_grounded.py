@@ -105,6 +105,23 @@ def test_what_is_no_number_in_figures_is_not_read():
     assert ungrounded("-7", table([-7]), shown=5) == []
 
 
+def test_a_minus_sign_needs_a_negative_number():
+    negative, positive = table([-0.83]), table([0.83])
+    assert ungrounded("r = -0.83", negative, shown=5) == []
+    assert ungrounded("r = \u22120.83", negative, shown=5) == []
+    assert ungrounded("a correlation of 0.83 in size", negative, shown=5) == []
+    assert ungrounded("r = -0.83", positive, shown=5) == ["-0.83"]
+    assert ungrounded("r = \u22120.83", positive, shown=5) == ["\u22120.83"]
+    assert ungrounded("fell by -5%", table([0.05]), shown=5) == ["-5"]
+    # a range or a name is no sign; a text cell's sign is not read, either way
+    assert ungrounded("1990-2005", table([1990, 2005]), shown=5) == []
+    assert ungrounded("the B-52", table(["B-52 wing"]), shown=5) == []
+    assert ungrounded("-5 degrees", table(["5 degrees"]), shown=5) == []
+    assert ungrounded("above -3", table(["x"]), shown=5, question="Which is above -3?") == []
+    assert ungrounded("-1.5e+16", table([-1.5e16]), shown=5) == []
+    assert ungrounded("-1.5e+16", table([1.5e16]), shown=5) == ["-1.5e+16"]
+
+
 def test_a_number_json_shows_with_an_exponent_is_read_whole():
     assert ungrounded("x is 1e-05", table([1e-05]), shown=5) == []
     assert ungrounded("x is 1.2345e+16", table([1.2345e16]), shown=5) == []
@@ -252,10 +269,10 @@ def test_a_number_of_the_question_or_of_the_sql_that_ran_is_no_invention(tmp_pat
 def test_every_gold_answer_of_the_benchmark_is_grounded_in_its_gold_result():
     """Differential check on the generator's own questions: the gold answer, written from the
     gold SQL's result, never counts as invented (a correct answer is never replaced by the
-    rows), while the same answer with its number changed does."""
+    rows), while the same answer with its number changed, or its sign, does."""
     from quaderno.eval.synth.collection import make_collection
     from quaderno.eval.synth.families import FAMILIES
-    golds = changed = flagged = 0
+    golds = changed = flagged = negated = 0
     for family in sorted(FAMILIES):
         for seed in (0, 1):
             for q in make_collection(family, "set1", seed, per_type=2).questions:
@@ -263,10 +280,19 @@ def test_every_gold_answer_of_the_benchmark_is_grounded_in_its_gold_result():
                 assert ungrounded(q.gold.answer, result, shown=50, question=q.question,
                                   sql=q.sql) == [], (q.type, q.gold.answer, q.rows[:3])
                 golds += 1
-                if q.gold.value is not None and not q.gold.is_year:
-                    other = f"{abs(q.gold.value) * 1.37 + 11.11:.2f}"
+                if q.gold.value is None or q.gold.is_year:
+                    continue
+                value = q.gold.value
+                # the value itself, with its sign (a correlation's), is the result's
+                assert ungrounded(f"{value:.2f}", result, shown=50, question=q.question,
+                                  sql=q.sql) == [], (q.type, value)
+                negated += value < 0
+                others = [f"{abs(value) * 1.37 + 11.11:.2f}"]
+                if value > 0.005:                     # the opposite sign is no number of it
+                    others.append(f"-{value:.2f}")
+                for other in others:
                     changed += 1
                     flagged += ungrounded(other, result, shown=50, question=q.question,
                                           sql=q.sql) == [other]
-    assert golds > 100 and changed > 30
+    assert golds > 100 and changed > 30 and negated > 3
     assert flagged == changed

@@ -17,9 +17,10 @@ separators, a scale word, an exponent) that nothing the model was shown gives:
 
 A bare number is never read in other thousands: "2" is not 2,300. The caller asks once more
 naming the numbers, then answers with the rows themselves (:meth:`SQLReasoner.synthesize`).
-Numbers written as words ("two") are not read, a sign is not compared, and a number the answer
-computes from the rows (a difference of two cells) counts as the model's own: the SQL is where
-arithmetic belongs.
+Numbers written as words ("two") are not read; a minus sign needs a negative number (the
+size of one may be written without: "fell by 5"); and a number the answer computes from the
+rows (a difference of two cells) counts as the model's own: the SQL is where arithmetic
+belongs.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class Written(NamedTuple):
     scale: int
     word: bool
     percent: bool
+    negative: bool = False    # a minus sign right before it ("-0.83"; not "1990-2005")
 
     @property
     def half(self) -> Decimal:
@@ -69,29 +71,44 @@ def written_numbers(answer: str, shown: int) -> list[Written]:
         labels = [int(d) for d in _DIGITS.findall(m[0])]
         return " " * len(m[0]) if all(1 <= n <= shown for n in labels) else m[0]
 
+    def written(start: int, end: int, digits: Decimal, scale: int, word: bool) -> Written:
+        minus = _minus(answer, start)
+        return Written(answer[start - minus:end], start, digits, scale, word,
+                       bool(_PERCENT.match(answer, end)), minus)
+
     def exponent(m: re.Match[str]) -> str:
-        out.append(Written(m[0], m.start(), Decimal(m[1]), int(m[2]), False,
-                           bool(_PERCENT.match(answer, m.end()))))
+        out.append(written(m.start(), m.end(), Decimal(m[1]), int(m[2]), False))
         return " " * len(m[0])
     rest = _SCIENTIFIC.sub(exponent, _ROW_LABEL.sub(label, answer))
-    out += [Written(answer[m.start:m.end], m.start, m.digits, m.scale, m.scale > 0,
-                    bool(_PERCENT.match(answer, m.end))) for m in mentions_in(rest)]
+    out += [written(m.start, m.end, m.digits, m.scale, m.scale > 0) for m in mentions_in(rest)]
     return sorted(out, key=lambda w: w.start)
 
 
+def _minus(text: str, start: int) -> bool:
+    """True when a minus sign is written right before ``start``, not between two numbers
+    or words (a range "1990-2005", a name "B-52")."""
+    return start > 0 and text[start - 1] in "-\u2212" and (
+        start < 2 or not text[start - 2].isalnum())
+
+
 def _cell_numbers(value: Any) -> Iterable[Decimal]:
-    """The numbers a result cell holds: its value, or those its text writes."""
+    """The numbers a result cell holds: its value (with its sign), or those its text writes
+    (either sign: the text's sign is not read)."""
     if value is None or isinstance(value, bool):
         return []
     if isinstance(value, int):
-        return [abs(Decimal(int(value)))]
+        return [Decimal(int(value))]
     if isinstance(value, float):
-        return [abs(Decimal(str(float(value))))] if math.isfinite(value) else []
+        return [Decimal(str(float(value)))] if math.isfinite(value) else []
     if isinstance(value, Decimal):
-        return [abs(value)] if value.is_finite() else []
+        return [value] if value.is_finite() else []
     if isinstance(value, list | tuple):
         return [n for v in value for n in _cell_numbers(v)]
-    return [m.value for m in mentions_in(str(value))]
+    return _either_sign(str(value))
+
+
+def _either_sign(text: str) -> list[Decimal]:
+    return [n for m in mentions_in(text) for n in (m.value, -m.value)]
 
 
 class Given(NamedTuple):
@@ -110,29 +127,33 @@ def given_numbers(table: ResultTable, shown: int, *texts: str) -> Given:
     for row in table.rows[:shown]:
         for cell in row:
             cells.update(_cell_numbers(cell))
-    cells.update(m.value for s in table.stated if s.row <= shown for m in mentions_in(s.quote))
+    cells.update(n for s in table.stated if s.row <= shown for n in _either_sign(s.quote))
     other = {Decimal(len(table.rows)), Decimal(max(len(table.rows) - shown, 0))}
     names = " ".join(re.sub(r"[_\W]+", " ", c) for c in table.columns)
-    other.update(m.value for text in (names, *texts) for m in mentions_in(text))
+    other.update(n for text in (names, *texts) for n in _either_sign(text))
     return Given(cells, other)
 
 
 def _gives(candidate: Decimal, written: Written, cell: bool) -> bool:
     """True when ``candidate`` is the number ``written`` writes, rounded as written; other
-    thousands and percentages only for a cell's number."""
+    thousands and percentages only for a cell's number. A number written with a minus
+    sign needs a negative one; one written without may give a negative's size ("fell by
+    5" for -5)."""
     half = written.half
-    if abs(written.digits - candidate.scaleb(-written.scale)) <= half:
+    digits = -written.digits if written.negative else written.digits
+    candidate = candidate if written.negative else abs(candidate)
+    if abs(digits - candidate.scaleb(-written.scale)) <= half:
         return True
     if not cell:
         return False
-    if written.percent and abs(written.digits - candidate * 100) <= half:
+    if written.percent and abs(digits - candidate * 100) <= half:
         return True
     if not written.word:
         return False
     # a scale word may count in other thousands than the result; one significant digit
     # ("2 billion") must then be exact, or any year would give it
     half = half if len(written.digits.normalize().as_tuple().digits) > 1 else Decimal(0)
-    return any(abs(written.digits - candidate.scaleb(k)) <= half for k in _THOUSANDS)
+    return any(abs(digits - candidate.scaleb(k)) <= half for k in _THOUSANDS)
 
 
 def ungrounded(answer: str, table: ResultTable, *, shown: int,
