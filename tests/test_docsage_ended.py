@@ -134,11 +134,9 @@ def test_extraction_applies_it_on_every_read_and_stores_what_the_model_wrote(tmp
     assert stored.values["commissionname"] == DMC
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
-def test_on_generated_collections_only_former_members_are_ended(family) -> None:
-    """Differential check on the benchmark's own documents: for every document naming a
-    member or a former member of the topic, the pair (entity, topic) read from it is ended
-    exactly for former members (the generator knows who is which; 2 seeds per family)."""
+def _ended_on_generated_collections(family: str, ended) -> dict[str, list[int]]:
+    """Per role (member, former): how many (entity, topic) pairs read from a document naming
+    the entity there were, and how many of them ``ended(name, topic, doc)`` says ended."""
     counts = {"member": [0, 0], "former": [0, 0]}
     for seed in (0, 1):
         c = make_collection(family, "set1", seed, per_type=1)
@@ -148,10 +146,21 @@ def test_on_generated_collections_only_former_members_are_ended(family) -> None:
             for name, role in roles.items():
                 if name.lower() not in doc.text.lower():
                     continue
-                (r,) = ended_references(TABLE, [row("companies", doc.id, companyname=name,
-                                                    commissionname=c.world.topic)], doc.text)
                 counts[role][0] += 1
-                counts[role][1] += r.values["commissionname"] is None
+                counts[role][1] += ended(name, c.world.topic, doc)
+    return counts
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_on_generated_collections_only_former_members_are_ended(family) -> None:
+    """Differential check on the benchmark's own documents: for every document naming a
+    member or a former member of the topic, the pair (entity, topic) read from it is ended
+    exactly for former members (the generator knows who is which; 2 seeds per family)."""
+    def ended(name, topic, doc):
+        (r,) = ended_references(TABLE, [row("companies", doc.id, companyname=name,
+                                            commissionname=topic)], doc.text)
+        return r.values["commissionname"] is None
+    counts = _ended_on_generated_collections(family, ended)
     members, formers = counts["member"], counts["former"]
     assert members[0] > 10 and formers[0] > 0
     assert members[1] == 0                      # no current member loses its membership
@@ -307,19 +316,11 @@ def test_a_link_said_ended_in_one_chunk_is_left_out_of_every_chunk(tmp_path) -> 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_on_generated_collections_only_former_members_links_end(family) -> None:
     """The differential check above, for a link table (topic, entity)."""
-    counts = {"member": [0, 0], "former": [0, 0]}
-    for seed in (0, 1):
-        c = make_collection(family, "set1", seed, per_type=1)
-        roles = {e.name: e.role for e in [*c.world.members, *c.world.distractors]
-                 if e.role in ("member", "former")}
-        for doc in c.documents:
-            for name, role in roles.items():
-                if name.lower() not in doc.text.lower():
-                    continue
-                kept, _ = ended_links(LINK, [row("members", doc.id, companyname=name,
-                                                 commissionname=c.world.topic)], doc.text)
-                counts[role][0] += 1
-                counts[role][1] += not kept
+    def ended(name, topic, doc):
+        kept, _ = ended_links(LINK, [row("members", doc.id, companyname=name,
+                                         commissionname=topic)], doc.text)
+        return not kept
+    counts = _ended_on_generated_collections(family, ended)
     members, formers = counts["member"], counts["former"]
     assert members[0] > 10 and formers[0] > 0
     assert members[1] == 0 and formers[1] == formers[0]

@@ -142,14 +142,10 @@ def ended_references(table: Table, rows: Sequence[Row], text: str) -> list[Row]:
                 continue
             quote = _ended(parts, own, ref, names)
             if quote is not None:
-                changes.append(Correction(column=col, old=row.values[col], new=None,
-                                          reason="ended", by="as-stated",
-                                          evidence_quote=quote[:300]))
+                changes.append(_end(col, row.values[col], quote))
         if changes:
-            values = {**row.values, **{c.column: None for c in changes}}
-            prov = row.provenance.model_copy(update={
-                "corrections": [*row.provenance.corrections, *changes]})
-            row = row.model_copy(update={"values": values, "provenance": prov})
+            row = _noted(row, changes, values={**row.values,
+                                               **{c.column: None for c in changes}})
         out.append(row)
     return out
 
@@ -167,25 +163,20 @@ def ended_links(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Row]
         return list(rows), []         # not a link of two entities
     parts = clauses(text)
     names = sorted({n for r in rows for k in keys if (n := entity_name(r.values.get(k)))})
+    pairs = [(col, next(k for k in keys if k != col)) for col in linked]  # (reference, rest)
     kept, ended = [], []
     for row in rows:
         correction = None
-        for col in linked:
-            ref = entity_name(row.values.get(col))
-            (rest,) = [k for k in keys if k != col]
-            own = entity_name(row.values.get(rest))
+        for col, rest in pairs:
+            ref, own = entity_name(row.values.get(col)), entity_name(row.values.get(rest))
             quote = _ended(parts, own, ref, names) if own and ref else None
             if quote is not None:
-                correction = Correction(column=col, old=row.values[col], new=None,
-                                        reason="ended", by="as-stated",
-                                        evidence_quote=quote[:300])
+                correction = _end(col, row.values[col], quote)
                 break
         if correction is None:
             kept.append(row)
-            continue
-        prov = row.provenance.model_copy(update={
-            "corrections": [*row.provenance.corrections, correction]})
-        ended.append(row.model_copy(update={"provenance": prov}))
+        else:
+            ended.append(_noted(row, [correction]))
     return kept, ended
 
 
@@ -208,11 +199,25 @@ def without_ended_links(schema: Schema, rows: Sequence[Row],
         hit = said.get((r.table, entity_key(table, r.values))) if table and said else None
         if hit is None:
             kept.append(r)
-            continue
-        prov = r.provenance.model_copy(update={"corrections": [*r.provenance.corrections,
-                                                               hit]})
-        dropped.append(r.model_copy(update={"provenance": prov}))
+        else:
+            dropped.append(_noted(r, [hit]))
     return kept, dropped
+
+
+def _end(column: str, old: object, quote: str) -> Correction:
+    """The correction recording that the text ends ``column``'s relationship."""
+    return Correction(column=column, old=old, new=None, reason="ended", by="as-stated",
+                      evidence_quote=quote[:300])
+
+
+def _noted(row: Row, corrections: Sequence[Correction], values: dict | None = None) -> Row:
+    """``row`` with ``corrections`` added to its provenance (and ``values``, when given)."""
+    prov = row.provenance.model_copy(update={
+        "corrections": [*row.provenance.corrections, *corrections]})
+    update: dict = {"provenance": prov}
+    if values is not None:
+        update["values"] = values
+    return row.model_copy(update=update)
 
 
 def ended_by(row: Row) -> Correction:

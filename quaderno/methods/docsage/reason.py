@@ -199,12 +199,8 @@ class SQLReasoner:
                     answer, explanation, cited = await self._ask(ep, sql, table, hint)
                 except StepError:
                     if flagged:       # the re-ask failed: the rows, as for a second invention
-                        ep.trace.fallback("the re-asked synthesis failed; answered with the "
-                                          "result rows", span)
-                        answer = rows_answer(table, self.cited_or_shown(table, cited))
-                        span.outputs = {"answer": answer, "cited_rows": cited,
-                                        "ungrounded": flagged}
-                        return Synthesis(answer, "", cited, flagged, from_rows=True)
+                        return self._rows_instead(ep, span, table, cited, flagged,
+                                                  "the re-asked synthesis failed", "")
                     ep.trace.fallback("synthesis failed; answered with the first result row",
                                       span)
                     first = table.rows[0] if table.rows else []
@@ -223,16 +219,21 @@ class SQLReasoner:
                             f"{', '.join(bad)}, which no result row holds: answer with the "
                             "result's own values.")
                     continue
-                rows = self.cited_or_shown(table, cited)
-                ep.trace.fallback(f"the answer again gave {', '.join(bad)}, which no result "
-                                  "row holds; answered with the result rows", span)
-                answer = rows_answer(table, rows)
-                explanation = (f"The model's answer gave {', '.join(bad)}, which no result "
-                               "row holds; these are the result rows.")
-                span.outputs = {"answer": answer, "cited_rows": cited, "ungrounded": flagged}
-                return Synthesis(answer, explanation, cited, flagged, from_rows=True)
+                return self._rows_instead(
+                    ep, span, table, cited, flagged,
+                    f"the answer again gave {', '.join(bad)}, which no result row holds",
+                    f"The model's answer gave {', '.join(bad)}, which no result row holds; "
+                    "these are the result rows.")
             span.outputs = {"answer": answer, "cited_rows": cited, "ungrounded": flagged}
         return Synthesis(answer, explanation, cited, flagged)
+
+    def _rows_instead(self, ep: Episode, span: Any, table: ResultTable, cited: list[int],
+                      flagged: list[str], why: str, explanation: str) -> Synthesis:
+        """The result rows as the answer (those cited, else those shown), recorded."""
+        ep.trace.fallback(f"{why}; answered with the result rows", span)
+        answer = rows_answer(table, self.cited_or_shown(table, cited))
+        span.outputs = {"answer": answer, "cited_rows": cited, "ungrounded": flagged}
+        return Synthesis(answer, explanation, cited, flagged, from_rows=True)
 
     async def _ask(self, ep: Episode, sql: str, table: ResultTable,
                    hint: str) -> tuple[str, str, list[int]]:
