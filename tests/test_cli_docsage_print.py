@@ -1,5 +1,6 @@
 """`quaderno ask -m docsage` prints, beside the schema, SQL and rows, what the run left out or
-replaced: numbers the answer gave that the result does not hold, and link rows ended."""
+replaced: numbers the answer or its explanation gave that the result does not hold, and link
+rows ended."""
 
 from __future__ import annotations
 
@@ -29,6 +30,10 @@ def test_an_answer_replaced_by_the_rows_and_the_ended_links_are_printed():
     assert out.count("left out as ended:") == 5 and "... 2 more link rows" in out
     d.from_rows = False
     assert "asked once more, it answered from the result" in printed(d)
+    assert "explanation" not in printed(d)
+    d.explanation_ungrounded = ["639,074,000,000"]
+    assert ("the model's explanation gave 639,074,000,000, which no result row holds; it is "
+            "left out") in printed(d)
 
 
 def test_text_from_documents_is_printed_as_text():

@@ -122,6 +122,80 @@ def test_a_minus_sign_needs_a_negative_number():
     assert ungrounded("-1.5e+16", table([1.5e16]), shown=5) == ["-1.5e+16"]
 
 
+def test_a_decimal_comma_and_points_between_thousands_are_read():
+    average = table([173.75])
+    for written in ("173,75", "173,8", "about 174", "173.75"):
+        assert ungrounded(written, average, shown=5) == [], written
+    assert ungrounded("The average is 173,95", average, shown=5) == ["173,95"]
+    assert ungrounded("r = -0,83", table([-0.83]), shown=5) == []
+    assert ungrounded("r = -0,83", table([0.83]), shown=5) == ["-0,83"]
+    assert ungrounded("1.500,25 EUR", table([1500.25]), shown=5) == []
+    assert ungrounded("1.500.000 Einwohner", table([1500000]), shown=5) == []
+    assert ungrounded("1.600.000 Einwohner", table([1500000]), shown=5) == ["1.600.000"]
+    assert ungrounded("63,9 billion", table([63907400000.0]), shown=5) == []
+    assert ungrounded("a share of 0,5%", table([0.005]), shown=5) == []
+    # English thousands stay English
+    assert ungrounded("1,500,000 and 1,500.25", table([1500000, 1500.25]), shown=5) == []
+    # one separator before three digits reads both ways, and a number may be either
+    for written, cell in (("1,500", 1.5), ("1,500", 1500), ("1.500", 1500), ("1.500", 1.5)):
+        assert ungrounded(written, table([cell]), shown=5) == [], (written, cell)
+    assert ungrounded("1,600", table([1.5]), shown=5) == ["1,600"]
+    assert ungrounded("1.600", table([1500]), shown=5) == ["1.600"]
+
+
+def test_what_the_model_was_shown_is_read_as_the_answer_is():
+    """A number copied as written is given, however it is written."""
+    for written in ("1.500.000 Einwohner", "173,75 km²", "192.168.100.200", "9.9e6 units"):
+        assert ungrounded(f"It is {written}.", table([f"{written} (2020)"]), shown=5) == [], \
+            written
+    assert ungrounded("more than 0,5", table(["x"]), shown=5,
+                      question="Which are above 0,5?") == []
+    assert ungrounded("10.100.200.100", table(["10.100.200.101"]), shown=5) == [
+        "10.100.200.100"]
+
+
+def test_two_numbers_a_comma_joins_may_be_the_two():
+    for written, cells in (("IDs 12,45", [12, 45]), ("years 2001,2005", [2001, 2005]),
+                           ("at (3,4)", [3, 4]), ("12,45", [12.45])):
+        assert ungrounded(written, table(cells), shown=5) == [], written
+    assert ungrounded("IDs 12,46", table([12, 45]), shown=5) == ["12,46"]
+    assert ungrounded("coordinates 52,13", table(["x"]), shown=5) == ["52,13"]
+
+
+def test_scale_words_and_percentages_of_other_languages():
+    for written, cell in (("1,5 Mio. Einwohner", 1500000), ("2,3 Mrd. Euro", 2300000000),
+                          ("4 milliards d'euros", 4e9), ("12,5 Prozent", 0.125),
+                          ("12,5 %", 0.125), ("3 millones", 3000000), ("7 Tsd.", 7000)):
+        assert ungrounded(written, table([cell]), shown=5) == [], written
+    assert ungrounded("1,7 Mio. Einwohner", table([1500000]), shown=5) == ["1,7 Mio."]
+    assert ungrounded("13 Prozent", table([0.125]), shown=5) == []
+    assert ungrounded("14 Prozent", table([0.125]), shown=5) == ["14"]
+
+
+def test_the_other_reading_is_a_cells_only_and_never_a_whole_number_of_thousands():
+    assert ungrounded("5,000 employees", table(*[[i] for i in range(100, 105)]),
+                      shown=5) == ["5,000"]
+    assert ungrounded("about 3,000 staff", table(["x"]), shown=5,
+                      question="Which are the top 3?") == ["3,000"]
+    assert ungrounded("1.500 staff", table(["x"]), shown=5,
+                      question="Which have more than 1500 staff?") == ["1.500"]
+    for written, cell in (("1,000", 1), ("100,000", 100), ("0.500", 500)):
+        assert ungrounded(written, table([cell]), shown=5) == [written], written
+
+
+def test_a_unit_written_against_its_number_does_not_hide_it():
+    assert ungrounded("an area of 283km²", table([283]), shown=5) == []
+    assert ungrounded("an area of 290km²", table([283]), shown=5) == ["290"]
+    for written in ("12kg", "45mph", "4.5km", "8hrs", "20KM"):
+        number = re.match(r"[\d.]+", written)[0]
+        assert ungrounded(f"it is {written} more", table([283]), shown=5) == [number], written
+        assert ungrounded(f"it is {written} more", table([Decimal(number)]), shown=5) == []
+    # an ordinal, a decade or a multiplier is no number of the answer, a name's digits
+    # neither
+    assert ungrounded("the 3rd of them, in the 1990s, an A320, grew 3x", table(["x"]),
+                      shown=5) == []
+
+
 def test_a_number_json_shows_with_an_exponent_is_read_whole():
     assert ungrounded("x is 1e-05", table([1e-05]), shown=5) == []
     assert ungrounded("x is 1.2345e+16", table([1.2345e16]), shown=5) == []
@@ -139,6 +213,7 @@ def test_the_labels_and_counts_the_rows_were_shown_with_are_no_invention():
     assert ungrounded("x2 [2]", five, shown=2) == []
     many = table(*[[f"x{i}", 1000 + i] for i in range(62)])
     assert ungrounded("x0 and 61 others; 12 more not shown", many, shown=50) == ["61"]
+    assert ungrounded("of the 50 rows shown, 62 in all", many, shown=50) == []
     # a number in a column name
     assert ungrounded("583,000 in 2010", table([583000], columns=["pop_2010"]),
                       shown=5) == []
@@ -183,11 +258,13 @@ def test_the_rows_as_the_answer():
 
 
 class Inventing(Model):
-    """Synthesis answers ``replies`` in turn (the last one repeated), citing row 1."""
+    """Synthesis answers ``replies`` in turn (the last one repeated), citing row 1, and
+    explains each with ``explanation``."""
 
-    def __init__(self, *replies, **kw):
+    def __init__(self, *replies, explanation="", **kw):
         super().__init__(**kw)
         self.replies = list(replies)
+        self.explanation = explanation
         self.synthesis: list[str] = []
 
     def __call__(self, request):
@@ -195,7 +272,8 @@ class Inventing(Model):
         if user.startswith(SYNTHESIS_PROMPT):
             self.synthesis.append(user)
             reply = self.replies[min(len(self.synthesis), len(self.replies)) - 1]
-            return json.dumps({"answer": reply, "cited_rows": [1]})
+            return json.dumps({"answer": reply, "explanation": self.explanation,
+                               "cited_rows": [1]})
         return super().__call__(request)
 
 
@@ -213,23 +291,28 @@ def test_a_grounded_answer_is_asked_for_once(tmp_path):
 
 def test_an_invented_number_is_asked_about_once_and_the_second_answer_kept(tmp_path):
     model = Inventing("Varnholt University, with 2,450 staff",
-                      "Varnholt University, with 2,300 staff", sql=SQL)
+                      "Varnholt University, with 2,300 staff", sql=SQL,
+                      explanation="It has 2,450 staff.")
     a = answer("docsage", model, tmp_path, question=QUESTION)
     assert len(model.synthesis) == 2
     assert "It gives 2,450, which no result row holds" in model.synthesis[1]
     assert "2,450" not in model.synthesis[0]
     assert a.answer.startswith("Varnholt University, with 2,300 staff")
     assert a.details.ungrounded == ["2,450"] and a.details.from_rows is False
+    # the kept answer's explanation is checked as well
+    assert a.details.explanation_ungrounded == ["2,450"] and "2,450 staff" not in a.explanation
     assert any("2,450" in f and "asked once more" in f for f in a.trace.fallbacks)
 
 
 def test_a_number_invented_twice_gives_way_to_the_rows(tmp_path):
     model = Inventing("Varnholt University, with 2,450 staff",
-                      "Varnholt University, with 1.15 staff", sql=SQL)
+                      "Varnholt University, with 1.15 staff", sql=SQL,
+                      explanation="It has 2,450 staff.")
     a = answer("docsage", model, tmp_path, question=QUESTION)
     assert len(model.synthesis) == 2
     d = a.details
     assert d.ungrounded == ["2,450", "1.15"] and d.from_rows is True
+    assert d.explanation_ungrounded == []    # the explanation is the note on the rows
     # the rows, with the documents' words for the number, cited to the row's chunk
     assert re.match(r'Varnholt University, 2300 \(written "2,300 staff"', a.answer)
     assert "2,450" not in a.answer and "1.15" not in a.answer
@@ -251,6 +334,27 @@ def test_a_failed_re_ask_gives_way_to_the_rows(tmp_path):
     assert d.ungrounded == ["2,450"] and d.from_rows is True
     assert re.match(r'Varnholt University, 2300 \(written "2,300 staff"', a.answer)
     assert any("re-asked synthesis failed" in f for f in a.trace.fallbacks)
+
+
+def test_an_explanation_giving_a_number_no_row_holds_is_left_out_the_answer_kept(tmp_path):
+    # as the 1.5B model did on Set2: answered 63907400000.0, explained "639,074,000,000"
+    model = Inventing("Varnholt University, with 2,300 staff", sql=SQL,
+                      explanation="Varnholt University has 23,000 staff, the most of all.")
+    a = answer("docsage", model, tmp_path / "invented", question=QUESTION)
+    assert len(model.synthesis) == 1            # no call of its own
+    assert a.answer.startswith("Varnholt University, with 2,300 staff")
+    d = a.details
+    assert d.explanation_ungrounded == ["23,000"]
+    assert d.ungrounded == [] and d.from_rows is False
+    assert a.explanation == ("The model's explanation gave 23,000, which no result row "
+                             "holds; it is left out.")
+    assert any("explanation gave 23,000" in f for f in a.trace.fallbacks)
+    # one the result gives is kept as written
+    said = "Row 1, with 2,300 staff, is the first of the 1 row (LIMIT 1)."
+    a = answer("docsage", Inventing("Varnholt University", sql=SQL, explanation=said),
+               tmp_path / "grounded", question=QUESTION)
+    assert a.explanation == said and a.details.explanation_ungrounded == []
+    assert not any("explanation" in f for f in a.trace.fallbacks)
 
 
 def test_a_number_of_the_question_or_of_the_sql_that_ran_is_no_invention(tmp_path):

@@ -157,6 +157,10 @@ def print_docsage(d: DocSageDetails) -> None:
                 else "asked once more, it answered from the result")
         console.print(Text(f"the model's answer gave {', '.join(d.ungrounded)}, which no "
                            f"result row holds; {then}", style="yellow"), soft_wrap=True)
+    if d.explanation_ungrounded:
+        console.print(Text(f"the model's explanation gave {', '.join(d.explanation_ungrounded)}"
+                           ", which no result row holds; it is left out", style="yellow"),
+                      soft_wrap=True)
     ended = d.clear.get("links_ended") or []
     for e in ended[:5]:
         values = ", ".join(str(v) for v in e["values"].values())

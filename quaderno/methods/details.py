@@ -105,6 +105,8 @@ class DocSageDetails(BaseModel):
     # and whether the answer is the result rows because the model kept giving them
     ungrounded: list[str] = Field(default_factory=list)
     from_rows: bool = False
+    # numbers its explanation gave that the result does not hold: the explanation is left out
+    explanation_ungrounded: list[str] = Field(default_factory=list)
 
 
 MethodDetails = Annotated[PagerDetails | NotesDetails | ChainDetails | StructDetails

@@ -2,25 +2,27 @@
 
 The synthesis step is told to answer from the query result only, and nothing but code can
 hold it to that: SmolLM2, shown the one row ``2 | 2 | "gonal"``, answered "... is 1.15".
-:func:`ungrounded` returns every number an answer writes in figures (digits, thousands
-separators, a scale word, an exponent) that nothing the model was shown gives:
+:func:`ungrounded` returns every number an answer writes in figures (read by
+:mod:`~quaderno.methods.docsage.written`: separators, a scale word, an exponent, a decimal
+comma, a sign) that nothing the model was shown gives, read the same way:
 
 - a result row it was shown: a numeric cell, a number written inside a text or date cell, or
   in the documents' own words for a cell (a stated quote): rounded as written (1.15 gives
   "1.2", 63907400000.0 gives "63.9 billion": within half a unit of the last digit written),
   in other thousands with a scale word ("63907.4 million" or "63.9 billion" for 63907.4; not
   "2 billion" for 2005, a one-digit number must then be exact), or as a percentage of a
-  share ("33%" for 0.333);
-- the row count, how many rows were not shown, a number in a column name (``pop_2010``), the
-  question or the SQL that ran ("founded after 1990", "LIMIT 3"), as written;
-- a row label the model was shown ("[2]", "row 2") is no number of the answer.
+  share ("33%" for 0.333); "1,500" or "1.500", which read both ways, either way;
+- the row count, how many rows were shown and how many not, a number in a column name
+  (``pop_2010``), the question or the SQL that ran ("founded after 1990", "LIMIT 3"), as
+  written;
+- two numbers a comma joins ("12,45") when each of them is given.
 
 A bare number is never read in other thousands: "2" is not 2,300. The caller asks once more
-naming the numbers, then answers with the rows themselves (:meth:`SQLReasoner.synthesize`).
-Numbers written as words ("two") are not read; a minus sign needs a negative number (the
-size of one may be written without: "fell by 5"); and a number the answer computes from the
-rows (a difference of two cells) counts as the model's own: the SQL is where arithmetic
-belongs.
+naming the numbers, then answers with the rows themselves (:meth:`SQLReasoner.synthesize`);
+an explanation is checked the same way, and left out when it gives such a number. A minus
+sign needs a negative number (the size of one may be written without: "fell by 5"); and a
+number the answer computes from the rows (a difference of two cells) counts as the model's
+own: the SQL is where arithmetic belongs.
 """
 
 from __future__ import annotations
@@ -31,64 +33,10 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal, localcontext
 from typing import Any, NamedTuple
 
-from quaderno.methods.docsage.amounts import mentions_in
 from quaderno.methods.docsage.records import ResultTable
+from quaderno.methods.docsage.written import Written, numbers_in, written_numbers
 
-_PERCENT = re.compile(r"[ \u00a0]?(?:%|percent\b|per cent\b)", re.I)
 _THOUSANDS = range(-12, 13, 3)  # re-expressions of a number in thousands, millions, ...
-# JSON shows a very large or small float with an exponent ("1e-05", "1.2345e+16")
-_SCIENTIFIC = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?)[eE]([+-]?\d{1,3})(?!\w)")
-# the labels the rows were shown with: "[2]", "row 2", "rows 1 and 3", "rows 2-4"
-_ROW_LABEL = re.compile(r"\[(\d+)\]|\brows?\s+\d+(?:\s*(?:,|and|&|-|\u2013|to)\s*\d+)*",
-                        re.I)
-_DIGITS = re.compile(r"\d+")
-
-
-class Written(NamedTuple):
-    """A number as the answer writes it: its digits, the power of ten they are scaled by
-    (a scale word's or letter's, or an exponent), and whether that is a word."""
-
-    text: str
-    start: int
-    digits: Decimal
-    scale: int
-    word: bool
-    percent: bool
-    negative: bool = False    # a minus sign right before it ("-0.83"; not "1990-2005")
-
-    @property
-    def half(self) -> Decimal:
-        """Half a unit of the last digit written, in the digits' scale."""
-        return Decimal(5).scaleb(self.digits.as_tuple().exponent - 1)
-
-
-def written_numbers(answer: str, shown: int) -> list[Written]:
-    """The numbers ``answer`` writes in figures, in order; row labels up to ``shown`` are
-    not numbers of the answer."""
-    out: list[Written] = []
-
-    def label(m: re.Match[str]) -> str:
-        labels = [int(d) for d in _DIGITS.findall(m[0])]
-        return " " * len(m[0]) if all(1 <= n <= shown for n in labels) else m[0]
-
-    def written(start: int, end: int, digits: Decimal, scale: int, word: bool) -> Written:
-        minus = _minus(answer, start)
-        return Written(answer[start - minus:end], start, digits, scale, word,
-                       bool(_PERCENT.match(answer, end)), minus)
-
-    def exponent(m: re.Match[str]) -> str:
-        out.append(written(m.start(), m.end(), Decimal(m[1]), int(m[2]), False))
-        return " " * len(m[0])
-    rest = _SCIENTIFIC.sub(exponent, _ROW_LABEL.sub(label, answer))
-    out += [written(m.start, m.end, m.digits, m.scale, m.scale > 0) for m in mentions_in(rest)]
-    return sorted(out, key=lambda w: w.start)
-
-
-def _minus(text: str, start: int) -> bool:
-    """True when a minus sign is written right before ``start``, not between two numbers
-    or words (a range "1990-2005", a name "B-52")."""
-    return start > 0 and text[start - 1] in "-\u2212" and (
-        start < 2 or not text[start - 2].isalnum())
 
 
 def _cell_numbers(value: Any) -> Iterable[Decimal]:
@@ -104,11 +52,7 @@ def _cell_numbers(value: Any) -> Iterable[Decimal]:
         return [value] if value.is_finite() else []
     if isinstance(value, list | tuple):
         return [n for v in value for n in _cell_numbers(v)]
-    return _either_sign(str(value))
-
-
-def _either_sign(text: str) -> list[Decimal]:
-    return [n for m in mentions_in(text) for n in (m.value, -m.value)]
+    return numbers_in(str(value))
 
 
 class Given(NamedTuple):
@@ -121,16 +65,17 @@ class Given(NamedTuple):
 
 def given_numbers(table: ResultTable, shown: int, *texts: str) -> Given:
     """The numbers of the first ``shown`` rows (their cells and the quotes stated for them);
-    apart, the row count, how many rows were not shown, the numbers in the column names and
-    those of ``texts``."""
+    apart, the row count, how many rows were shown and how many not, the numbers in the
+    column names and those of ``texts``."""
     cells: set[Decimal] = set()
     for row in table.rows[:shown]:
         for cell in row:
             cells.update(_cell_numbers(cell))
-    cells.update(n for s in table.stated if s.row <= shown for n in _either_sign(s.quote))
-    other = {Decimal(len(table.rows)), Decimal(max(len(table.rows) - shown, 0))}
+    cells.update(n for s in table.stated if s.row <= shown for n in numbers_in(s.quote))
+    other = {Decimal(len(table.rows)), Decimal(min(len(table.rows), shown)),
+             Decimal(max(len(table.rows) - shown, 0))}
     names = " ".join(re.sub(r"[_\W]+", " ", c) for c in table.columns)
-    other.update(n for text in (names, *texts) for n in _either_sign(text))
+    other.update(n for text in (names, *texts) for n in numbers_in(text))
     return Given(cells, other)
 
 
@@ -166,12 +111,25 @@ def ungrounded(answer: str, table: ResultTable, *, shown: int,
         given = given_numbers(table, shown, question, sql)
         out: list[str] = []
         for w in written_numbers(answer, min(shown, len(table.rows))):
-            if any(_gives(c, w, True) for c in given.cells) or \
-                    any(_gives(c, w, False) for c in given.other):
-                continue
-            if w.text not in out:
+            if not _given(w, given) and w.text not in out:
                 out.append(w.text)
         return out
+
+
+def _given(w: Written, given: Given) -> bool:
+    """True when what the model was shown gives ``w``: as written (a cell's number also
+    rounded, in other thousands, as a percentage), or its digits read the other way by a
+    cell, or each of the numbers its comma may join."""
+    if any(_gives(c, w, True) for c in given.cells) or \
+            any(_gives(c, w, False) for c in given.other):
+        return True
+    other = w.read_otherwise()
+    if other is not None and any(_gives(c, other, True) for c in given.cells):
+        return True
+    return bool(w.parts) and all(
+        any(_gives(c, part, True) for c in given.cells) or
+        any(_gives(c, part, False) for c in given.other)
+        for part in (Written(str(p), w.start, p, 0, False, False) for p in w.parts))
 
 
 def rows_answer(table: ResultTable, rows: Sequence[int], most: int = 5) -> str:

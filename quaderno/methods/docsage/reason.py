@@ -37,14 +37,17 @@ NOT_FOUND = "not found"
 
 class Synthesis(NamedTuple):
     """What the synthesis step answered: the answer, its explanation, the rows it cited,
-    the numbers its answers gave that the result does not hold, and whether the answer is
-    the result rows because the model kept giving such numbers (or failed when re-asked)."""
+    the numbers its answers gave that the result does not hold, whether the answer is the
+    result rows because the model kept giving such numbers (or failed when re-asked), and
+    the numbers the explanation gave that the result does not hold (the explanation is then
+    left out)."""
 
     answer: str
     explanation: str
     cited: list[int]
     ungrounded: list[str]
     from_rows: bool = False
+    explanation_ungrounded: tuple[str, ...] = ()
 
 
 def _cell(value: Any) -> str:
@@ -224,8 +227,20 @@ class SQLReasoner:
                     f"the answer again gave {', '.join(bad)}, which no result row holds",
                     f"The model's answer gave {', '.join(bad)}, which no result row holds; "
                     "these are the result rows.")
-            span.outputs = {"answer": answer, "cited_rows": cited, "ungrounded": flagged}
-        return Synthesis(answer, explanation, cited, flagged)
+            # the explanation is held to the result too; it is not worth a call of its own:
+            # one that gives a number no row holds is left out, saying so (a 1.5B model
+            # answered 63907400000.0 and explained it as "639,074,000,000")
+            said = ungrounded(explanation, table, shown=self.shown_rows, question=ep.question,
+                              sql=sql)
+            if said:
+                ep.trace.fallback(f"the explanation gave {', '.join(said)}, which no result "
+                                  "row holds; left out", span)
+                explanation = (f"The model's explanation gave {', '.join(said)}, which no "
+                               "result row holds; it is left out.")
+            span.outputs = {"answer": answer, "cited_rows": cited, "ungrounded": flagged,
+                            "explanation_ungrounded": said}
+        return Synthesis(answer, explanation, cited, flagged,
+                         explanation_ungrounded=tuple(said))
 
     def _rows_instead(self, ep: Episode, span: Any, table: ResultTable, cited: list[int],
                       flagged: list[str], why: str, explanation: str) -> Synthesis:
