@@ -107,14 +107,14 @@ class SchemaDiscovery:
                   extract: TrialExtract, detect: Detector,
                   known: Sequence[Table] = ()) -> tuple[Schema, AskLog]:
         start_calls = len(ep.trace.calls)
-        log = AskLog(mode=self.mode)
+        log = AskLog(mode=self.mode, offered=[t.name for t in known])
 
         def own_calls() -> int:
             """ASK's own LLM calls (trial extraction is CLEAR's, counted there)."""
             return sum(1 for c in ep.trace.calls[start_calls:]
                        if (c.step or "").startswith(ASK_STEPS))
         with ep.trace.span("docsage.ask", mode=self.mode, sample=len(sample),
-                           probe=len(probe)) as span:
+                           probe=len(probe), offered=log.offered) as span:
             try:
                 schema, log.initial_notes = await self.initial(ep, sample, known)
             except StepError as exc:

@@ -30,6 +30,9 @@ class AskRound(BaseModel):
 
 class AskLog(BaseModel):
     mode: Literal["active", "passive", "generic"]
+    # the tuple store's tables offered to the initial schema (earlier questions' tables: the
+    # schema a question drafts depends on what was asked before it, and says so here)
+    offered: list[str] = Field(default_factory=list)
     initial_notes: list[str] = Field(default_factory=list)
     rounds: list[AskRound] = Field(default_factory=list)
     stop_reason: str = ""
