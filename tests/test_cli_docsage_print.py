@@ -1,13 +1,13 @@
 """`quaderno ask -m docsage` prints, beside the schema, SQL and rows, what the run left out or
-replaced: numbers the answer or its explanation gave that the result does not hold, and link
-rows ended."""
+replaced: numbers the answer or its explanation gave that the result does not hold, link
+rows ended, and the stored tables the schema draft was offered."""
 
 from __future__ import annotations
 
 from quaderno.cli.ask_cmd import print_docsage
 from quaderno.cli.common import console
 from quaderno.methods.details import DocSageDetails
-from quaderno.methods.docsage.records import ResultTable
+from quaderno.methods.docsage.records import AskLog, ResultTable
 
 LINK = {"table": "members", "values": {"league": "Northern League", "city": "Oslo"},
         "chunk_id": "d2#0", "quote": "Former members: Oslo (left 2005).", "said_in": "d1#0"}
@@ -46,3 +46,12 @@ def test_a_plain_run_prints_neither():
     out = printed(DocSageDetails(variant="full",
                                  result=ResultTable(columns=["name"], rows=[["Oslo"]])))
     assert "no result row holds" not in out and "left out as ended" not in out
+    assert "offered" not in out
+
+
+def test_the_stored_tables_the_draft_was_offered_are_printed():
+    ask = AskLog(mode="active", offered=["city(name TEXT, population INT)",
+                                         "league([b]x[/b] TEXT)"])
+    out = printed(DocSageDetails(variant="full", ask=ask))
+    assert ("schema draft offered 2 stored table(s): city(name TEXT, population INT); "
+            "league([b]x[/b] TEXT)") in out

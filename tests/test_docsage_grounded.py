@@ -167,7 +167,13 @@ def test_scale_words_and_percentages_of_other_languages():
                           ("4 milliards d'euros", 4e9), ("12,5 Prozent", 0.125),
                           ("12,5 %", 0.125), ("3 millones", 3000000), ("7 Tsd.", 7000)):
         assert ungrounded(written, table([cell]), shown=5) == [], written
+    for written, cell in (("1 Milliarde", 1e9), ("2 Billionen", 2e12)):
+        assert ungrounded(written, table([cell]), shown=5) == [], written
     assert ungrounded("1,7 Mio. Einwohner", table([1500000]), shown=5) == ["1,7 Mio."]
+    # a scale or a percent sign belongs to one number, never two a comma joins
+    rows = table([1500000], [1], [2])
+    assert ungrounded("1,2 Mio. Einwohner", rows, shown=5) == ["1,2 Mio."]
+    assert ungrounded("2,1%", rows, shown=5) == ["2,1"]
     assert ungrounded("13 Prozent", table([0.125]), shown=5) == []
     assert ungrounded("14 Prozent", table([0.125]), shown=5) == ["14"]
 
@@ -181,6 +187,10 @@ def test_the_other_reading_is_a_cells_only_and_never_a_whole_number_of_thousands
                       question="Which have more than 1500 staff?") == ["1.500"]
     for written, cell in (("1,000", 1), ("100,000", 100), ("0.500", 500)):
         assert ungrounded(written, table([cell]), shown=5) == [written], written
+    # the question and the SQL give their numbers one way only
+    assert ungrounded("1.5", table(["x"]), shown=5, question="Above 1,500?") == ["1.5"]
+    assert ungrounded("10 and 2, not 3", table(["x"]), shown=5,
+                      sql="SELECT CAST(v AS DECIMAL(10,2)) FROM t") == ["3"]
 
 
 def test_a_unit_written_against_its_number_does_not_hide_it():
@@ -300,7 +310,7 @@ def test_an_invented_number_is_asked_about_once_and_the_second_answer_kept(tmp_p
     assert a.answer.startswith("Varnholt University, with 2,300 staff")
     assert a.details.ungrounded == ["2,450"] and a.details.from_rows is False
     # the kept answer's explanation is checked as well
-    assert a.details.explanation_ungrounded == ["2,450"] and "2,450 staff" not in a.explanation
+    assert a.details.explanation_ungrounded == ["2,450"] and a.explanation == ""
     assert any("2,450" in f and "asked once more" in f for f in a.trace.fallbacks)
 
 
@@ -312,11 +322,11 @@ def test_a_number_invented_twice_gives_way_to_the_rows(tmp_path):
     assert len(model.synthesis) == 2
     d = a.details
     assert d.ungrounded == ["2,450", "1.15"] and d.from_rows is True
-    assert d.explanation_ungrounded == []    # the explanation is the note on the rows
+    assert d.explanation_ungrounded == [] and a.explanation == ""
     # the rows, with the documents' words for the number, cited to the row's chunk
     assert re.match(r'Varnholt University, 2300 \(written "2,300 staff"', a.answer)
     assert "2,450" not in a.answer and "1.15" not in a.answer
-    assert "1.15" in a.explanation
+    assert a.explanation == ""    # the model's, for an answer no longer given
     assert [e.chunk_id for e in a.evidence] == ["varn#0"]
     assert any("answered with the result rows" in f for f in a.trace.fallbacks)
 
@@ -346,8 +356,7 @@ def test_an_explanation_giving_a_number_no_row_holds_is_left_out_the_answer_kept
     d = a.details
     assert d.explanation_ungrounded == ["23,000"]
     assert d.ungrounded == [] and d.from_rows is False
-    assert a.explanation == ("The model's explanation gave 23,000, which no result row "
-                             "holds; it is left out.")
+    assert a.explanation == ""    # left out; the record and the trace say why
     assert any("explanation gave 23,000" in f for f in a.trace.fallbacks)
     # one the result gives is kept as written
     said = "Row 1, with 2,300 staff, is the first of the 1 row (LIMIT 1)."

@@ -313,7 +313,9 @@ def test_the_schema_is_offered_only_the_known_tables_about_the_question(tmp_path
         [design] = [p for p in model.prompts if p.startswith("Design the smallest")]
         shown = design.split("when it fits the question):\n")[1].split("\n\n")[0]
         # the record says which tables were offered: the draft depends on what was stored
-        assert a.details.ask.offered == re.findall(r"^- (\w+)\(", shown, re.M)
+        assert a.details.ask.offered == re.findall(r"^- (.+)$", shown, re.M)
+        [ask] = [s for s in a.trace.spans if s.name == "docsage.ask"]
+        assert ask.inputs["offered"] == a.details.ask.offered
         return shown
     assert offered("Which member institution is the oldest?") == (
         "- institution(name TEXT, founded INT, staff INT)")

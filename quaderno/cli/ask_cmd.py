@@ -137,7 +137,11 @@ def print_trace(answer: Answer) -> None:
 
 
 def print_docsage(d: DocSageDetails) -> None:
-    """DocSage's schema, the SQL that ran, and the result rows with the chunks behind them."""
+    """DocSage's schema (and the stored tables its draft was offered), the SQL that ran,
+    and the result rows with the chunks behind them."""
+    if d.ask is not None and d.ask.offered:
+        console.print(Text(f"schema draft offered {len(d.ask.offered)} stored table(s): "
+                           + "; ".join(d.ask.offered), style="dim"), soft_wrap=True)
     if d.db_schema is not None:
         for t in d.db_schema.tables:
             n = len(d.tables.get(t.name, []))

@@ -42,13 +42,16 @@ TrialExtract = Callable[[Schema, Sequence[Hit]], Awaitable[list[Row]]]
 Detector = Callable[[Schema, Sequence[Row]], list[Signal]]
 
 
-def describe_tables(tables: Sequence[Table]) -> str:
-    if not tables:
-        return "(none)"
+def describe_table(t: Table) -> str:
+    """A table as the schema prompt offers it: name, typed columns, description."""
     def col(c: Column) -> str:
         return f"{c.name} {c.type}" + ("" if c.single_valued else " multi-valued")
-    return "\n".join(f"- {t.name}({', '.join(col(c) for c in t.columns)})"
-                     + (f" -- {t.description}" if t.description else "") for t in tables)
+    return f"{t.name}({', '.join(col(c) for c in t.columns)})" + (
+        f" -- {t.description}" if t.description else "")
+
+
+def describe_tables(tables: Sequence[Table]) -> str:
+    return "\n".join(f"- {describe_table(t)}" for t in tables) or "(none)"
 
 
 def relevant_tables(tables: Sequence[Table], question: str, limit: int = 8) -> list[Table]:
@@ -107,7 +110,7 @@ class SchemaDiscovery:
                   extract: TrialExtract, detect: Detector,
                   known: Sequence[Table] = ()) -> tuple[Schema, AskLog]:
         start_calls = len(ep.trace.calls)
-        log = AskLog(mode=self.mode, offered=[t.name for t in known])
+        log = AskLog(mode=self.mode, offered=[describe_table(t) for t in known])
 
         def own_calls() -> int:
             """ASK's own LLM calls (trial extraction is CLEAR's, counted there)."""

@@ -75,7 +75,8 @@ def given_numbers(table: ResultTable, shown: int, *texts: str) -> Given:
     other = {Decimal(len(table.rows)), Decimal(min(len(table.rows), shown)),
              Decimal(max(len(table.rows) - shown, 0))}
     names = " ".join(re.sub(r"[_\W]+", " ", c) for c in table.columns)
-    other.update(n for text in (names, *texts) for n in numbers_in(text))
+    # one way only: "1,500" in the question is no 1.5
+    other.update(n for text in (names, *texts) for n in numbers_in(text, both_ways=False))
     return Given(cells, other)
 
 
@@ -143,4 +144,4 @@ def rows_answer(table: ResultTable, rows: Sequence[int], most: int = 5) -> str:
     return text
 
 
-__all__ = ["Given", "Written", "given_numbers", "rows_answer", "ungrounded", "written_numbers"]
+__all__ = ["Given", "given_numbers", "rows_answer", "ungrounded"]

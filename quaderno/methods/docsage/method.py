@@ -219,7 +219,7 @@ class DocSage(BaseMethod):
         synthesis = await self.reasoner.synthesize(ep, ran, table)
         answer, explanation, cited = synthesis.answer, synthesis.explanation, synthesis.cited
         details.ungrounded, details.from_rows = synthesis.ungrounded, synthesis.from_rows
-        details.explanation_ungrounded = list(synthesis.explanation_ungrounded)
+        details.explanation_ungrounded = synthesis.explanation_ungrounded
         with ep.trace.span("docsage.stated", stated=len(table.stated)) as span:
             # a number given in figures only gets the documents' own words for it, from a
             # row the model cited (or the one row there is): never one it merely matches

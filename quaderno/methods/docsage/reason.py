@@ -6,7 +6,8 @@ query passes the read-only gate and runs in the sandbox; a refusal or database e
 back to the model for one repair, and an empty result earns one re-compile with a hint
 (spec §4). The result rows are traced to their tuples and chunks, and the answer is
 synthesized from the result alone, citing rows; a number the answer gives that the result
-does not hold is asked about once, then the answer is the rows (docsage.grounded). When no
+does not hold is asked about once, then the answer is the rows, and an explanation giving
+one is left out (docsage.grounded). When no
 query yields rows, the answer is "not found" (recorded), never a guess from outside the
 database.
 
@@ -37,17 +38,17 @@ NOT_FOUND = "not found"
 
 class Synthesis(NamedTuple):
     """What the synthesis step answered: the answer, its explanation, the rows it cited,
-    the numbers its answers gave that the result does not hold, whether the answer is the
-    result rows because the model kept giving such numbers (or failed when re-asked), and
-    the numbers the explanation gave that the result does not hold (the explanation is then
-    left out)."""
+    the numbers its answers gave that the result does not hold, the numbers its explanation
+    gave that the result does not hold (the explanation is then left out: empty), and
+    whether the answer is the result rows because the model kept giving such numbers (or
+    failed when re-asked)."""
 
     answer: str
     explanation: str
     cited: list[int]
     ungrounded: list[str]
+    explanation_ungrounded: list[str]
     from_rows: bool = False
-    explanation_ungrounded: tuple[str, ...] = ()
 
 
 def _cell(value: Any) -> str:
@@ -194,7 +195,8 @@ class SQLReasoner:
         """The answer from the result alone, and the row numbers the model cited (maybe none:
         see :func:`cited_or_shown`). An answer that gives a number the result does not hold
         (:func:`~quaderno.methods.docsage.grounded.ungrounded`) is asked for once more,
-        naming it; a second such answer gives way to the rows themselves."""
+        naming it; a second such answer gives way to the rows themselves. An explanation
+        giving such a number is left out (empty), without a call of its own."""
         with ep.trace.span("docsage.synthesize", rows=len(table.rows)) as span:
             hint, flagged = "", []
             for attempt in range(2):
@@ -203,13 +205,13 @@ class SQLReasoner:
                 except StepError:
                     if flagged:       # the re-ask failed: the rows, as for a second invention
                         return self._rows_instead(ep, span, table, cited, flagged,
-                                                  "the re-asked synthesis failed", "")
+                                                  "the re-asked synthesis failed")
                     ep.trace.fallback("synthesis failed; answered with the first result row",
                                       span)
                     first = table.rows[0] if table.rows else []
                     answer = ", ".join(str(v) for v in first) or NOT_FOUND
                     span.outputs = {"answer": answer, "cited_rows": [1] if first else []}
-                    return Synthesis(answer, "", [1] if first else [], flagged)
+                    return Synthesis(answer, "", [1] if first else [], flagged, [])
                 bad = ungrounded(answer, table, shown=self.shown_rows, question=ep.question,
                                  sql=sql)
                 if not bad:
@@ -224,31 +226,29 @@ class SQLReasoner:
                     continue
                 return self._rows_instead(
                     ep, span, table, cited, flagged,
-                    f"the answer again gave {', '.join(bad)}, which no result row holds",
-                    f"The model's answer gave {', '.join(bad)}, which no result row holds; "
-                    "these are the result rows.")
+                    f"the answer again gave {', '.join(bad)}, which no result row holds")
             # the explanation is held to the result too; it is not worth a call of its own:
-            # one that gives a number no row holds is left out, saying so (a 1.5B model
-            # answered 63907400000.0 and explained it as "639,074,000,000")
+            # one that gives a number no row holds is left out (a 1.5B model answered
+            # 63907400000.0 and explained it as "639,074,000,000"); the record says why
             said = ungrounded(explanation, table, shown=self.shown_rows, question=ep.question,
                               sql=sql)
             if said:
                 ep.trace.fallback(f"the explanation gave {', '.join(said)}, which no result "
                                   "row holds; left out", span)
-                explanation = (f"The model's explanation gave {', '.join(said)}, which no "
-                               "result row holds; it is left out.")
+                explanation = ""
             span.outputs = {"answer": answer, "cited_rows": cited, "ungrounded": flagged,
                             "explanation_ungrounded": said}
-        return Synthesis(answer, explanation, cited, flagged,
-                         explanation_ungrounded=tuple(said))
+        return Synthesis(answer, explanation, cited, flagged, said)
 
     def _rows_instead(self, ep: Episode, span: Any, table: ResultTable, cited: list[int],
-                      flagged: list[str], why: str, explanation: str) -> Synthesis:
-        """The result rows as the answer (those cited, else those shown), recorded."""
+                      flagged: list[str], why: str) -> Synthesis:
+        """The result rows as the answer (those cited, else those shown), recorded; no
+        explanation (the model's was for an answer no longer given)."""
         ep.trace.fallback(f"{why}; answered with the result rows", span)
         answer = rows_answer(table, self.cited_or_shown(table, cited))
-        span.outputs = {"answer": answer, "cited_rows": cited, "ungrounded": flagged}
-        return Synthesis(answer, explanation, cited, flagged, from_rows=True)
+        span.outputs = {"answer": answer, "cited_rows": cited, "ungrounded": flagged,
+                        "explanation_ungrounded": []}
+        return Synthesis(answer, "", cited, flagged, [], from_rows=True)
 
     async def _ask(self, ep: Episode, sql: str, table: ResultTable,
                    hint: str) -> tuple[str, str, list[int]]:

@@ -30,8 +30,8 @@ class AskRound(BaseModel):
 
 class AskLog(BaseModel):
     mode: Literal["active", "passive", "generic"]
-    # the tuple store's tables offered to the initial schema (earlier questions' tables: the
-    # schema a question drafts depends on what was asked before it, and says so here)
+    # the tuple store's tables offered to the initial schema, as the prompt showed them
+    # (earlier questions' tables: the draft depends on what was asked before, and says so)
     offered: list[str] = Field(default_factory=list)
     initial_notes: list[str] = Field(default_factory=list)
     rounds: list[AskRound] = Field(default_factory=list)

@@ -9,8 +9,9 @@ in the answer and in what the model was shown, or it flags a number copied as wr
 - a decimal comma ("173,75", "1.500,25") or points between thousands ("1.500.000"): read
   with the separators swapped; two numbers a comma joins ("12,45", "2001,2005") may be the
   two numbers, and "1,500" or "1.500" may be read the other way (1.5, 1500) against a cell;
-- a scale word of German, French or Spanish ("1,5 Mio.", "2,3 Mrd.", "4 milliards") and a
-  percentage written "Prozent", "pour cent" or "por ciento";
+- a scale word of German, French or Spanish for thousands to trillions ("1,5 Mio.", "2,3
+  Mrd.", "4 milliards", "3 millones"; not the German "Billion", which English writes too)
+  and a percentage written "Prozent", "pour cent" or "por ciento";
 - a unit of measure against the digits ("290km²", "12kg", "45mph");
 - a minus sign right before it ("-0.83", not the range "1990-2005" or the name "B-52");
 - row labels the model was shown ("[2]", "row 2") are no numbers.
@@ -47,11 +48,12 @@ _EITHER_WAY = re.compile(r"(?<![\w.,])(\d{1,3})([.,])(\d{3})(?![\w]|[.,]\d)")
 _GLUED = re.compile(r"(?<=\d)(?:km²|km2|kms?|kgs?|cm|mm|mi|mph|kph|kmh|ha|lbs?|oz|ft|sqm|"
                     r"sqft|usd|eur|gbp|yrs?|hrs?|mins?|secs?)(?!\w)", re.I)
 # scale words of other languages than the documents' English (amounts.mentions_in)
-_OTHER_SCALE = re.compile(r"[ \u00a0](?P<word>tsd|tausend|mio|millionen|mrd|milliarden|"
-                          r"milliards?|millones|mill[oó]n)(?:\.|(?!\w))", re.I)
+# ("Billion" alone is not read as German 10^12: English writes it capitalized too)
+_OTHER_SCALE = re.compile(r"[ \u00a0](?P<word>tsd|tausend|mio|millionen|mrd|milliarden?|"
+                          r"milliards?|billionen|millones|mill[oó]n)(?:\.|(?!\w))", re.I)
 _OTHER_SCALES = {"tsd": 3, "tausend": 3, "mio": 6, "millionen": 6, "millones": 6,
-                 "millon": 6, "millón": 6, "mrd": 9, "milliarden": 9, "milliard": 9,
-                 "milliards": 9}
+                 "millon": 6, "millón": 6, "mrd": 9, "milliarde": 9, "milliarden": 9,
+                 "milliard": 9, "milliards": 9, "billionen": 12}
 _SWAP = str.maketrans(".,", ",.")
 
 
@@ -95,10 +97,11 @@ def written_numbers(text: str, shown: int = 0) -> list[Written]:
         return " " * len(m[0]) if all(1 <= n <= shown for n in labels) else m[0]
 
     def written(start: int, end: int, digits: Decimal, scale: int, word: bool) -> Written:
-        minus = _minus(text, start)
-        return Written(text[start - minus:end], start, digits, scale, word,
-                       bool(PERCENT.match(text, end)), minus, either.get(start),
-                       parts.get(start, ()))
+        minus, percent = _minus(text, start), bool(PERCENT.match(text, end))
+        # a scale or a percent sign belongs to one number: "2,1 Mio." is no 2 and 1
+        apart = () if scale or percent else parts.get(start, ())
+        return Written(text[start - minus:end], start, digits, scale, word, percent, minus,
+                       either.get(start), apart)
 
     def exponent(m: re.Match[str]) -> str:
         out.append(written(m.start(), m.end(), Decimal(m[1]), int(m[2]), False))
@@ -138,12 +141,13 @@ def _minus(text: str, start: int) -> bool:
         start < 2 or not text[start - 2].isalnum())
 
 
-def numbers_in(text: str) -> list[Decimal]:
-    """Every number ``text`` gives, read as :func:`written_numbers` reads an answer, with
-    either sign (a text's sign is not read), the other reading and the parts included."""
+def numbers_in(text: str, *, both_ways: bool = True) -> list[Decimal]:
+    """Every number ``text`` gives, read as :func:`written_numbers` reads an answer, and
+    the numbers a comma may join ("DECIMAL(10,2)": 10 and 2), with either sign (a text's
+    sign is not read); with ``both_ways``, also "1,500" read the other way (1.5)."""
     out: list[Decimal] = []
     for w in written_numbers(text):
-        other = w.read_otherwise()
+        other = w.read_otherwise() if both_ways else None
         out += [w.value, *([other.value] if other else []), *w.parts]
     return [n for v in out for n in (v, -v)]
 
