@@ -27,7 +27,7 @@ from typing import Literal
 from quaderno.errors import StepError
 from quaderno.index.hits import Hit
 from quaderno.methods.docsage.detect import Signal, rank
-from quaderno.methods.docsage.draft import from_schema, to_schema
+from quaderno.methods.docsage.draft import SchemaDraft, from_schema, to_schema
 from quaderno.methods.docsage.patch import apply_patches
 from quaderno.methods.docsage.records import AskLog, AskRound, Clarification
 from quaderno.methods.docsage.rows import Row
@@ -35,6 +35,7 @@ from quaderno.methods.docsage.schema import Column, Schema, Table, generic_schem
 from quaderno.methods.docsage.steps import (ANSWER_CLARIFICATION, CLARIFY, INIT_SCHEMA,
                                             REFINE_SCHEMA, UPDATE_SCHEMA, fenced)
 from quaderno.methods.docsage.terms import content_words, overlap
+from quaderno.methods.docsage.whole_names import whole_names
 from quaderno.methods.episode import Episode, format_docs
 
 ASK_STEPS = ("docsage.schema", "docsage.ask")  # step-name prefixes of ASK's own calls
@@ -64,6 +65,14 @@ def relevant_tables(tables: Sequence[Table], question: str, limit: int = 8) -> l
     asked, generic = content_words(question), generic_schema().tables[0].signature()
     return [t for t in tables if t.signature() != generic
             and overlap(asked, content_words(" ".join([t.name, *t.column_names])))][:limit]
+
+
+def _drafted(draft: SchemaDraft, version: int = 0) -> tuple[Schema, list[str]]:
+    """The model's draft as a schema, a person's split name made one column first
+    (:func:`.whole_names.whole_names`), with a note on every repair."""
+    draft, merged = whole_names(draft)
+    schema, notes = to_schema(draft, version=version)
+    return schema, merged + notes
 
 
 def _draft_json(schema: Schema) -> str:
@@ -101,7 +110,7 @@ class SchemaDiscovery:
                                        known_tables=describe_tables(known),
                                        documents=fenced(format_docs(sample)))
         try:
-            return to_schema(result.value)
+            return _drafted(result.value)
         except ValueError as exc:
             raise StepError(INIT_SCHEMA.name, f"the schema draft is unusable: {exc}",
                             raw=result.raw) from None
@@ -144,7 +153,7 @@ class SchemaDiscovery:
             result = await REFINE_SCHEMA.run(ep.lm, trace=ep.trace, question=ep.question,
                                              schema=_draft_json(schema),
                                              documents=fenced(format_docs(probe)))
-            new, notes = to_schema(result.value, version=schema.version + 1)
+            new, notes = _drafted(result.value, version=schema.version + 1)
         except (StepError, ValueError) as exc:
             ep.trace.fallback(f"passive refine failed ({exc}); kept the initial schema")
             return schema
