@@ -94,14 +94,28 @@ def _column_hint(error: str, schema: Schema, read: list[str]) -> str:
     if owners:
         unread = [t for t in owners if t not in read]
         if unread:
+            on = _join_on(schema, unread[0], read)
             return (f". {name} is a column of {' and '.join(unread)}, which the query does "
-                    f"not read: join {unread[0]}")
+                    f"not read: join {unread[0]}" + (f" ON {on}" if on else ""))
         return (f". {name} is a column of {' and '.join(owners)}: qualify it with that "
                 "table's name or alias")
     scored = sorted(((difflib.SequenceMatcher(None, name, c).ratio(), f"{t.name}.{c}")
                      for t in schema.tables for c in t.column_names), reverse=True)
     close = [q for ratio, q in scored[:3] if ratio >= 0.6]
     return f". No table has {name}" + (f"; the closest: {', '.join(close)}" if close else "")
+
+
+def _join_on(schema: Schema, table: str, read: list[str]) -> str:
+    """The join condition a declared foreign key gives between ``table`` and a table the
+    query reads ("stedrurial_medal.laureate_name = laureates.name"), or "" when none does:
+    the 1.5B model, told only to join, wrote the other table's column without the join."""
+    for t in schema.tables:
+        for fk in t.foreign_keys:
+            if (t.name == table and fk.ref_table in read) or \
+                    (t.name in read and fk.ref_table == table):
+                return " AND ".join(f"{t.name}.{c} = {fk.ref_table}.{r}"
+                                    for c, r in zip(fk.cols, fk.ref_cols, strict=True))
+    return ""
 
 
 def _outputs(source: object) -> set[str] | None:
