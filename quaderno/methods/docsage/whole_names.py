@@ -15,7 +15,7 @@ multi-valued.
 
 from __future__ import annotations
 
-from quaderno.methods.docsage.draft import DraftColumn, SchemaDraft, slug
+from quaderno.methods.docsage.draft import DraftColumn, DraftTable, SchemaDraft, slug
 from quaderno.methods.docsage.rekey import name_columns
 
 _FIRST = {"first_name", "firstname", "given_name", "givenname", "forename", "first"}
@@ -38,7 +38,7 @@ def whole_names(draft: SchemaDraft) -> tuple[SchemaDraft, list[str]]:
         table.columns = [DraftColumn(name="name", description="the full name, as the "
                                      "documents write it") if c is first[0] else c
                          for c in table.columns if c is not last[0]]
-        _rename(draft, table.name, merged)
+        _rename(draft, table, merged)
         notes.append(f"table {table.name!r}: {first[0].name} and {last[0].name} made one "
                      "column, name (the documents name a person in one piece)")
     return draft, notes
@@ -48,11 +48,11 @@ def _plain(column: DraftColumn) -> bool:
     return column.type == "TEXT" and column.single_valued
 
 
-def _rename(draft: SchemaDraft, table: str, merged: set[str]) -> None:
-    """Every mention of ``table``'s ``merged`` columns (slugs) becomes ``name``, once."""
+def _rename(draft: SchemaDraft, own: DraftTable, merged: set[str]) -> None:
+    """Every mention of ``own``'s ``merged`` columns (slugs) becomes ``name``, once."""
     def one(columns: list[str]) -> list[str]:
         return list(dict.fromkeys("name" if slug(c) in merged else c for c in columns))
-    own = next(t for t in draft.tables if t.name == table)
+    table = own.name
     own.primary_key = one(own.primary_key)
     for t in draft.tables:
         kept, seen = [], set()

@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 from quaderno.methods.docsage.amounts import mentions_in
 
-PERCENT = re.compile(r"[ \u00a0]?(?:%|percent\b|per cent\b|prozent\b|pour cent\b|"
+_PERCENT = re.compile(r"[ \u00a0]?(?:%|percent\b|per cent\b|prozent\b|pour cent\b|"
                      r"por ciento\b)", re.I)
 # JSON shows a very large or small float with an exponent ("1e-05", "1.2345e+16")
 _SCIENTIFIC = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?)[eE]([+-]?\d{1,3})(?!\w)")
@@ -97,7 +97,7 @@ def written_numbers(text: str, shown: int = 0) -> list[Written]:
         return " " * len(m[0]) if all(1 <= n <= shown for n in labels) else m[0]
 
     def written(start: int, end: int, digits: Decimal, scale: int, word: bool) -> Written:
-        minus, percent = _minus(text, start), bool(PERCENT.match(text, end))
+        minus, percent = _minus(text, start), bool(_PERCENT.match(text, end))
         # a scale or a percent sign belongs to one number: "2,1 Mio." is no 2 and 1
         apart = () if scale or percent else parts.get(start, ())
         return Written(text[start - minus:end], start, digits, scale, word, percent, minus,
@@ -152,4 +152,4 @@ def numbers_in(text: str, *, both_ways: bool = True) -> list[Decimal]:
     return [n for v in out for n in (v, -v)]
 
 
-__all__ = ["PERCENT", "Written", "numbers_in", "written_numbers"]
+__all__ = ["Written", "numbers_in", "written_numbers"]
