@@ -123,6 +123,27 @@ def test_read_row_rescales_into_the_columns_unit_and_records_the_quote() -> None
         {"fund_id": 3, "year": 2004}, [])
 
 
+def test_a_year_no_text_writes_and_no_year_can_be_is_emptied() -> None:
+    # the 1.5B model's Set1 rows: a chunk about the medal, no birth year in it, and 0 for it
+    people = Schema.model_validate({"tables": [
+        {"name": "laureates", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "birth_year", "type": "INT"},
+                     {"name": "medals", "type": "INT"}]}]}).tables[0]
+    text = "S. Vhyrnbraex received the Stedrurial Medal in 2015 and no other medal."
+    read, changes = read_row(people, {"name": "S. Vhyrnbraex", "birth_year": 0,
+                                      "medals": 0}, text)
+    assert read == {"name": "S. Vhyrnbraex", "birth_year": None, "medals": 0}
+    assert [(c.column, c.old, c.new, c.reason, c.by) for c in changes] == [
+        ("birth_year", 0, None, "placeholder", "as-stated")]
+    for year in ("0", 19, 3020):
+        assert read_row(people, {"birth_year": year}, text)[0] == {"birth_year": None}
+    # a plausible year, one the text writes, and a missing one stay as they are
+    assert read_row(people, {"birth_year": 1970}, text) == ({"birth_year": 1970}, [])
+    assert read_row(people, {"birth_year": 19}, "born in the year 19 of the new era") == (
+        {"birth_year": 19}, [])
+    assert read_row(people, {"birth_year": None}, text) == ({"birth_year": None}, [])
+
+
 def test_extraction_reads_every_scale_so_sql_compares_like_with_like() -> None:
     """The Set2 failure: amounts at four notations, a model copying digits. Read as
     stated, MAX picks the company the text says earns most."""

@@ -157,6 +157,43 @@ def test_a_short_form_joins_its_only_longer_name() -> None:
     assert alias_map(["University", "Pax University"])["university"] == "university"
 
 
+def test_a_name_with_initials_joins_the_only_name_spelling_them_out() -> None:
+    # as the measuring model extracted the Set1 laureates: "S. Vhyrnbraex" from a chunk
+    # about the medal, "Systhou Vhyrnbraex" from the laureate's profile
+    amap = alias_map(["Systhou Vhyrnbraex", "S. Vhyrnbraex", "T. Brultiathgus",
+                      "Touslian Brultiathgus", "J. R. Tolkien", "John Ronald Tolkien"])
+    assert amap["s vhyrnbraex"] == "systhou vhyrnbraex"
+    assert amap["t brultiathgus"] == "touslian brultiathgus"
+    assert amap["j r tolkien"] == "john ronald tolkien"
+    # two laureates with the initial and the surname: no guess
+    two = alias_map(["Systhou Vhyrnbraex", "Sella Vhyrnbraex", "S. Vhyrnbraex"])
+    assert two["s vhyrnbraex"] == "s vhyrnbraex"
+    # another initial, another surname, or a given name that is not spelled out: no merge
+    assert alias_map(["Systhou Vhyrnbraex", "T. Vhyrnbraex"])["t vhyrnbraex"] == "t vhyrnbraex"
+    assert alias_map(["Systhou Vhyrnbraex", "S. Brultiathgus"])["s brultiathgus"] == \
+        "s brultiathgus"
+    assert alias_map(["Systhou Vhyrnbraex", "S. Vhyrnbraex"], acronyms=False)[
+        "s vhyrnbraex"] == "s vhyrnbraex"
+
+
+def test_initials_merge_a_laureates_rows_and_fill_the_missing_cell() -> None:
+    schema = Schema.model_validate({"tables": [
+        {"name": "laureates", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "nationality"},
+                     {"name": "birth_year", "type": "INT"}]}]})
+    rows = [row("laureates", "d07#0", name="Systhou Vhyrnbraex", nationality="Kraxryndia",
+                birth_year=None),
+            row("laureates", "d02#0", name="S. Vhyrnbraex", nationality=None, birth_year=1970)]
+    canon, groups = canonicalize(schema, rows)
+    assert [(g.canonical, g.spellings) for g in groups] == [
+        ("Systhou Vhyrnbraex", ["S. Vhyrnbraex", "Systhou Vhyrnbraex"])]
+    merged = merge_entities(schema, canon)
+    assert [r.values for r in merged] == [
+        {"name": "Systhou Vhyrnbraex", "nationality": "Kraxryndia", "birth_year": 1970}]
+    filled = [c for c in merged[0].provenance.corrections if c.column == "birth_year"]
+    assert [(c.new, c.evidence_chunk) for c in filled] == [(1970, "d02#0")]
+
+
 def test_alias_merge_removes_false_fd_and_fk_violations() -> None:
     schema = Schema.model_validate({"tables": [
         {"name": "company", "primary_key": ["name"],

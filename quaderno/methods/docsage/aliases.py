@@ -8,7 +8,8 @@ foreign-key columns that reference it):
 
 1. every name is normalized (:func:`normalize_entity`: case, accents, punctuation, legal
    suffixes, "University of X" = "X University", an alias table); a one-word acronym that
-   matches the initials of exactly one other name in the domain, or a short form whose
+   matches the initials of exactly one other name in the domain, a name with initials for
+   given names ("S. Vhyrnbraex") that exactly one name spells out, or a short form whose
    words all occur in exactly one longer name, joins that name (:func:`alias_map`);
 2. every spelling of one entity is rewritten to its most frequent spelling (an
    ``alias-merge`` :class:`Correction` on the row);
@@ -68,13 +69,31 @@ def _initials(norm: str) -> str:
     return "".join(w[0] for w in norm.split() if w not in _STOP)
 
 
+def _initialled(norm: str) -> bool:
+    """A person's name with its given names as initials: "s vhyrnbraex" (from "S.
+    Vhyrnbraex"), "j r tolkien"."""
+    words = norm.split()
+    return len(words) >= 2 and len(words[-1]) >= 2 and all(len(w) == 1 for w in words[:-1])
+
+
+def _expands(short: str, full: str) -> bool:
+    """``full`` is ``short`` with its initials written out: the same surname, as many
+    given names, each beginning with its initial ("systhou vhyrnbraex" for "s vhyrnbraex")."""
+    given, surname = short.split()[:-1], short.split()[-1]
+    words = full.split()
+    return (len(words) == len(given) + 1 and words[-1] == surname
+            and all(len(w) > 1 and w[0] == i for w, i in zip(words, given)))
+
+
 def alias_map(names: Sequence[str], aliases: Mapping[str, str] | None = None,
               acronyms: bool = True) -> dict[str, str]:
     """Normalized name -> normalized entity for one domain's ``names`` (surface forms).
     Besides the alias table: a one-word acronym joins the one name whose initials it is
     ("xu" -> "xandria university"), and a short form joins the one longer name holding
     all its words ("drusnuven" from "Drusnuven Co." -> "drusnuven university"); with two
-    candidates neither rule merges (no guessing between entities)."""
+    candidates neither rule merges (no guessing between entities), and a name written
+    with initials joins the one name that spells them out ("s vhyrnbraex" ->
+    "systhou vhyrnbraex")."""
     norms = {normalize_entity(n, aliases) for n in names} - {""}
     out = {n: n for n in norms}
     if not acronyms:
@@ -84,6 +103,8 @@ def alias_map(names: Sequence[str], aliases: Mapping[str, str] | None = None,
         hits: list[str] = []
         if " " not in n and 2 <= len(n) <= 6 and n.isalpha():
             hits = [m for m in norms if m != n and " " in m and _initials(m) == n]
+        if not hits and _initialled(n):
+            hits = [m for m in norms if m != n and _expands(n, m)]
         if not hits and words - _GENERIC:
             hits = [m for m in norms if words < set(m.split())]
         if len(hits) == 1:

@@ -24,7 +24,9 @@ never takes a number the text writes as money or as a measure ("$3.2616 billion"
 square kilometres": the 1.5B model put both into a city's population), and a column of
 money (revenue, budget, a currency unit) never takes a number written as a count of people
 or things ("75,440 employees": three companies' revenues on Set2); such a cell becomes NULL
-(``reason="unit"``).
+(``reason="unit"``). A year the text does not state and no year can be (0 for "not
+given", which the 1.5B model wrote for 8 of 23 Set1 rows) becomes NULL
+(``reason="placeholder"``): an average birth year must not count it.
 """
 
 from __future__ import annotations
@@ -34,13 +36,13 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-from quaderno.methods.docsage.normalize import is_year_column, key_columns
+from quaderno.methods.docsage.normalize import is_year_column, key_columns, plausible_year
 from quaderno.methods.docsage.rows import Correction, exact_number
 from quaderno.methods.docsage.schema import Column, Table
 
 # part of the tuple store's key (extract.prompt_fingerprint): a change of how numbers are
 # read must not re-use tuples read the old way
-READER_VERSION = "as-stated-3"
+READER_VERSION = "as-stated-4"
 
 _WORDS = {"thousand": 3, "million": 6, "mn": 6, "mln": 6, "billion": 9, "bn": 9,
           "trillion": 12}
@@ -274,9 +276,27 @@ def read_row(table: Table, values: Mapping[str, Any],
         if col.name not in values:
             continue
         out[col.name], change = read_cell(table, col, values[col.name], text, found)
+        if change is None:
+            change = _placeholder_year(col, out[col.name], found)
+            if change is not None:
+                out[col.name] = None
         if change is not None:
             changes.append(change)
     return out, changes
+
+
+def _placeholder_year(col: Column, value: Any, found: list[Mention]) -> Correction | None:
+    """The correction emptying a year cell that holds a number no year can be (0, 19) and
+    the text does not write; None for any other cell."""
+    if col.type != "INT" or not is_year_column(col):
+        return None
+    v = exact_number(value)
+    if v is None or v != v.to_integral_value() or plausible_year(int(v)):
+        return None
+    if any(m.value == abs(v) for m in found):
+        return None
+    return Correction(column=col.name, old=value, new=None, reason="placeholder",
+                      by="as-stated")
 
 
 def stated_mentions(text: str, value: Any, col: Column) -> list[Mention]:
