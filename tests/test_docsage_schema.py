@@ -12,6 +12,7 @@ from quaderno.errors import ParseError
 from quaderno.methods.docsage.detect import Signal, missing_relationships, rank
 from quaderno.methods.docsage.draft import (DraftColumn, DraftConstraint, DraftForeignKey,
                                             DraftTable, SchemaDraft, from_schema, slug, to_schema)
+from quaderno.methods.docsage.normalize import normalize_value
 from quaderno.methods.docsage.patch import SchemaPatch, apply_patches
 from quaderno.methods.docsage.rows import Provenance, Row, coerce, load_rows
 from quaderno.methods.docsage.schema import (Column, ForeignKey, FunctionalDependency,
@@ -147,6 +148,33 @@ def test_describe_shows_units_and_keys():
 ])
 def test_coerce(value, col_type, expected):
     assert coerce(value, col_type) == expected
+
+
+@pytest.mark.parametrize("written, expected", [
+    # as Wikipedia writes dates (2Wiki's paragraphs: "(born October 1, 1993)"), which a
+    # small model copies instead of the YYYY-MM-DD the prompt asks for
+    ("10 March 1950", dt.date(1950, 3, 10)), ("October 1, 1993", dt.date(1993, 10, 1)),
+    ("Sept. 3rd, 1801", dt.date(1801, 9, 3)), ("1st of May, 1801", dt.date(1801, 5, 1)),
+    ("14  june 1999", dt.date(1999, 6, 14)), ("March 1950", dt.date(1950, 3, 1)),
+    ("Dec 5 875", dt.date(875, 12, 5)),
+    # not one date: an impossible day, a month alone, a word that is no month, more text
+    ("31 February 1950", None), ("May", None), ("10 Mayo 1950", None),
+    ("born 10 March 1950", None), ("c. 1444", None), ("10 March 1950 – 2 May 2001", None),
+])
+def test_a_date_written_out_reads_as_that_date(written, expected):
+    assert coerce(written, "DATE") == ((expected, True) if expected else (None, False))
+
+
+def test_written_dates_compare_in_sql_and_as_values():
+    conn = duckdb.connect()
+    people = Schema(tables=[Table(name="person", primary_key=["name"], columns=[
+        Column(name="name"), Column(name="born", type="DATE")])])
+    load_rows(conn, people, [row("person", name="Matt Guthmiller", born="October 1, 1993"),
+                             row("person", chunk="d1#1", name="George Nevill",
+                                 born="1469-03-09")])
+    assert conn.execute("SELECT name FROM person ORDER BY born LIMIT 1").fetchall() == [
+        ("George Nevill",)]
+    assert normalize_value("1 October 1993", "DATE") == normalize_value("1993-10-01", "DATE")
 
 
 def test_rows_load_with_provenance_and_hostile_values_stay_data():

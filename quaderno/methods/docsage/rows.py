@@ -163,14 +163,46 @@ def coerce(value: Any, col_type: str) -> tuple[Any, bool]:
         if text in {"false", "no", "0"}:
             return False, True
         return None, False
-    # DATE: ISO dates, or a bare year read as its first of January
+    # DATE: ISO dates, dates written out in English ("10 March 1950", "October 1, 1993",
+    # "March 1950" as its first day), or a bare year read as its first of January
     text = str(value).strip()
     try:
         return dt.date.fromisoformat(text[:10]), True
     except ValueError:
         if re.fullmatch(r"\d{4}", text) and int(text) >= dt.MINYEAR:
             return dt.date(int(text), 1, 1), True
-        return None, False
+        written = written_date(text)
+        return (written, True) if written is not None else (None, False)
+
+
+_MONTHS = {name: n for n, names in enumerate(
+    [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
+     ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),
+     ("october", "oct"), ("november", "nov"), ("december", "dec")], start=1) for name in names}
+_MONTH = r"(?P<month>[a-z]+)\.?"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>\d{3,4})"
+_WRITTEN_DATES = [re.compile(p) for p in (
+    rf"{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}",      # 10 March 1950, 1st of May, 1801
+    rf"{_MONTH}\s+{_DAY},?\s+{_YEAR}",                 # October 1, 1993
+    rf"{_MONTH},?\s+{_YEAR}")]                          # March 1950
+
+
+def written_date(text: str) -> dt.date | None:
+    """A whole text that is one date written out in English, as a date ("10 March 1950",
+    "October 1, 1993", "Sept. 3rd, 1801"; "March 1950" as its first day); None for
+    anything else, an impossible day ("31 February 1950") included."""
+    low = " ".join(text.casefold().split())
+    for pattern in _WRITTEN_DATES:
+        m = pattern.fullmatch(low)
+        if m is None or m["month"] not in _MONTHS:
+            continue
+        try:
+            return dt.date(int(m["year"]), _MONTHS[m["month"]],
+                           int(m.groupdict().get("day") or 1))
+        except ValueError:
+            return None
+    return None
 
 
 def typed_values(table: Table, values: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
