@@ -137,7 +137,8 @@ def test_aggregates_trace_every_tuple(tmp_path, sql, expected):
 def test_a_hostile_query_is_refused_repaired_once_then_not_found(tmp_path):
     a = answer("docsage", Model(sql="DROP TABLE institution"), tmp_path)
     d = a.details
-    assert [x.stage for x in d.sql] == ["gate", "gate"]
+    # the repair and its one sampled re-ask repeat the refused statement: neither is run
+    assert [x.stage for x in d.sql] == ["gate", "repeat", "repeat"]
     assert a.answer == "not found"
     assert any("repair" in f for f in a.trace.fallbacks)
 

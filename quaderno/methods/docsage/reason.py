@@ -4,11 +4,13 @@
 column descriptions and three sample rows per table, values shown as quoted data); the
 query passes the read-only gate and runs in the sandbox; a refusal or database error goes
 back to the model for one repair, and an empty result earns one re-compile with a hint
-(spec §4). The result rows are traced to their tuples and chunks, and the answer is
-synthesized from the result alone, citing rows; a number the answer gives that the result
-does not hold is asked about once, then the answer is the rows, and an explanation giving
-one is left out (docsage.grounded). When no
-query yields rows, the answer is "not found" (recorded), never a guess from outside the
+(spec §4). A repair that repeats a query which already failed is not run again: it is asked
+for once more, sampled (the 1.5B model repeated the refused query word for word in most
+measured runs, greedy decoding giving the same reply to the same mistake). The result rows
+are traced to their tuples and chunks, and the answer is synthesized from the result alone,
+citing rows; a number the answer gives that the result does not hold is asked about once,
+then the answer is the rows, and an explanation giving one is left out (docsage.grounded).
+When no query yields rows, the answer is "not found" (recorded), never a guess from outside the
 database.
 
 :func:`answer_from_tables`: the "w/o SQL reasoning" ablation; the tables are put in the
@@ -18,6 +20,7 @@ context and the LLM computes the answer itself.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -105,6 +108,17 @@ def numbered(table: ResultTable, limit: int) -> str:
     return "\n".join(lines)
 
 
+# the one re-ask of a repair that repeated a failed query: sampled, with a fixed seed so a
+# run is reproducible (and the LLM cache does not replay the greedy reply)
+RESAMPLE_TEMPERATURE = 0.7
+RESAMPLE_SEED = 1
+
+
+def _folded(sql: str) -> str:
+    """A query as compared with earlier ones: case and whitespace runs folded."""
+    return " ".join(sql.split()).casefold()
+
+
 class SQLReasoner:
     """Compile, check, run, repair and synthesize. ``repairs``: re-asks after a refused or
     failed query (the issue: one); ``timeout_s`` and ``max_rows`` bound each query."""
@@ -121,10 +135,15 @@ class SQLReasoner:
         self.shown_rows = shown_rows
 
     async def _compile(self, ep: Episode, schema: Schema, samples: str, hint: str,
-                       attempts: list[SQLAttempt]) -> str | None:
+                       attempts: list[SQLAttempt], sampled: bool = False) -> str | None:
+        step, seed = COMPILE_SQL, None
+        if sampled:
+            step = dataclasses.replace(COMPILE_SQL, params={**COMPILE_SQL.params,
+                                                            "temperature": RESAMPLE_TEMPERATURE})
+            seed = RESAMPLE_SEED
         try:
-            result = await COMPILE_SQL.run(ep.lm, trace=ep.trace, question=ep.question,
-                                           schema=schema.describe(), samples=samples, hint=hint)
+            result = await step.run(ep.lm, trace=ep.trace, seed=seed, question=ep.question,
+                                    schema=schema.describe(), samples=samples, hint=hint)
             return result.value.sql.strip().rstrip(";")
         except StepError as exc:
             attempts.append(SQLAttempt(sql=exc.raw or "", error=str(exc), stage="compile"))
@@ -139,18 +158,40 @@ class SQLReasoner:
         best: ResultTable | None = None
         empty_retry_left = True
         repairs_left = self.repairs
+        failed: dict[str, str] = {}        # a query that failed (folded) -> its error
+        sampled, resample_left = False, True
         with SQLSandbox(schema, rows) as sandbox:
             while True:
                 with ep.trace.span("docsage.sql", attempt=len(attempts) + 1) as span:
-                    sql = await self._compile(ep, schema, samples, hint, attempts)
+                    sql = await self._compile(ep, schema, samples, hint, attempts, sampled)
+                    sampled = False
                     if sql is None:
                         break
+                    if _folded(sql) in failed:
+                        error = failed[_folded(sql)]
+                        attempts.append(SQLAttempt(sql=sql, stage="repeat",
+                                                   error=f"the same as a query that failed: "
+                                                         f"{error}"))
+                        span.outputs = {"repeat": True}
+                        if not resample_left:
+                            ep.trace.fallback("the re-asked query repeated a failed one too; "
+                                              "no result", span)
+                            break
+                        resample_left, sampled = False, True
+                        hint = (f"\n\nYour previous query was:\n{sql}\nIt failed: {error}\n"
+                                "Do not write it again: it will fail the same way. Write a "
+                                "different, corrected query.")
+                        ep.trace.fallback("the repair repeated a failed query word for word; "
+                                          "asked once more, sampling (temperature "
+                                          f"{RESAMPLE_TEMPERATURE})", span)
+                        continue
                     try:
                         traced = await asyncio.to_thread(run_with_lineage, sandbox, sql,
                                                          timeout_s=self.timeout_s,
                                                          max_rows=self.max_rows)
                     except SQLRefusedError as exc:
                         attempts.append(SQLAttempt(sql=sql, error=str(exc), stage="gate"))
+                        failed[_folded(sql)] = str(exc)
                         span.outputs = {"refused": exc.reason}
                     except SQLExecutionError as exc:
                         error = str(exc)
@@ -162,6 +203,7 @@ class SQLReasoner:
                                               f"scope that has them: {moved}; the query "
                                               "failed anyway", span)
                         attempts.append(SQLAttempt(sql=sql, error=error, stage="execute"))
+                        failed[_folded(sql)] = error
                         span.outputs = {"error": exc.kind}
                     else:
                         if traced.requalified:

@@ -44,7 +44,8 @@ class SQLAttempt(BaseModel):
 
     sql: str
     error: str = ""
-    stage: Literal["compile", "gate", "execute", "ok"] = "ok"
+    # repeat: the same as a query that failed already, not run again
+    stage: Literal["compile", "gate", "execute", "repeat", "ok"] = "ok"
     rows: int = 0
 
 

@@ -1,0 +1,86 @@
+"""A repair that repeats a query which already failed is not run again: the model is asked
+once more, sampled. The measuring model's 2Wiki run (``docsage-2wiki-measuring``, "Who was
+born later, Greg Pipes or Ma Xiaolei?") had both birth dates in its tables, read ``date``
+from the people table, and wrote the refused query again word for word when the gate named
+the table that has it: greedy decoding gives the same reply to the same mistake."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from fake_retriever import ChunkListRetriever
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.methods.docsage.reason import RESAMPLE_TEMPERATURE, SQLReasoner
+from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.docsage.schema import Column, ForeignKey, Schema, Table
+from quaderno.methods.episode import Episode
+
+SCHEMA = Schema(tables=[
+    Table(name="people", columns=[Column(name="name")], primary_key=["name"]),
+    Table(name="birth_dates", columns=[Column(name="person_name"),
+                                       Column(name="date", type="DATE")],
+          primary_key=["person_name"],
+          foreign_keys=[ForeignKey(cols=["person_name"], ref_table="people",
+                                   ref_cols=["name"])]),
+])
+QUESTION = "Who was born later, Greg Pipes or Ma Xiaolei?"
+WRONG = "SELECT name FROM people WHERE date > ( SELECT MAX(date) FROM birth_dates )"
+RIGHT = ("SELECT p.name FROM people p JOIN birth_dates b ON b.person_name = p.name "
+         "ORDER BY b.date DESC LIMIT 1")
+
+
+def _rows() -> list[Row]:
+    def row(table, chunk, **values):
+        return Row(table=table, values=values, provenance=Provenance(chunk_id=chunk))
+    return [row("people", "p1", name="Ma Xiaolei"), row("people", "p2", name="Greg Pipes"),
+            row("birth_dates", "p1", person_name="Ma Xiaolei", date="1987-01-19"),
+            row("birth_dates", "p2", person_name="Greg Pipes", date="August 4, 1946")]
+
+
+def _run(replies_by_call):
+    """The reasoner over a fake model answering the n-th compile with ``replies_by_call``
+    (a greedy request gets the same reply as any earlier greedy request with its prompt);
+    the result, the attempts, the requests and the trace's fallbacks."""
+    requests = []
+
+    def respond(request):
+        user = request.messages[-1].content
+        assert user.startswith("Write one DuckDB SELECT"), user[:60]
+        requests.append(request)
+        return json.dumps({"sql": replies_by_call(len(requests), request)})
+    ep = Episode(QUESTION, method="docsage", lm=LM(FakeLLM(respond=respond)),
+                 retriever=ChunkListRetriever([]))
+    table, attempts = asyncio.run(SQLReasoner().run(ep, SCHEMA, _rows()))
+    return table, attempts, requests, ep.trace.fallbacks
+
+
+def test_a_repeated_refused_query_is_asked_for_again_sampled() -> None:
+    def reply(n, request):
+        return RIGHT if request.temperature else WRONG      # greedy: the same mistake
+    table, attempts, requests, fallbacks = _run(reply)
+    assert [a.stage for a in attempts] == ["gate", "repeat", "ok"]
+    assert table.rows == [["Ma Xiaolei"]]
+    # the repeat was not run: its error is the first refusal's, quoted
+    assert "the same as a query that failed" in attempts[1].error
+    assert "date" in attempts[1].error and attempts[1].sql == WRONG
+    # greedy twice (the query, its repair), then one sampled re-ask that says why
+    assert [r.temperature for r in requests] == [0.0, 0.0, RESAMPLE_TEMPERATURE]
+    assert requests[2].seed is not None
+    assert "Do not write it again" in requests[2].messages[-1].content
+    assert any("repeated a failed query word for word" in f for f in fallbacks)
+
+
+def test_only_one_sampled_re_ask_then_no_result() -> None:
+    table, attempts, requests, fallbacks = _run(lambda n, r: "  " + WRONG.lower() + " ")
+    assert [a.stage for a in attempts] == ["gate", "repeat", "repeat"]
+    assert table is None and len(requests) == 3
+    assert any("repeated a failed one too; no result" in f for f in fallbacks)
+
+
+def test_a_different_repair_is_run_as_before() -> None:
+    table, attempts, requests, _ = _run(lambda n, r: WRONG if n == 1 else RIGHT)
+    assert [a.stage for a in attempts] == ["gate", "ok"]
+    assert table.rows == [["Ma Xiaolei"]]
+    assert [r.temperature for r in requests] == [0.0, 0.0]
