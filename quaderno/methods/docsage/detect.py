@@ -5,7 +5,9 @@ is uncertain:
 
 * **missing relationships**: the schema graph (tables as nodes, foreign keys as edges) must
   hold every attribute the question requires, and the tables it needs must be connected; a
-  required column that is NULL in more than half of the trial rows is missing too. Tables
+  required column that is NULL in more than half of the trial rows is missing too, and so is
+  a needed table the trial filled with no row from any probe chunk (:func:`empty_tables`;
+  keyed by an id with a name column, it is re-keyed by the name as below). Tables
   left apart carry a repair (:mod:`.joins`): declare the foreign key a column's name already
   says, else add a column naming the other table's entity. What the question measures
   ("the highest annual revenue") must be held by some column, description or unit, else a
@@ -350,6 +352,44 @@ def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
     return [s for _, s in sorted(signals, key=lambda x: x[0])]
 
 
+def empty_tables(schema: Schema, rows: Sequence[Row],
+                 texts: Mapping[str, str]) -> list[Signal]:
+    """A missing relationship per table the question needs (its entity types, join path and
+    attributes; every table when it names none) that the trial extraction filled with no
+    row from any of the probe chunks (``texts``): the schema does not fit how the documents
+    state that entity (another name, columns no text has, a key no text states). On 2Wiki
+    the 1.5B model keyed ``movies`` by an ``id`` and the country by a ``country_id``, and
+    extracted nothing from two film articles. A table keyed by an id that refers to nothing
+    gets the fix an invented key gets when it has a column that is the entity's name (with
+    no row, no text states the id either); else the signal is asked about."""
+    if not texts:
+        return []
+    req = schema.requirements
+    needed = [*req.entity_types, *req.join_path, *(a.partition(".")[0] for a in req.attributes)]
+    needed = [n for n in dict.fromkeys(needed) if schema.table(n) is not None] or \
+        [t.name for t in schema.tables]
+    filled = {r.table for r in rows}
+    out = []
+    for name in needed:
+        t = schema.table(name)
+        if t is None or name in filled:
+            continue
+        detail = f"the trial extraction found no {name} row in {len(texts)} probe chunk(s)"
+        fix = None
+        key = _id_key(t)
+        if key is not None and id_named(key, name) and not _references(schema, t, key):
+            names = [c.name for c in t.columns
+                     if c.type == "TEXT" and c.name != key and slug(c.name) in name_columns(name)
+                     and (c.single_valued or slug(c.name) in mislabeled_names(name))
+                     and not _references(schema, t, c.name)]
+            if names:
+                fix = SchemaPatch(op="rekey", table=name, column=names[0])
+                detail += f"; no text states its key {key}: key {name} by {names[0]}"
+        out.append(Signal(kind="missing_relationship", table=name, detail=detail, fix=fix,
+                          chunk_ids=sorted(texts)[:5]))
+    return out
+
+
 def rank(signals: Sequence[Signal], limit: int) -> list[Signal]:
     """Distinct signals: those carrying a fix first (they cost no question), then at most
     ``limit`` others by priority."""
@@ -362,10 +402,12 @@ def rank(signals: Sequence[Signal], limit: int) -> list[Signal]:
 def detect_all(schema: Schema, rows: Sequence[Row],
                texts: Mapping[str, str] | None = None, question: str = "") -> list[Signal]:
     """The three signals on trial rows: missing relationships (here; given the
-    ``question``, what it measures too), entity-alignment conflicts, foreign-key matches and
+    ``question``, what it measures too; given the probe ``texts``, needed tables the trial
+    filled with nothing), entity-alignment conflicts, foreign-key matches and
     (given the chunks' ``texts``) invented keys, and value anomalies and violated
     constraints (:mod:`.anomalies`, :mod:`.constraints`)."""
     invented = invented_keys(schema, rows, texts) if texts else []
+    invented += empty_tables(schema, rows, texts or {})
     # one entity stated in several chunks is one row, as CLEAR will make it: without the
     # merge every such entity would look like a duplicate key
     rows, _ = canonicalize(schema, rows)
