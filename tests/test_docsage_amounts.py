@@ -135,8 +135,17 @@ def test_a_year_no_text_writes_and_no_year_can_be_is_emptied() -> None:
     assert read == {"name": "S. Vhyrnbraex", "birth_year": None, "medals": 0}
     assert [(c.column, c.old, c.new, c.reason, c.by) for c in changes] == [
         ("birth_year", 0, None, "placeholder", "as-stated")]
-    for year in ("0", 19, 3020):
+    for year in ("0", 19):
         assert read_row(people, {"birth_year": year}, text)[0] == {"birth_year": None}
+    # a duration or an amount whose unit or description says "year" is no calendar year
+    spans = Schema.model_validate({"tables": [
+        {"name": "staff", "columns": [
+            {"name": "tenure", "type": "INT", "unit": "years"},
+            {"name": "age", "type": "INT", "description": "age in years"},
+            {"name": "revenue", "type": "INT", "description": "revenue of the fiscal year"}]}]}
+    ).tables[0]
+    kept = {"tenure": 12, "age": 45, "revenue": 0}
+    assert read_row(spans, kept, "twelve years at the firm, aged forty-five") == (kept, [])
     # a plausible year, one the text writes, and a missing one stay as they are
     assert read_row(people, {"birth_year": 1970}, text) == ({"birth_year": 1970}, [])
     assert read_row(people, {"birth_year": 19}, "born in the year 19 of the new era") == (

@@ -161,10 +161,12 @@ def test_a_name_with_initials_joins_the_only_name_spelling_them_out() -> None:
     # as the measuring model extracted the Set1 laureates: "S. Vhyrnbraex" from a chunk
     # about the medal, "Systhou Vhyrnbraex" from the laureate's profile
     amap = alias_map(["Systhou Vhyrnbraex", "S. Vhyrnbraex", "T. Brultiathgus",
-                      "Touslian Brultiathgus", "J. R. Tolkien", "John Ronald Tolkien"])
+                      "Touslian Brultiathgus", "J.R. Tolkien", "John Ronald Tolkien"])
     assert amap["s vhyrnbraex"] == "systhou vhyrnbraex"
     assert amap["t brultiathgus"] == "touslian brultiathgus"
-    assert amap["j r tolkien"] == "john ronald tolkien"
+    assert amap["jr tolkien"] == "john ronald tolkien"
+    # a capital letter without a dot is no initial: a league is not a person
+    assert alias_map(["K League", "Kent League"])["k league"] == "k league"
     # two laureates with the initial and the surname: no guess
     two = alias_map(["Systhou Vhyrnbraex", "Sella Vhyrnbraex", "S. Vhyrnbraex"])
     assert two["s vhyrnbraex"] == "s vhyrnbraex"

@@ -53,6 +53,11 @@ def test_a_needed_table_with_no_trial_row_is_a_missing_relationship() -> None:
     assert [s.table for s in empty_tables(schema, [row("movies", "pie#0", title="x")],
                                           TEXTS)] == ["countries"]
     assert empty_tables(schema, [], {}) == []
+    # with a movie row but no country: the re-key's signal names the key, so the movie's
+    # country_id, which moves with it, is not asked about as an unmatched reference too
+    one = detect_all(schema, [row("movies", "pie#0", id=1, title="x", country_id=1)], TEXTS)
+    assert [(s.table, s.column) for s in one if s.fix is not None] == [("countries", "id")]
+    assert not [s for s in one if s.kind == "alignment_conflict" and s.column == "country_id"]
     assert {s.table for s in detect_all(schema, [], TEXTS, QUESTION)
             if "trial extraction found no" in s.detail} == {"movies", "countries"}
 

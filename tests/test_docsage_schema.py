@@ -156,7 +156,7 @@ def test_coerce(value, col_type, expected):
     ("10 March 1950", dt.date(1950, 3, 10)), ("October 1, 1993", dt.date(1993, 10, 1)),
     ("Sept. 3rd, 1801", dt.date(1801, 9, 3)), ("1st of May, 1801", dt.date(1801, 5, 1)),
     ("14  june 1999", dt.date(1999, 6, 14)), ("March 1950", dt.date(1950, 3, 1)),
-    ("Dec 5 875", dt.date(875, 12, 5)),
+    ("Dec 5 875", dt.date(875, 12, 5)), ("10 March 1950.", dt.date(1950, 3, 10)),
     # not one date: an impossible day, a month alone, a word that is no month, more text
     ("31 February 1950", None), ("May", None), ("10 Mayo 1950", None),
     ("born 10 March 1950", None), ("c. 1444", None), ("10 March 1950 – 2 May 2001", None),

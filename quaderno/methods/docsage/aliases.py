@@ -21,6 +21,7 @@ foreign-key columns that reference it):
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -28,8 +29,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from quaderno.methods.docsage.ended import ended_columns
-from quaderno.methods.docsage.normalize import (entity_key, key_columns, normalize_entity,
-                                                normalize_value)
+from quaderno.methods.docsage.normalize import (entity_key, fold_text, key_columns,
+                                                normalize_entity, normalize_value)
 from quaderno.methods.docsage.rows import Correction, Row, value_chunk
 from quaderno.methods.docsage.schema import Schema
 
@@ -69,6 +70,11 @@ def _initials(norm: str) -> str:
     return "".join(w[0] for w in norm.split() if w not in _STOP)
 
 
+# a name written with dotted initials for its given names ("S. Vhyrnbraex", "J.R. Tolkien"):
+# "K League" or "A Division" is no person's name with an initial
+_DOTTED = re.compile(r"\s*(?:[A-Z]\.\s*)+[A-Z]")
+
+
 def _initialled(norm: str) -> bool:
     """A person's name with its given names as initials: "s vhyrnbraex" (from "S.
     Vhyrnbraex"), "j r tolkien"."""
@@ -92,8 +98,8 @@ def alias_map(names: Sequence[str], aliases: Mapping[str, str] | None = None,
     ("xu" -> "xandria university"), and a short form joins the one longer name holding
     all its words ("drusnuven" from "Drusnuven Co." -> "drusnuven university"); with two
     candidates neither rule merges (no guessing between entities), and a name written
-    with initials joins the one name that spells them out ("s vhyrnbraex" ->
-    "systhou vhyrnbraex")."""
+    with dotted initials ("S. Vhyrnbraex") joins the one name that spells them out
+    ("systhou vhyrnbraex")."""
     norms = {normalize_entity(n, aliases) for n in names} - {""}
     out = {n: n for n in norms}
     if not acronyms:
@@ -103,10 +109,16 @@ def alias_map(names: Sequence[str], aliases: Mapping[str, str] | None = None,
         hits: list[str] = []
         if " " not in n and 2 <= len(n) <= 6 and n.isalpha():
             hits = [m for m in norms if m != n and " " in m and _initials(m) == n]
-        if not hits and _initialled(n):
-            hits = [m for m in norms if m != n and _expands(n, m)]
         if not hits and words - _GENERIC:
             hits = [m for m in norms if words < set(m.split())]
+        if len(hits) == 1:
+            out[n] = hits[0]
+    for name in names:          # initials as written: "S. Vhyrnbraex", "J.R. Tolkien"
+        n = normalize_entity(name, aliases)
+        spelled = " ".join(fold_text(str(name).replace(".", ". ")).split())
+        if out.get(n) != n or not _DOTTED.match(str(name)) or not _initialled(spelled):
+            continue
+        hits = [m for m in norms if m != n and _expands(spelled, m)]
         if len(hits) == 1:
             out[n] = hits[0]
     return out

@@ -24,8 +24,8 @@ never takes a number the text writes as money or as a measure ("$3.2616 billion"
 square kilometres": the 1.5B model put both into a city's population), and a column of
 money (revenue, budget, a currency unit) never takes a number written as a count of people
 or things ("75,440 employees": three companies' revenues on Set2); such a cell becomes NULL
-(``reason="unit"``). A year the text does not state and no year can be (0 for "not
-given", which the 1.5B model wrote for 8 of 23 Set1 rows) becomes NULL
+(``reason="unit"``). A calendar year (a column named so) below 1000 that the text does
+not state (0 for "not given", which the 1.5B model wrote for 8 of 23 Set1 rows) becomes NULL
 (``reason="placeholder"``): an average birth year must not count it.
 """
 
@@ -285,13 +285,18 @@ def read_row(table: Table, values: Mapping[str, Any],
     return out, changes
 
 
+# a column holding one calendar year, by its name (a unit or description saying "years"
+# may be a duration: tenure, age)
+_CALENDAR_YEAR = re.compile(r"year(?!s)|born|birth|founded|established|died|death", re.I)
+
+
 def _placeholder_year(col: Column, value: Any, found: list[Mention]) -> Correction | None:
-    """The correction emptying a year cell that holds a number no year can be (0, 19) and
-    the text does not write; None for any other cell."""
-    if col.type != "INT" or not is_year_column(col):
+    """The correction emptying a calendar-year cell that holds a number below 1000 (0 for
+    "not given") the text does not write; None for any other cell."""
+    if col.type != "INT" or not is_year_column(col) or not _CALENDAR_YEAR.search(col.name):
         return None
     v = exact_number(value)
-    if v is None or v != v.to_integral_value() or plausible_year(int(v)):
+    if v is None or v != v.to_integral_value() or plausible_year(int(v)) or v >= 1000:
         return None
     if any(m.value == abs(v) for m in found):
         return None

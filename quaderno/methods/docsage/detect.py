@@ -385,7 +385,10 @@ def empty_tables(schema: Schema, rows: Sequence[Row],
             if names:
                 fix = SchemaPatch(op="rekey", table=name, column=names[0])
                 detail += f"; no text states its key {key}: key {name} by {names[0]}"
-        out.append(Signal(kind="missing_relationship", table=name, detail=detail, fix=fix,
+        # the key's column, as an invented key's signal names it: what refers to it moves
+        # with the re-key, and detect_all does not ask about those references too
+        out.append(Signal(kind="missing_relationship", table=name,
+                          column=key if fix is not None else "", detail=detail, fix=fix,
                           chunk_ids=sorted(texts)[:5]))
     return out
 
@@ -407,7 +410,9 @@ def detect_all(schema: Schema, rows: Sequence[Row],
     (given the chunks' ``texts``) invented keys, and value anomalies and violated
     constraints (:mod:`.anomalies`, :mod:`.constraints`)."""
     invented = invented_keys(schema, rows, texts) if texts else []
-    invented += empty_tables(schema, rows, texts or {})
+    rekeyed_already = {s.table for s in invented if s.fix is not None}
+    invented += [s if s.table not in rekeyed_already else s.model_copy(
+        update={"fix": None, "column": ""}) for s in empty_tables(schema, rows, texts or {})]
     # one entity stated in several chunks is one row, as CLEAR will make it: without the
     # merge every such entity would look like a duplicate key
     rows, _ = canonicalize(schema, rows)

@@ -192,7 +192,7 @@ def written_date(text: str) -> dt.date | None:
     """A whole text that is one date written out in English, as a date ("10 March 1950",
     "October 1, 1993", "Sept. 3rd, 1801"; "March 1950" as its first day); None for
     anything else, an impossible day ("31 February 1950") included."""
-    low = " ".join(text.casefold().split())
+    low = " ".join(text.casefold().split()).rstrip(".")   # a sentence's full stop
     for pattern in _WRITTEN_DATES:
         m = pattern.fullmatch(low)
         if m is None or m["month"] not in _MONTHS:
