@@ -115,7 +115,7 @@ def alias_map(names: Sequence[str], aliases: Mapping[str, str] | None = None,
             out[n] = hits[0]
     for name in names:          # initials as written: "S. Vhyrnbraex", "J.R. Tolkien"
         n = normalize_entity(name, aliases)
-        spelled = " ".join(fold_text(str(name).replace(".", ". ")).split())
+        spelled = fold_text(str(name))   # "J.R. Tolkien" -> "j r tolkien"
         if out.get(n) != n or not _DOTTED.match(str(name)) or not _initialled(spelled):
             continue
         hits = [m for m in norms if m != n and _expands(spelled, m)]

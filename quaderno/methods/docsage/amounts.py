@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-from quaderno.methods.docsage.normalize import is_year_column, key_columns, plausible_year
+from quaderno.methods.docsage.normalize import is_year_column, key_columns
 from quaderno.methods.docsage.rows import Correction, exact_number
 from quaderno.methods.docsage.schema import Column, Table
 
@@ -296,7 +296,7 @@ def _placeholder_year(col: Column, value: Any, found: list[Mention]) -> Correcti
     if col.type != "INT" or not is_year_column(col) or not _CALENDAR_YEAR.search(col.name):
         return None
     v = exact_number(value)
-    if v is None or v != v.to_integral_value() or plausible_year(int(v)) or v >= 1000:
+    if v is None or v != v.to_integral_value() or v >= 1000:   # below 1000: no year
         return None
     if any(m.value == abs(v) for m in found):
         return None
