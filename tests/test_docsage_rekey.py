@@ -318,12 +318,15 @@ def test_a_name_marked_multi_valued_still_keys_its_table():
     schema, notes = apply_patches(schema_of(SET3), [s.fix for s in signals])
     assert notes == [] and schema.table("city").primary_key == ["name"]
     assert schema.table("city").column("name").single_valued
-    # another column marked multi-valued is no key, however unique; single-valued it is
+    # another column marked multi-valued is no key, however unique (the city gains a name
+    # column of its own instead); single-valued it is
     draft = json.loads(json.dumps(SET3))
     draft["tables"][0]["columns"][1]["name"] = "city_nickname"
     rows[0].values["city_nickname"] = rows[0].values.pop("name")
     rows[1].values["city_nickname"] = rows[1].values.pop("name")
-    assert invented_keys(schema_of(draft), rows, MEMBER_TEXTS)[0].fix is None
+    fix = invented_keys(schema_of(draft), rows, MEMBER_TEXTS)[0].fix
+    assert fix.column == "city_name" and "city_name" not in schema_of(draft).table(
+        "city").column_names
     draft["tables"][0]["columns"][1]["single_valued"] = True
     assert invented_keys(schema_of(draft), rows, MEMBER_TEXTS)[0].fix.column == "city_nickname"
 
@@ -425,7 +428,8 @@ def test_a_column_that_cannot_tell_rows_apart_is_no_new_key(columns, rows):
     texts = {"e1": "A clerk in France; another clerk.", "e2": "An engineer in Chile."}
     [signal] = invented_keys(schema_of(draft), [row("employees", c, **v) for c, v in rows],
                              texts)
-    assert signal.fix is None
+    # neither: the employees gain a name column of their own to be keyed by
+    assert signal.fix.column == "employee_name" and "new column" in signal.detail
 
 
 def test_a_fact_table_with_several_facts_per_entity_in_a_chunk_is_not_keyed_by_it():
@@ -444,9 +448,22 @@ def test_no_name_to_key_by_is_a_question_and_hides_nothing():
     rows = [row("employees", "e1", employee_id=7, country="France", salary=41000),
             row("employees", "e2", employee_id=7, country="France", salary=58000)]
     [signal] = invented_keys(schema_of(draft), rows, texts)
-    assert signal.fix is None  # never keyed by the country: all of France would be one row
+    # never keyed by the country (all of France would be one row): by a name it gains
+    assert signal.fix == SchemaPatch(
+        op="rekey", table="employees", column="employee_name",
+        description="the name of the employee the row is about, as the documents write it")
     kinds = {(s.kind, s.column) for s in detect_all(schema_of(draft), rows, texts)}
-    assert ("alignment_conflict", "salary") in kinds  # not hidden: nothing repairs them
+    assert ("alignment_conflict", "salary") not in kinds  # the invented id's consequence
+    # a schema with no name to gain (the name column exists, refused as a key) is asked
+    # about, and hides nothing
+    named = json.loads(json.dumps(draft))
+    named["tables"][0]["columns"].append({"name": "employee_name", "single_valued": False})
+    rows = [row("employees", r.provenance.chunk_id, **r.values, employee_name="a clerk")
+            for r in rows]
+    [signal] = invented_keys(schema_of(named), rows, texts)
+    assert signal.fix is None
+    kinds = {(s.kind, s.column) for s in detect_all(schema_of(named), rows, texts)}
+    assert ("alignment_conflict", "salary") in kinds
 
 
 def test_only_id_named_keys_the_chunks_do_not_state_are_invented():
@@ -535,15 +552,46 @@ def test_ids_the_chunks_state_or_names_in_the_reference_are_no_invention():
     assert invented_keys(schema_of(DEPTS), own + staff_rows(1999, 123456, 0), STAFF) == []
 
 
-def test_a_table_without_rows_or_a_name_column_is_asked_about():
+def test_a_table_without_rows_or_a_name_column_gains_its_name_and_references_follow():
     draft = json.loads(json.dumps(DEPTS))
     draft["tables"][0]["columns"] = draft["tables"][0]["columns"][:2]  # id and floor
     [signal] = invented_keys(schema_of(draft), staff_rows(1999, 123456, 0), STAFF)
-    assert signal.fix is None and signal.table == "departments"
-    # not repaired, so its consequences stay to be asked
-    assert ("employees", "dept_id") in {
-        (s.table, s.column) for s in detect_all(schema_of(draft),
-                                                staff_rows(1999, 123456, 0), STAFF)}
+    # dept_id numbers departments: the name added is the department's, not a "dept"'s
+    assert (signal.table, signal.fix.column) == ("departments", "department_name")
+    assert "no column names the department" in signal.detail
+    # repaired, so its consequences (ids matching no department) are not asked about
+    found = detect_all(schema_of(draft), staff_rows(1999, 123456, 0), STAFF)
+    assert [(s.table, s.column) for s in found if s.kind == "alignment_conflict"] == [
+        ("departments", "dept_id")]
+    schema, notes = apply_patches(schema_of(draft), [signal.fix])
+    departments, employees = schema.table("departments"), schema.table("employees")
+    assert notes == [] and departments.column_names == ["department_name", "floor"]
+    assert departments.primary_key == ["department_name"]
+    assert departments.column("department_name").type == "TEXT"
+    # the reference keeps its role name (dept_id -> dept_name) and holds the name now
+    assert employees.column_names == ["employee_name", "dept_name"]
+    assert employees.column("dept_name").type == "TEXT"
+    assert fks(employees) == [(["dept_name"], "departments", ["department_name"])]
+    # the staff chunks name their department: the SQL the question needs passes the gate
+    check_sql("SELECT e.employee_name FROM employees e JOIN departments d ON "
+              "e.dept_name = d.department_name WHERE d.floor = 2", schema)
+
+
+def test_a_rekey_adds_only_a_name_column():
+    draft = json.loads(json.dumps(DEPTS))
+    draft["tables"][0]["columns"] = draft["tables"][0]["columns"][:2]
+    for column in ("floor_count", "dept", "head"):
+        new, notes = apply_patches(schema_of(draft), [
+            SchemaPatch(op="rekey", table="departments", column=column)])
+        assert notes == [f"rekey departments.{column}: no such column"]
+        assert new == schema_of(draft)
+    # a name the model asks for is added, as the detector's is; refused, it is not left
+    new, notes = apply_patches(schema_of(draft), [
+        SchemaPatch(op="rekey", table="departments", column="title")])
+    assert notes == [] and new.table("departments").primary_key == ["title"]
+    new, notes = apply_patches(schema_of(draft), [
+        SchemaPatch(op="rekey", table="departments", column="name", key_with=["nope"])])
+    assert "not all other columns" in notes[0] and new == schema_of(draft)
 
 
 def test_own_rows_that_state_their_key_are_not_outvoted_by_their_references():
@@ -571,7 +619,8 @@ def test_references_from_one_chunk_are_one_statement():
 
 @pytest.mark.parametrize(("columns", "fix"), [
     (["department_head", "department_name"], "department_name"),
-    (["department_head", "department_type"], None),
+    # neither is the name: one is added
+    (["department_head", "department_type"], "department_name"),
     (["title", "department_head"], "title"),
     (["departmentname"], "departmentname"),
 ])

@@ -42,8 +42,9 @@ from quaderno.methods.docsage.extract import mentions
 from quaderno.methods.docsage.joins import join_fix
 from quaderno.methods.docsage.normalize import is_null
 from quaderno.methods.docsage.patch import SchemaPatch
-from quaderno.methods.docsage.rekey import (id_column, id_named, mislabeled_names,
-                                            name_columns, named_after, singular)
+from quaderno.methods.docsage.rekey import (entity_of_key, id_column, id_named,
+                                            mislabeled_names, name_columns, name_to_add,
+                                            named_after, names_an_entity, singular)
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
 from quaderno.methods.docsage.terms import missing_measures
@@ -231,9 +232,14 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
     another entity's name (``country_name`` of employees) would merge distinct rows. A table
     with no trial rows (judged by its references) has nothing to check a column against: it
     is keyed only by a column that says it is the name (``name``, ``title``,
-    ``commissionname``, ``department_title``), never by ``department_head``."""
+    ``commissionname``, ``department_title``), never by ``department_head``. A table
+    that names nothing at all (no name column, no reference: ``stedrurial_medal(laureate_id,
+    year, nationality)``, the 1.5B model's Set1 draft) is keyed by the name of the entity
+    its key numbers, a column the re-key adds (:func:`.rekey.name_to_add`,
+    ``laureate_name``); each row's name is then read from its chunk like any value."""
     stems = {slug(table.name), singular(slug(table.name))}
     names, mislabeled = name_columns(table.name), mislabeled_names(table.name)
+    added = name_to_add(table.name, key)
     scored = []
     for i, c in enumerate(table.columns):
         # a name marked multi-valued is mislabeled (an entity has one): the re-key fixes it
@@ -241,7 +247,7 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
                 or c.name == key \
                 or _references(schema, table, c.name) or not _unique_per_chunk(rows, c.name):
             continue
-        if not (c.name in ("name", "title") or any(c.name.startswith(s) for s in stems)):
+        if not (c.name in ("name", "title", added) or any(c.name.startswith(s) for s in stems)):
             continue
         if not rows:
             if c.name in names:
@@ -255,13 +261,20 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
             scored.append((-distinct, i, c.name))
     if scored:
         return [min(scored)[-1]]
-    if _referenced(schema, table, key):
-        return None
     refs = [c.name for c in table.columns
             if c.name != key and c.single_valued and _references(schema, table, c.name)]
-    if len(refs) > 1:  # a table linking entities (league_city): keyed by its references
-        return refs if _unique_per_chunk(rows, refs) else None
-    return refs[:1] if refs and _unique_per_chunk(rows, refs[0]) else None
+    if refs and not _referenced(schema, table, key):
+        if len(refs) > 1:  # a table linking entities (league_city): keyed by its references
+            return refs if _unique_per_chunk(rows, refs) else None
+        return refs[:1] if _unique_per_chunk(rows, refs[0]) else None
+    # an entity table that names nothing (``laureates(laureate_id, year, nationality)``: no
+    # row says whose it is) gains the entity's name as its key; not a table of facts about
+    # another entity, nor one with a name column the checks above refused
+    if refs or added in table.column_names or any(
+            c.name in names or names_an_entity(c.name, table.name)
+            and c.name.startswith(tuple(stems)) for c in table.columns):
+        return None
+    return [added]
 
 
 def _numbered(rows: Sequence[Row], column: str) -> bool:
@@ -336,13 +349,20 @@ def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
                   f"rows{told}: the key is invented and cannot align rows")
         mine = [r for r in rows if r.table == t.name]
         cols = _new_key(schema, t, key, mine, texts, share)
-        if cols:
+        new_column = bool(cols) and cols[0] not in t.column_names
+        described = ""
+        if new_column:
+            entity = entity_of_key(t.name, key)
+            described = f"the name of the {entity} the row is about, as the documents write it"
+            detail += f"; no column names the {entity}: key {t.name} by a new column " \
+                      f"{cols[0]}, its name"
+        elif cols:
             by = cols[0] if len(cols) == 1 else f"({', '.join(cols)})"
             detail += f"; key {t.name} by {by}, which the chunks state" if mine else \
                 f"; key {t.name} by {by}"
         signal = Signal(kind="alignment_conflict", table=t.name, column=key, detail=detail,
                         values=values, fix=SchemaPatch(op="rekey", table=t.name, column=cols[0],
-                                                       key_with=cols[1:])
+                                                       key_with=cols[1:], description=described)
                         if cols else None,
                         chunk_ids=sorted({r.provenance.chunk_id for r, _ in unstated})[:5])
         # a table of facts is re-keyed by its reference before that reference is renamed

@@ -16,7 +16,7 @@ from quaderno.errors import ParseError
 from quaderno.methods.docsage.draft import (DraftColumn, DraftConstraint, DraftForeignKey,
                                             DraftTable, _Capped, capped, from_schema, slug,
                                             to_schema)
-from quaderno.methods.docsage.rekey import rekey, rename_in
+from quaderno.methods.docsage.rekey import names_an_entity, rekey, rename_in
 from quaderno.methods.docsage.schema import Schema
 
 PatchOp = Literal["add_column", "drop_column", "retype_column", "rename_column", "add_table",
@@ -72,6 +72,16 @@ def _apply_one(tables: list[DraftTable], p: SchemaPatch, constraints: list[Draft
         constraints.append(p.constraint)
         return None
     col = next((c for c in table.columns if slug(c.name) == slug(p.column)), None)
+    if p.op == "rekey" and col is None and p.column and names_an_entity(p.column, table.name):
+        # a table keyed by an invented id that names nothing is keyed by a name it gains
+        col = DraftColumn(name=p.column, type="TEXT", single_valued=True,
+                          description=p.description or "the name of the entity each row "
+                                                       "is about, as the documents write it")
+        table.columns.insert(0, col)
+        note = rekey(tables, table, col, constraints, required, key_with=p.key_with)
+        if note:
+            table.columns.remove(col)
+        return note
     if p.op == "add_column":
         if col is not None or not p.column:
             return f"add_column {p.table}.{p.column}: exists or unnamed"

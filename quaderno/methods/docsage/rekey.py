@@ -62,6 +62,32 @@ def mislabeled_names(table: str) -> set[str]:
     return name_columns(table) - {"title"}
 
 
+def entity_of_key(table: str, key: str) -> str:
+    """The entity an id names: ``laureate`` for ``laureate_id`` or ``laureateid``; a bare
+    ``id``, the table's own ``companyid`` or a short form of its name (``dept_id`` of
+    ``departments``) names the table's entity, ``company``, ``department``."""
+    k, own = slug(key), singular(slug(table))
+    if k == "id" or any(k in (f"{s}id", f"{s}_id") for s in _stems(table)):
+        return own
+    k = k[:-3] if k.endswith("_id") else k[:-2] if k.endswith("id") and len(k) > 2 else k
+    rest = iter(own)  # a short form keeps the name's letters in order: dept, dep, co
+    return own if k[:1] == own[:1] and all(ch in rest for ch in k) else k
+
+
+def name_to_add(table: str, key: str) -> str:
+    """The column a table keyed by an invented ``key`` and naming nothing is keyed by
+    instead: the name of the entity the key numbers (``laureate_name`` for ``laureate_id``,
+    ``company_name`` for ``companies.id``)."""
+    return f"{entity_of_key(table, key)}_name"
+
+
+def names_an_entity(column: str, table: str) -> bool:
+    """A column named as an entity's name (``name``, ``companyname``, ``laureate_name``):
+    what a ``rekey`` to a column the table lacks may add."""
+    c = slug(column)
+    return c in name_columns(table) or (c.endswith("_name") and len(c) > 5)
+
+
 def id_column(table: str, columns: list[str]) -> str | None:
     """The one column of a table without a primary key that is named as its own id (``id``,
     ``commissionid`` or ``commission_id`` of ``commissions``; not ``dept_id`` of
