@@ -155,6 +155,38 @@ def test_of_two_tables_the_question_names_the_one_with_more_trial_rows_holds_it(
     assert missing_measures(schema, question, more_leagues)[0].table == "league"
 
 
+def test_the_measure_goes_beside_the_column_the_question_filters_on() -> None:
+    # the measuring model's Set1 draft (docsage-initials-set1): the question's birth year
+    # was added to the first laureate table, the model's SQL read the one with the
+    # nationality, and the gate refused it twice ("birth_year ... which the query does not
+    # read")
+    schema = schema_of({"tables": [
+        {"name": "medal_award_laureate", "columns": [
+            {"name": "laureate_id", "type": "INT"}, {"name": "award_name"},
+            {"name": "year", "type": "INT"}], "primary_key": ["laureate_id", "award_name"]},
+        {"name": "medal_award_laureate_nationality", "columns": [
+            {"name": "laureate_id", "type": "INT"}, {"name": "nationality"},
+            {"name": "year", "type": "INT"}], "primary_key": ["laureate_id", "nationality"]}]})
+    question = ("What is the average birth year of the laureates in the Stedrurial Medal "
+                "whose nationality is Kraxryndia?")
+    (m,) = missing_measures(schema, question)
+    assert (m.table, m.column) == ("medal_award_laureate_nationality", "birth_year")
+    # trial rows do not outweigh it; without a filter they decide (above), and a column
+    # sharing a word the question uses otherwise is no filter
+    rows = [row("medal_award_laureate", f"c{i}", laureate_id=1) for i in range(4)]
+    assert missing_measures(schema, question, rows)[0].table == \
+        "medal_award_laureate_nationality"
+    unfiltered = "What is the average birth year of the laureates of each nationality?"
+    assert missing_measures(schema, unfiltered, rows)[0].table == "medal_award_laureate"
+    leagues = schema_of({"tables": [
+        {"name": "league", "columns": [{"name": "name"}, {"name": "city_count", "type": "INT"}],
+         "primary_key": ["name"]},
+        {"name": "city", "columns": [{"name": "name"}], "primary_key": ["name"]}]})
+    cities = [row("city", f"c{i}", name=f"C{i}") for i in range(3)]
+    assert missing_measures(leagues, "Which city of the league has the lowest population?",
+                            cities)[0].table == "city"
+
+
 def test_when_the_question_names_no_table_the_signal_is_asked() -> None:
     schema = schema_of(SET2)
     (signal,) = unmeasured(schema, "What is the highest annual revenue of Drournlia?")

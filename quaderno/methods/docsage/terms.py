@@ -165,12 +165,33 @@ def _schema_text(schema: Schema) -> str:
 
 def _named_tables(schema: Schema, question: str, rows: Sequence[Row]) -> list[Table]:
     """The tables the question names by a lower-case word (a type of thing, "companies",
-    not the name of one, "Markets Commission"), most trial rows first, then in schema
-    order."""
+    not the name of one, "Markets Commission"): first those with a column for what the
+    question filters on (:func:`_filters`: the laureates "whose nationality is ..." are the
+    table with a ``nationality`` column, and the measure beside the filter needs no join),
+    then most trial rows, then in schema order."""
     lower = content_words(" ".join(w for w in _tokens(question) if w.islower()))
     named = [t for t in schema.tables if overlap(lower, content_words(t.name))]
     counts = {t.name: sum(r.table == t.name for r in rows) for t in named}
-    return sorted(named, key=lambda t: -counts[t.name])
+    filters = _filters(question)
+
+    def filtered(t: Table) -> int:
+        return sum(bool(filters & content_words(c.name)) for c in t.columns)
+    return sorted(named, key=lambda t: (-filtered(t), -counts[t.name]))
+
+
+def _filters(question: str) -> set[str]:
+    """The attributes ``question`` filters its entities on: the lower-case words after
+    "whose", "where" or "with" up to a joining word ("whose nationality is", "with a
+    founding year before")."""
+    tokens = _tokens(question)
+    out: set[str] = set()
+    for i, tok in enumerate(tokens):
+        if tok.lower() in ("whose", "where", "with"):
+            j = i + 1
+            while j < len(tokens) and tokens[j].lower() in _LEAD:
+                j += 1
+            out |= content_words(" ".join(_phrase(tokens, j)[0]))
+    return out
 
 
 def _type(measure: Measure) -> str:
