@@ -44,11 +44,16 @@ def test_a_needed_table_with_no_trial_row_is_a_missing_relationship() -> None:
                for s in found.values())
     assert found["countries"].chunk_ids == ["barbary#0", "pie#0"]
     # countries is keyed by an id no text states and has its name: re-keyed by it, which
-    # makes movies' reference its name; movies' only name is marked multi-valued (a title
-    # may be a job's): asked about, not guessed
+    # makes movies' reference its name; movies by their title, which the model marked
+    # multi-valued: a film's title is its name (a job title would be asked about)
     assert found["countries"].fix.model_dump(include={"op", "column"}) == {
         "op": "rekey", "column": "name"}
-    assert found["movies"].fix is None
+    assert found["movies"].fix.model_dump(include={"op", "column"}) == {
+        "op": "rekey", "column": "title"}
+    jobs = schema_of({"tables": [{"name": "jobs", "columns": [
+        {"name": "id", "type": "INT"}, {"name": "title", "single_valued": False}],
+        "primary_key": ["id"]}]})
+    assert empty_tables(jobs, [], TEXTS)[0].fix is None
     # a table with a trial row is not empty; without the probe's texts nothing is known
     assert [s.table for s in empty_tables(schema, [row("movies", "pie#0", title="x")],
                                           TEXTS)] == ["countries"]
@@ -107,11 +112,12 @@ def test_ask_repairs_then_asks_instead_of_stopping_on_an_empty_trial() -> None:
         ep, probe, probe, extract=trial,
         detect=lambda s, r: detect_all(s, r, TEXTS, QUESTION)))
     first, second = log.rounds[0], log.rounds[1]
-    # round 1: countries re-keyed by its name (no question spent); round 2, both tables
-    # still empty, asks about them
+    # round 1: movies re-keyed by their title, countries by their name (no question
+    # spent); round 2, both tables still empty, asks about them
     assert [(p["op"], p["table"], p["column"]) for p in first.patches] == [
-        ("rekey", "countries", "name")]
-    assert seen[1].table("movies").column_names == ["id", "title", "country_name"]
+        ("rekey", "movies", "title"), ("rekey", "countries", "name")]
+    assert seen[1].table("movies").column_names == ["title", "country_name"]
+    assert seen[1].table("movies").column("title").single_valued
     assert sorted(s.table for s in second.signals) == ["countries", "movies"]
     assert len(model.asked) == 1 and "no movies row in 2 probe chunk" in model.asked[0]
     assert "key countries by" not in model.asked[0]          # the repaired one is not asked

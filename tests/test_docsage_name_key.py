@@ -135,3 +135,16 @@ def test_ask_gives_the_table_a_name_instead_of_asking_for_ids():
     # the second trial aligns three laureates: no conflict and no invented key is left
     assert log.rounds[1].signals == [] and log.rounds[1].repairs == []
     assert schema.table("stedrurial_medal").primary_key == ["laureate_name"]
+
+
+def test_plurals_in_ies_and_a_works_title():
+    from quaderno.methods.docsage.rekey import mislabeled_names, singular
+    assert [singular(w) for w in ("cities", "companies", "movies", "tv_series", "species",
+                                  "leagues", "film_cookies")] == [
+        "city", "company", "movie", "tv_series", "species", "league", "film_cookie"]
+    # a film's or book's title is its name: marked multi-valued, it is mislabeled; a job's
+    # title is not
+    assert "title" in mislabeled_names("movies") and "title" in mislabeled_names("books")
+    assert "title" in mislabeled_names("film_releases")
+    assert "title" not in mislabeled_names("employees")
+    assert "movie_title" in mislabeled_names("movies")

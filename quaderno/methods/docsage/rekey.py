@@ -27,8 +27,19 @@ from quaderno.methods.docsage.draft import (DraftColumn, DraftConstraint, DraftF
                                             DraftTable, slug)
 
 
+# plurals in -ies of words in -ie, and words in -ies that are their own singular
+_IE_PLURALS = frozenset("movies cookies zombies rookies calories goalies selfies brownies "
+                        "genies hoodies".split())
+_SAME_PLURAL = frozenset("series species".split())
+
+
 def singular(name: str) -> str:
-    """"cities" -> "city", "companies" -> "company", "leagues" -> "league"."""
+    """"cities" -> "city", "companies" -> "company", "leagues" -> "league", "movies" ->
+    "movie", "series" -> "series"."""
+    if name in _SAME_PLURAL or any(name.endswith(f"_{w}") for w in _SAME_PLURAL):
+        return name
+    if any(name == w or name.endswith(f"_{w}") for w in _IE_PLURALS):
+        return name[:-1]
     if name.endswith("ies") and len(name) > 4:
         return name[:-3] + "y"
     if name.endswith("s") and not name.endswith("ss") and len(name) > 3:
@@ -55,11 +66,21 @@ def name_columns(table: str) -> set[str]:
                                 for w in ("name", "title")}
 
 
+# things whose title is their name: a film's "title" names it, an employee's is a job
+WORKS = frozenset("film movie book novel song album play series show game paper article work "
+                  "episode painting poem opera single publication documentary"
+                  .split())
+
+
 def mislabeled_names(table: str) -> set[str]:
     """The :func:`name_columns` that name the entity for certain, so that marked
     multi-valued they are mislabeled: all but a bare ``title`` (an employee's job title is
-    rightly multi-valued)."""
-    return name_columns(table) - {"title"}
+    rightly multi-valued), unless the table holds works (:data:`WORKS`: ``movies``,
+    ``film_releases``), whose title is their name."""
+    names = name_columns(table)
+    if any(singular(w) in WORKS for w in slug(table).split("_")):
+        return names
+    return names - {"title"}
 
 
 def entity_of_key(table: str, key: str) -> str:
