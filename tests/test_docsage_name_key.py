@@ -70,6 +70,35 @@ def test_the_entity_a_key_numbers_names_the_column_added():
     assert entity_of_key("departments", "dept_id") == "department"   # a short form
     assert entity_of_key("departments", "manager_id") == "manager"
     assert name_to_add("cities", "city_id") == "city_name"
+    # a whole word of the table's name is that word, not the table's entity
+    assert entity_of_key("player_stats", "player_id") == "player"
+    assert entity_of_key("company_financials", "company_id") == "company"
+    assert entity_of_key("laureate_awards", "laureate_id") == "laureate"
+    # a one- or two-letter id numbers the table's own entity
+    assert entity_of_key("laureates", "p_id") == "laureate"
+    assert name_to_add("people", "id") == "person_name"
+    assert name_to_add("addresses", "id") == "address_name"
+
+
+def test_a_table_of_facts_about_named_entities_gains_no_name():
+    # the award rows differ by laureate: keying them by an added award_name (one medal in
+    # every row) would merge the laureates; asked about instead
+    draft = {"tables": [{"name": "awards", "columns": [
+        {"name": "award_id", "type": "INT"}, {"name": "laureate_name"},
+        {"name": "year", "type": "INT"}], "primary_key": ["award_id"]}]}
+    names = {"d02": "Skoustil Kelskyrn", "d11": "Rialvhyth Stirnbrysbra",
+             "d18": "Zouzand Grialforn"}
+    rows = [row("awards", c, award_id=1, laureate_name=names[c], year=YEAR[c]) for c in TEXTS]
+    [signal] = invented_keys(schema_of(draft), rows, TEXTS)
+    assert signal.fix is None
+    # a person's full name is the name: the table is keyed by it, not given another
+    draft["tables"][0] = {"name": "laureates", "columns": [
+        {"name": "laureate_id", "type": "INT"}, {"name": "full_name"},
+        {"name": "year", "type": "INT"}], "primary_key": ["laureate_id"]}
+    rows = [row("laureates", c, laureate_id=1, full_name=names[c], year=YEAR[c])
+            for c in TEXTS]
+    [signal] = invented_keys(schema_of(draft), rows, TEXTS)
+    assert signal.fix.column == "full_name"
 
 
 def test_an_invented_key_naming_nothing_is_replaced_by_the_name_the_chunks_state():
@@ -140,11 +169,15 @@ def test_ask_gives_the_table_a_name_instead_of_asking_for_ids():
 def test_plurals_in_ies_and_a_works_title():
     from quaderno.methods.docsage.rekey import mislabeled_names, singular
     assert [singular(w) for w in ("cities", "companies", "movies", "tv_series", "species",
-                                  "leagues", "film_cookies")] == [
-        "city", "company", "movie", "tv_series", "species", "league", "film_cookie"]
+                                  "leagues", "film_cookies", "top movies", "tv series",
+                                  "news", "addresses", "people", "class", "bus")] == [
+        "city", "company", "movie", "tv_series", "species", "league", "film_cookie",
+        "top movie", "tv series", "news", "address", "person", "class", "bus"]
     # a film's or book's title is its name: marked multi-valued, it is mislabeled; a job's
-    # title is not
+    # title is not, nor that of a film's crew member or a paper's author
     assert "title" in mislabeled_names("movies") and "title" in mislabeled_names("books")
     assert "title" in mislabeled_names("film_releases")
-    assert "title" not in mislabeled_names("employees")
+    for table in ("employees", "film_crew", "paper_authors", "employee_work_history",
+                  "game_players"):
+        assert "title" not in mislabeled_names(table), table
     assert "movie_title" in mislabeled_names("movies")

@@ -318,15 +318,13 @@ def test_a_name_marked_multi_valued_still_keys_its_table():
     schema, notes = apply_patches(schema_of(SET3), [s.fix for s in signals])
     assert notes == [] and schema.table("city").primary_key == ["name"]
     assert schema.table("city").column("name").single_valued
-    # another column marked multi-valued is no key, however unique (the city gains a name
-    # column of its own instead); single-valued it is
+    # another column marked multi-valued is no key, however unique (and, a name of the
+    # city, no table naming nothing either); single-valued it is
     draft = json.loads(json.dumps(SET3))
     draft["tables"][0]["columns"][1]["name"] = "city_nickname"
     rows[0].values["city_nickname"] = rows[0].values.pop("name")
     rows[1].values["city_nickname"] = rows[1].values.pop("name")
-    fix = invented_keys(schema_of(draft), rows, MEMBER_TEXTS)[0].fix
-    assert fix.column == "city_name" and "city_name" not in schema_of(draft).table(
-        "city").column_names
+    assert invented_keys(schema_of(draft), rows, MEMBER_TEXTS)[0].fix is None
     draft["tables"][0]["columns"][1]["single_valued"] = True
     assert invented_keys(schema_of(draft), rows, MEMBER_TEXTS)[0].fix.column == "city_nickname"
 
@@ -411,25 +409,27 @@ def test_the_name_after_the_entity_wins_over_another_name_column():
     assert signal.fix.column == "companyname"
 
 
-@pytest.mark.parametrize("columns,rows", [
-    # another entity's name would put every employee of a country in one row
+@pytest.mark.parametrize("columns,rows,fix", [
+    # another entity's name would put every employee of a country in one row; and a name
+    # that differs from row to row may be what the rows are about: no name is added either
     ([{"name": "employee_id", "type": "INT"}, {"name": "country_name"}],
      [("e1", {"employee_id": 1, "country_name": "France"}),
-      ("e2", {"employee_id": 1, "country_name": "Chile"})]),
-    # a column named after the entity but repeated within one chunk does not tell rows apart
+      ("e2", {"employee_id": 1, "country_name": "Chile"})], None),
+    # a column named after the entity but repeated within one chunk does not tell rows
+    # apart: the employees gain a name column of their own to be keyed by
     ([{"name": "employee_id", "type": "INT"}, {"name": "employee_role"}],
      [("e1", {"employee_id": 1, "employee_role": "clerk"}),
       ("e1", {"employee_id": 2, "employee_role": "clerk"}),
-      ("e2", {"employee_id": 1, "employee_role": "engineer"})]),
+      ("e2", {"employee_id": 1, "employee_role": "engineer"})], "employee_name"),
 ])
-def test_a_column_that_cannot_tell_rows_apart_is_no_new_key(columns, rows):
+def test_a_column_that_cannot_tell_rows_apart_is_no_new_key(columns, rows, fix):
     draft = {"tables": [{"name": "employees", "columns": columns,
                          "primary_key": ["employee_id"]}]}
     texts = {"e1": "A clerk in France; another clerk.", "e2": "An engineer in Chile."}
     [signal] = invented_keys(schema_of(draft), [row("employees", c, **v) for c, v in rows],
                              texts)
-    # neither: the employees gain a name column of their own to be keyed by
-    assert signal.fix.column == "employee_name" and "new column" in signal.detail
+    assert (signal.fix.column if signal.fix else None) == fix
+    assert ("new column" in signal.detail) == (fix is not None)
 
 
 def test_a_fact_table_with_several_facts_per_entity_in_a_chunk_is_not_keyed_by_it():
@@ -585,13 +585,21 @@ def test_a_rekey_adds_only_a_name_column():
             SchemaPatch(op="rekey", table="departments", column=column)])
         assert notes == [f"rekey departments.{column}: no such column"]
         assert new == schema_of(draft)
-    # a name the model asks for is added, as the detector's is; refused, it is not left
-    new, notes = apply_patches(schema_of(draft), [
-        SchemaPatch(op="rekey", table="departments", column="title")])
-    assert notes == [] and new.table("departments").primary_key == ["title"]
+    # the entity's own name the model asks for is added, as the detector's is; refused, it
+    # is not left; a title (a department's is no name) or another entity's name is not
+    for column in ("name", "department_name", "departmentname"):
+        new, notes = apply_patches(schema_of(draft), [
+            SchemaPatch(op="rekey", table="departments", column=column)])
+        assert notes == [] and new.table("departments").primary_key == [column]
     new, notes = apply_patches(schema_of(draft), [
         SchemaPatch(op="rekey", table="departments", column="name", key_with=["nope"])])
     assert "not all other columns" in notes[0] and new == schema_of(draft)
+    for table, column in (("departments", "title"), ("departments", "manager_name"),
+                          ("employees", "department_name")):
+        new, notes = apply_patches(schema_of(draft), [
+            SchemaPatch(op="rekey", table=table, column=column)])
+        assert notes == [f"rekey {table}.{column}: no such column"]
+        assert new == schema_of(draft)
 
 
 def test_own_rows_that_state_their_key_are_not_outvoted_by_their_references():

@@ -185,6 +185,18 @@ def test_the_measure_goes_beside_the_column_the_question_filters_on() -> None:
     cities = [row("city", f"c{i}", name=f"C{i}") for i in range(3)]
     assert missing_measures(leagues, "Which city of the league has the lowest population?",
                             cities)[0].table == "city"
+    # "where" filters as "whose" does; a "with" that joins two things filters nothing
+    counted = schema_of({"tables": [
+        {"name": "league", "columns": [{"name": "name"}, {"name": "city_count", "type": "INT"}],
+         "primary_key": ["name"]},
+        {"name": "city", "columns": [{"name": "name"}, {"name": "country"}],
+         "primary_key": ["name"]}]})
+    leagues_rows = [row("league", f"l{i}", name=f"L{i}") for i in range(4)]
+    assert missing_measures(counted, "What is the average population of the cities of a "
+                            "league where country is Thubroar?", leagues_rows)[0].table == "city"
+    for joined in ("compared with the country", "with respect to country"):
+        question = f"What is the average population of the leagues {joined} of the cities?"
+        assert missing_measures(counted, question, leagues_rows)[0].table == "league"
 
 
 def test_when_the_question_names_no_table_the_signal_is_asked() -> None:

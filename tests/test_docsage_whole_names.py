@@ -47,15 +47,14 @@ def test_the_split_name_is_one_column_and_the_invented_key_moves_to_it():
     assert signal.fix.op == "rekey" and signal.fix.column == "name"
     rekeyed, _ = apply_patches(schema, [signal.fix])
     assert rekeyed.table("laureates").primary_key == ["name"]
-    # split, as the run had it: the invented key is found and no column can key the table;
-    # it would gain a third name column to be keyed by (test_docsage_name_key.py)
+    # split, as the run had it: the invented key is found and nothing can key the table
     split = schema_of(SET1)
     assert "name" not in split.table("laureates").column_names
     split_rows = [row("laureates", r.provenance.chunk_id, laureate_id=1,
                       first_name=r.values["name"].split()[0],
                       last_name=r.values["name"].split()[1]) for r in rows]
-    assert [(s.table, s.column, s.fix.column) for s in invented_keys(
-        split, split_rows, TEXTS)] == [("laureates", "laureate_id", "laureate_name")]
+    assert [(s.table, s.column, s.fix) for s in invented_keys(split, split_rows, TEXTS)] == [
+        ("laureates", "laureate_id", None)]
 
 
 def test_keys_references_and_constraints_follow_the_merged_name():

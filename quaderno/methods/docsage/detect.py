@@ -44,7 +44,7 @@ from quaderno.methods.docsage.normalize import is_null
 from quaderno.methods.docsage.patch import SchemaPatch
 from quaderno.methods.docsage.rekey import (entity_of_key, id_column, id_named,
                                             mislabeled_names, name_columns, name_to_add,
-                                            named_after, names_an_entity, singular)
+                                            is_name_column, named_after, singular)
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
 from quaderno.methods.docsage.terms import missing_measures
@@ -247,7 +247,8 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
                 or c.name == key \
                 or _references(schema, table, c.name) or not _unique_per_chunk(rows, c.name):
             continue
-        if not (c.name in ("name", "title", added) or any(c.name.startswith(s) for s in stems)):
+        if not (c.name in ("name", "title", "full_name", "fullname", added)
+                or any(c.name.startswith(s) for s in stems)):
             continue
         if not rows:
             if c.name in names:
@@ -268,11 +269,16 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
             return refs if _unique_per_chunk(rows, refs) else None
         return refs[:1] if _unique_per_chunk(rows, refs[0]) else None
     # an entity table that names nothing (``laureates(laureate_id, year, nationality)``: no
-    # row says whose it is) gains the entity's name as its key; not a table of facts about
-    # another entity, nor one with a name column the checks above refused
+    # row says whose it is) gains the entity's name as its key; not a table with a name
+    # column the checks above refused, nor one of facts about another entity: a reference,
+    # or a name column whose trial values tell rows apart (``awards(award_id,
+    # laureate_name)``; the Set1 draft's award_name, the same medal in every row, does not)
     if refs or added in table.column_names or any(
-            c.name in names or names_an_entity(c.name, table.name)
-            and c.name.startswith(tuple(stems)) for c in table.columns):
+            c.name in names or is_name_column(c.name) and (
+                not rows or any(c.name.startswith(s) for s in stems)
+                or len({str(r.values[c.name]).casefold() for r in rows
+                        if not is_null(r.values.get(c.name))}) > 1)
+            for c in table.columns):
         return None
     return [added]
 
@@ -319,8 +325,9 @@ def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
     trial rows; a table with fewer rows of its own is read in the columns that refer to it
     too, from at least ``min_rows`` chunks (:func:`_evidence`). Keys by name, code or date
     are never taken for invented ones. The signal's fix re-keys the table
-    (:func:`_new_key`); a table with no column to key it by gets a signal without a fix,
-    asked like any other."""
+    (:func:`_new_key`: by a column it has, or by its entity's name, added); a table with no
+    column to key it by and none to add (a name column refused, a fact table's reference
+    that cannot tell its rows apart) gets a signal without a fix, asked like any other."""
     signals: list[tuple[bool, Signal]] = []
     for t in schema.tables:
         key = _id_key(t)

@@ -2,8 +2,10 @@
 
 The model returns a list of flat :class:`SchemaPatch` records; :func:`apply_patches` applies
 them to the draft form of the schema and validates the result, so a patch naming an unknown
-table or column is skipped with a note instead of breaking the schema. Every applied patch is
-appended to ``Schema.history`` with the version it produced: the log of how the schema grew.
+table or column is skipped with a note instead of breaking the schema (a ``rekey`` may name
+the entity's own name column the table lacks: it is added, :func:`.rekey.may_add_as_key`).
+Every applied patch is appended to ``Schema.history`` with the version it produced: the log
+of how the schema grew.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from quaderno.errors import ParseError
 from quaderno.methods.docsage.draft import (DraftColumn, DraftConstraint, DraftForeignKey,
                                             DraftTable, _Capped, capped, from_schema, slug,
                                             to_schema)
-from quaderno.methods.docsage.rekey import names_an_entity, rekey, rename_in
+from quaderno.methods.docsage.rekey import id_column, may_add_as_key, rekey, rename_in
 from quaderno.methods.docsage.schema import Schema
 
 PatchOp = Literal["add_column", "drop_column", "retype_column", "rename_column", "add_table",
@@ -72,7 +74,10 @@ def _apply_one(tables: list[DraftTable], p: SchemaPatch, constraints: list[Draft
         constraints.append(p.constraint)
         return None
     col = next((c for c in table.columns if slug(c.name) == slug(p.column)), None)
-    if p.op == "rekey" and col is None and p.column and names_an_entity(p.column, table.name):
+    key = table.primary_key[0] if len(table.primary_key) == 1 else \
+        id_column(table.name, [c.name for c in table.columns])
+    if p.op == "rekey" and col is None and p.column and \
+            may_add_as_key(p.column, table.name, key):
         # a table keyed by an invented id that names nothing is keyed by a name it gains
         col = DraftColumn(name=p.column, type="TEXT", single_valued=True,
                           description=p.description or "the name of the entity each row "

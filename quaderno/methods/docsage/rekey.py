@@ -27,23 +27,32 @@ from quaderno.methods.docsage.draft import (DraftColumn, DraftConstraint, DraftF
                                             DraftTable, slug)
 
 
-# plurals in -ies of words in -ie, and words in -ies that are their own singular
+# plurals in -ies of words in -ie, words in -s that are their own singular, and irregulars
 _IE_PLURALS = frozenset("movies cookies zombies rookies calories goalies selfies brownies "
                         "genies hoodies".split())
-_SAME_PLURAL = frozenset("series species".split())
+_SAME_PLURAL = frozenset("series species news".split())
+_IRREGULAR = {"people": "person", "children": "child", "men": "man", "women": "woman"}
 
 
 def singular(name: str) -> str:
-    """"cities" -> "city", "companies" -> "company", "leagues" -> "league", "movies" ->
-    "movie", "series" -> "series"."""
-    if name in _SAME_PLURAL or any(name.endswith(f"_{w}") for w in _SAME_PLURAL):
+    """The last word of ``name`` (words end at ``_`` or a space) made singular: "cities" ->
+    "city", "companies" -> "company", "leagues" -> "league", "movies" -> "movie", "series"
+    -> "series", "addresses" -> "address", "people" -> "person", "top_movies" ->
+    "top_movie"."""
+    cut = max(name.rfind("_"), name.rfind(" ")) + 1
+    head, word = name[:cut], name[cut:]
+    if word in _SAME_PLURAL:
         return name
-    if any(name == w or name.endswith(f"_{w}") for w in _IE_PLURALS):
-        return name[:-1]
-    if name.endswith("ies") and len(name) > 4:
-        return name[:-3] + "y"
-    if name.endswith("s") and not name.endswith("ss") and len(name) > 3:
-        return name[:-1]
+    if word in _IRREGULAR:
+        return head + _IRREGULAR[word]
+    if word in _IE_PLURALS:
+        return head + word[:-1]
+    if word.endswith("ies") and len(word) > 4:
+        return head + word[:-3] + "y"
+    if word.endswith("sses"):
+        return head + word[:-2]
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return head + word[:-1]
     return name
 
 
@@ -67,32 +76,51 @@ def name_columns(table: str) -> set[str]:
 
 
 # things whose title is their name: a film's "title" names it, an employee's is a job
-WORKS = frozenset("film movie book novel song album play series show game paper article work "
-                  "episode painting poem opera single publication documentary"
-                  .split())
+WORKS = frozenset("film movie book novel song album series show paper article episode "
+                  "painting poem opera publication documentary videogame".split())
+# words after the thing a table lists ("film_releases", "book_editions")
+_OF_WORKS = frozenset("release edition list catalog catalogue record entry detail info"
+                      .split())
+
+
+def _of_works(table: str) -> bool:
+    """``table`` lists works (:data:`WORKS`): its last word names them, or the word before
+    a listing word (``film_releases``); ``film_crew`` and ``paper_authors`` list people."""
+    words = [singular(w) for w in slug(table).split("_") if w]
+    while len(words) > 1 and words[-1] in _OF_WORKS:
+        words.pop()
+    return bool(words) and words[-1] in WORKS
 
 
 def mislabeled_names(table: str) -> set[str]:
     """The :func:`name_columns` that name the entity for certain, so that marked
     multi-valued they are mislabeled: all but a bare ``title`` (an employee's job title is
-    rightly multi-valued), unless the table holds works (:data:`WORKS`: ``movies``,
+    rightly multi-valued), unless the table lists works (:func:`_of_works`: ``movies``,
     ``film_releases``), whose title is their name."""
     names = name_columns(table)
-    if any(singular(w) in WORKS for w in slug(table).split("_")):
-        return names
-    return names - {"title"}
+    return names if _of_works(table) else names - {"title"}
 
 
 def entity_of_key(table: str, key: str) -> str:
     """The entity an id names: ``laureate`` for ``laureate_id`` or ``laureateid``; a bare
-    ``id``, the table's own ``companyid`` or a short form of its name (``dept_id`` of
-    ``departments``) names the table's entity, ``company``, ``department``."""
+    ``id``, the table's own ``companyid``, a short form of its name's first word
+    (``dept_id`` of ``departments``) or an id of one or two letters (``p_id``) names the
+    table's entity, ``company``, ``department``; a whole word of the table's name is that
+    word (``player_id`` of ``player_stats`` names a player)."""
     k, own = slug(key), singular(slug(table))
     if k == "id" or any(k in (f"{s}id", f"{s}_id") for s in _stems(table)):
         return own
-    k = k[:-3] if k.endswith("_id") else k[:-2] if k.endswith("id") and len(k) > 2 else k
-    rest = iter(own)  # a short form keeps the name's letters in order: dept, dep, co
-    return own if k[:1] == own[:1] and all(ch in rest for ch in k) else k
+    k = (k[:-3] if k.endswith("_id") else k[:-2] if k.endswith("id") else k).strip("_")
+    words = [w for w in slug(table).split("_") if w]
+    if k in words or singular(k) in {singular(w) for w in words}:
+        return singular(k)
+    if len(k) < 3:
+        return own
+    first = singular(words[0]) if words else own
+    rest = iter(first)  # a short form keeps the word's letters in order: dept, dep, co
+    if len(k) < len(first) and k[:1] == first[:1] and all(ch in rest for ch in k):
+        return own if len(words) == 1 else first
+    return k
 
 
 def name_to_add(table: str, key: str) -> str:
@@ -102,11 +130,21 @@ def name_to_add(table: str, key: str) -> str:
     return f"{entity_of_key(table, key)}_name"
 
 
-def names_an_entity(column: str, table: str) -> bool:
-    """A column named as an entity's name (``name``, ``companyname``, ``laureate_name``):
-    what a ``rekey`` to a column the table lacks may add."""
+def is_name_column(column: str) -> bool:
+    """A column named as some entity's name: ``name``, ``title``, ``full_name``,
+    ``laureate_name``, ``companyname``."""
     c = slug(column)
-    return c in name_columns(table) or (c.endswith("_name") and len(c) > 5)
+    return c in ("name", "title", "fullname") or c.endswith(("_name", "_title")) or (
+        c.endswith("name") and len(c) > 6)
+
+
+def may_add_as_key(column: str, table: str, key: str | None) -> bool:
+    """A column a ``rekey`` may add to ``table`` to be keyed by: the entity's own name
+    (:func:`mislabeled_names`: ``name``, ``company_name``; ``title`` for works) or the name
+    of the entity its current ``key`` numbers (:func:`name_to_add`); never another
+    entity's (``department_name`` of employees)."""
+    c = slug(column)
+    return c in mislabeled_names(table) or (key is not None and c == name_to_add(table, key))
 
 
 def id_column(table: str, columns: list[str]) -> str | None:

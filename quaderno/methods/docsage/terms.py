@@ -179,13 +179,24 @@ def _named_tables(schema: Schema, question: str, rows: Sequence[Row]) -> list[Ta
     return sorted(named, key=lambda t: (-filtered(t), -counts[t.name]))
 
 
+# "with" after these joins two things, it filters nothing ("compared with the budget")
+_NOT_FILTERING = frozenset("compared compare comparison along together associated dealing "
+                           "deal deals correlated correlate correlates correlation paired "
+                           "combined shared agree agrees coincide coincides".split())
+
+
 def _filters(question: str) -> set[str]:
     """The attributes ``question`` filters its entities on: the lower-case words after
     "whose", "where" or "with" up to a joining word ("whose nationality is", "with a
-    founding year before")."""
+    founding year before"); not after a "with" that joins ("compared with", "with respect
+    to")."""
     tokens = _tokens(question)
     out: set[str] = set()
     for i, tok in enumerate(tokens):
+        if tok.lower() == "with" and (
+                (i and tokens[i - 1].lower() in _NOT_FILTERING)
+                or [t.lower() for t in tokens[i + 1:i + 3]] == ["respect", "to"]):
+            continue
         if tok.lower() in ("whose", "where", "with"):
             j = i + 1
             while j < len(tokens) and tokens[j].lower() in _LEAD:
