@@ -6,6 +6,9 @@
 #   benchmarks/docsage_2wiki.sh measuring 6    # the measuring model (../shared/tools/measuring-llm.sh),
 #                                              # the first 6 comparison questions
 #   DOCSAGE_OPTS="max_chunks=4" CONFIGS="docsage" benchmarks/docsage_2wiki.sh embedded 2
+#   DOCSAGE_NAME=docsage-a012d3c CONFIGS=docsage-a012d3c benchmarks/docsage_2wiki.sh measuring 20
+#                                              # DocSage again under another name (a later
+#                                              # commit), reported beside the first
 #
 # Each question is asked over its own gold paragraphs (2wiki-comparison: 2 or 4 Wikipedia
 # paragraphs, BM25), so what is measured is schema, extraction and SQL over real text, not
@@ -39,10 +42,12 @@ docsage_opts=()
 for o in ${DOCSAGE_OPTS:-}; do docsage_opts+=("$o"); done
 run vanilla-llm           vanilla-llm
 run docsage-no-extraction docsage-no-extraction
-run docsage               docsage "${docsage_opts[@]}"
+NAME=${DOCSAGE_NAME:-docsage}
+run "$NAME"               docsage "${docsage_opts[@]}"
 mkdir -p "$OUT"
 runs=()
-for d in "$OUT"/vanilla-llm "$OUT"/docsage-no-extraction "$OUT"/docsage; do
+for d in "$OUT"/vanilla-llm "$OUT"/docsage-no-extraction "$OUT"/docsage \
+         $([ "$NAME" != docsage ] && echo "$OUT/$NAME"); do
   [ -f "$d/results.jsonl" ] && runs+=("$d")
 done
 $Q report "${runs[@]}" --out "$OUT/report" --metric em > "$OUT/report.txt"
