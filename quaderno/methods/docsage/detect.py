@@ -43,8 +43,8 @@ from quaderno.methods.docsage.joins import join_fix
 from quaderno.methods.docsage.normalize import is_null
 from quaderno.methods.docsage.patch import SchemaPatch
 from quaderno.methods.docsage.rekey import (entity_of_key, id_column, id_named,
-                                            mislabeled_names, name_columns, name_to_add,
-                                            is_name_column, named_after, singular)
+                                            is_name_column, mislabeled_names, name_columns,
+                                            name_to_add, named_after, singular)
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
 from quaderno.methods.docsage.terms import missing_measures
