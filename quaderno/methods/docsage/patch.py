@@ -74,10 +74,9 @@ def _apply_one(tables: list[DraftTable], p: SchemaPatch, constraints: list[Draft
         constraints.append(p.constraint)
         return None
     col = next((c for c in table.columns if slug(c.name) == slug(p.column)), None)
-    key = table.primary_key[0] if len(table.primary_key) == 1 else \
-        id_column(table.name, [c.name for c in table.columns])
-    if p.op == "rekey" and col is None and p.column and \
-            may_add_as_key(p.column, table.name, key):
+    if p.op == "rekey" and col is None and p.column and may_add_as_key(
+            p.column, table.name, table.primary_key[0] if len(table.primary_key) == 1
+            else id_column(table.name, [c.name for c in table.columns])):
         # a table keyed by an invented id that names nothing is keyed by a name it gains
         col = DraftColumn(name=p.column, type="TEXT", single_valued=True,
                           description=p.description or "the name of the entity each row "

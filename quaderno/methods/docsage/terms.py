@@ -102,6 +102,14 @@ def _tokens(question: str) -> list[str]:
     return re.findall(r"[A-Za-z][A-Za-z'-]*|\d[\d.,]*|[^\sA-Za-z\d]", question)
 
 
+def _past_lead(tokens: Sequence[str], i: int) -> int:
+    """Where the words from ``tokens[i]`` on stop being :data:`_LEAD` words ("the sample
+    variance of the ...")."""
+    while i < len(tokens) and tokens[i].lower() in _LEAD:
+        i += 1
+    return i
+
+
 def _phrase(tokens: Sequence[str], i: int) -> tuple[list[str], int]:
     """The lower-case words from ``tokens[i]`` on, up to ``_MAX_WORDS``, stopping at a
     capitalized word, a number, punctuation or a word that joins phrases; and where it
@@ -126,9 +134,7 @@ def measures(question: str) -> list[Measure]:
             continue
         j, paired = i + 1, tok.lower() in _PAIRED
         while True:
-            while j < len(tokens) and tokens[j].lower() in _LEAD:
-                j += 1
-            words, j = _phrase(tokens, j)
+            words, j = _phrase(tokens, _past_lead(tokens, j))
             heads = [w for w in words if w not in GENERIC]
             # "the highest rated hotel": a participle describes the entity
             if heads and words[0] not in _NOT_MEASURES and not (
@@ -198,10 +204,7 @@ def _filters(question: str) -> set[str]:
                 or [t.lower() for t in tokens[i + 1:i + 3]] == ["respect", "to"]):
             continue
         if tok.lower() in ("whose", "where", "with"):
-            j = i + 1
-            while j < len(tokens) and tokens[j].lower() in _LEAD:
-                j += 1
-            out |= content_words(" ".join(_phrase(tokens, j)[0]))
+            out |= content_words(" ".join(_phrase(tokens, _past_lead(tokens, i + 1))[0]))
     return out
 
 
