@@ -135,3 +135,4 @@ class SQLExecutionError(QuadernoError):
         self.kind = kind
         self.sql = sql
         self.requalified: list[str] = []
+        self.joined: list[str] = []  # tables the gate joined on a foreign key (autojoin.py)

@@ -64,6 +64,7 @@ class TracedResult(BaseModel):
     partial: bool = False
     notes: list[str] = Field(default_factory=list)
     requalified: list[str] = Field(default_factory=list)  # see CheckedSQL.requalified
+    joined: list[str] = Field(default_factory=list)  # see CheckedSQL.joined
 
 
 # -- the rewrite ------------------------------------------------------------------------------
@@ -373,6 +374,7 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
             result = sandbox.run_checked(checked, timeout_s=timeout_s, max_rows=max_rows)
         except SQLExecutionError as e:
             e.requalified = list(checked.requalified)  # the repair must know what ran
+            e.joined = list(checked.joined)
             raise
         row_tids = [[] for _ in result.rows]
         partial = bool(checked.tables)  # a query that reads no table has nothing to trace
@@ -390,4 +392,4 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
             sources_truncated=len(tids) + len(support) > max_sources, partial=partial))
     return TracedResult(result=result, lineage=lineage, partial=partial,
                         notes=list(dict.fromkeys(rewriter.notes)),
-                        requalified=checked.requalified)
+                        requalified=checked.requalified, joined=checked.joined)

@@ -114,6 +114,17 @@ RESAMPLE_TEMPERATURE = 0.7
 RESAMPLE_SEED = 1
 
 
+def gate_repairs(requalified: Sequence[str], joined: Sequence[str]) -> str:
+    """What the gate changed in a query before it ran, in words ("" when nothing): the
+    columns it moved (``sqlgate._requalify``) and the tables it joined (``autojoin.py``)."""
+    parts = []
+    if requalified:
+        parts.append("columns moved to the one table that has them: " + "; ".join(requalified))
+    if joined:
+        parts.append("a table joined on its declared foreign key: " + "; ".join(joined))
+    return " and ".join(parts)
+
+
 def _folded(sql: str) -> str:
     """A query as compared with earlier ones: case and whitespace runs folded."""
     return " ".join(sql.split()).casefold()
@@ -195,21 +206,19 @@ class SQLReasoner:
                         span.outputs = {"refused": exc.reason}
                     except SQLExecutionError as exc:
                         error = str(exc)
-                        if exc.requalified:
-                            moved = "; ".join(exc.requalified)
-                            error += (" (the query ran with columns moved to the one table "
-                                      f"that has them: {moved})")
-                            ep.trace.fallback("the gate moved columns to the one table in "
-                                              f"scope that has them: {moved}; the query "
-                                              "failed anyway", span)
+                        repaired = gate_repairs(exc.requalified, exc.joined)
+                        if repaired:
+                            error += f" (the query ran with {repaired})"
+                            ep.trace.fallback(f"the gate ran the query with {repaired}; "
+                                              "it failed anyway", span)
                         attempts.append(SQLAttempt(sql=sql, error=error, stage="execute"))
                         failed[_folded(sql)] = error
                         span.outputs = {"error": exc.kind}
                     else:
-                        if traced.requalified:
-                            ep.trace.fallback("the gate moved columns to the one table in "
-                                              "scope that has them: "
-                                              + "; ".join(traced.requalified), span)
+                        repaired = gate_repairs(traced.requalified, traced.joined)
+                        if repaired:
+                            ep.trace.fallback(f"the gate ran the query with {repaired}",
+                                              span)
                         table = result_table(traced)
                         attempts.append(SQLAttempt(sql=sql, rows=len(table.rows)))
                         span.outputs = {"rows": len(table.rows), "lineage": table.lineage}

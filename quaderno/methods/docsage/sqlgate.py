@@ -7,7 +7,8 @@ the syntax tree is inspected, never the text. Writes, DDL, commands, table-value
 network functions, system catalogs and unknown tables are refused, and columns are qualified
 against the schema so unknown or ambiguous ones fail (a column qualified with the wrong table
 of its SELECT is first moved to the one table there that has it, when nothing else could be
-meant: :func:`_requalify`). What runs afterwards is the SQL
+meant: :func:`_requalify`; a column no table of its SELECT has gets the one join a declared
+foreign key gives: ``autojoin.py``). What runs afterwards is the SQL
 *regenerated from the checked tree* with comments dropped, so nothing the parser did not see
 (a comment hiding a second statement, say) can reach DuckDB.
 
@@ -29,11 +30,13 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
 
 from quaderno.errors import SQLRefusedError
+from quaderno.methods.docsage.autojoin import add_join
 from quaderno.methods.docsage.schema import Schema
 
 log = logging.getLogger(__name__)
 
 MAX_SQL_CHARS = 20_000
+MAX_JOINS = 2  # joins the gate may add to one query (autojoin.py)
 
 
 def _node_types(*names: str) -> tuple[type[exp.Expression], ...]:
@@ -77,6 +80,9 @@ class CheckedSQL(BaseModel):
     tables: list[str]
     # columns the gate moved to the one table in scope that has them (:func:`_requalify`)
     requalified: list[str] = Field(default_factory=list)
+    # tables the gate joined on a declared foreign key for a column the query read from
+    # a table it did not name (``autojoin.py``)
+    joined: list[str] = Field(default_factory=list)
 
 
 _UNRESOLVED = re.compile(r"Column '([^']+)' could not be resolved|Unknown column: (\S+)")
@@ -372,8 +378,9 @@ def _check(sql: str, schema: Schema) -> CheckedSQL:
     except Exception as e:  # scoping fails on shapes qualify refuses with a clear message
         log.info("no re-qualification, the query's scopes could not be read: %r", e)
         requalified = []
+    joined: list[str] = []
     try:
-        qualified = qualify(root.copy(), schema=schema.mapping(), dialect="duckdb")
+        qualified = _qualify(root, schema, joined)
     except SqlglotError as e:
         raise _refuse("unknown-column", f"{str(e)[:300]}; the schema's columns are: "
                       + "; ".join(f"{t.name}({', '.join(t.column_names)})"
@@ -392,6 +399,27 @@ def _check(sql: str, schema: Schema) -> CheckedSQL:
     again = [s for s in sqlglot.parse(normalized, read="duckdb") if s is not None]
     if len(again) != 1 or type(again[0]) is not type(qualified):
         raise _refuse("parse", "the query does not survive normalization; simplify it", sql)
-    _walk(again[0], schema, sql)
+    tables = _walk(again[0], schema, sql)  # an added join reads one more table
     return CheckedSQL(original=sql, sql=normalized, expression=qualified, tables=tables,
-                      requalified=requalified)
+                      requalified=requalified, joined=joined)
+
+
+def _qualify(root: exp.Expression, schema: Schema, joined: list[str]) -> exp.Expression:
+    """``root`` qualified against the schema; a column no table of its SELECT has gets the
+    one join a declared foreign key gives (``autojoin.py``, at most :data:`MAX_JOINS`),
+    recorded in ``joined``. Raises what qualify raised when no join gives it."""
+    while True:
+        try:
+            return qualify(root.copy(), schema=schema.mapping(), dialect="duckdb")
+        except SqlglotError as e:
+            if len(joined) >= MAX_JOINS:
+                raise
+            try:
+                how = add_join(root, schema, str(e))
+            except Exception as scoping:  # scopes qualify cannot read: refuse as before
+                log.info("no join added, the query's scopes could not be read: %r", scoping)
+                how = None
+            if how is None:
+                raise
+            log.info("the gate joined %s", how)
+            joined.append(how)

@@ -1,0 +1,195 @@
+"""The gate adds the one join a declared foreign key gives (``autojoin.py``). The measuring
+model read ``date`` from ``people`` with the dates in ``births`` (2Wiki, 13 of 20 questions
+ended in a repeated refusal) and ``birth_year`` from the Set1 nationality table with the
+years in a sibling table; told the join, it wrote the same query again."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from fake_retriever import ChunkListRetriever
+from quaderno.errors import SQLRefusedError
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.methods.docsage.lineage import run_with_lineage
+from quaderno.methods.docsage.reason import SQLReasoner
+from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.docsage.sandbox import SQLSandbox
+from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.episode import Episode
+
+FK_PEOPLE = [{"cols": ["person_name"], "ref_table": "people", "ref_cols": ["name"]}]
+FK_LAUREATES = [{"cols": ["laureate_name"], "ref_table": "laureates", "ref_cols": ["name"]}]
+SCHEMA = Schema.model_validate({"tables": [
+    {"name": "people", "columns": [{"name": "name"}, {"name": "id", "type": "INT"},
+                                   {"name": "country"}], "primary_key": ["name"]},
+    {"name": "births", "columns": [{"name": "person_name"}, {"name": "id", "type": "INT"},
+                                   {"name": "date", "type": "DATE"}],
+     "foreign_keys": FK_PEOPLE},
+    {"name": "deaths", "columns": [{"name": "person_name"}, {"name": "died", "type": "DATE"}],
+     "foreign_keys": FK_PEOPLE},
+    {"name": "laureates", "columns": [{"name": "name"}], "primary_key": ["name"]},
+    {"name": "nationality", "columns": [{"name": "laureate_name"}, {"name": "nationality"}],
+     "foreign_keys": FK_LAUREATES},
+    {"name": "birth", "columns": [{"name": "laureate_name"},
+                                  {"name": "birth_year", "type": "INT"}],
+     "foreign_keys": FK_LAUREATES},
+    # has birth_year too, but nothing joins it to anything: not a reading
+    {"name": "award", "columns": [{"name": "award_id", "type": "INT"},
+                                  {"name": "birth_year", "type": "INT"}]},
+]})
+PEOPLE = [("Matt Guthmiller", 1, "US", "1990-03-01"), ("George Nevill", 2, "UK", "1407-01-01"),
+          ("Ann Other", 3, "FR", "1950-06-06")]
+LAUREATES = [("Dyrte", "Kraxryndia", 1960), ("Zouzand", "Kraxryndia", 1970),
+             ("Skoustil", "Pouthpiund", 1940)]
+
+
+def _rows() -> list[Row]:
+    def row(table, chunk, **values):
+        return Row(table=table, values=values, provenance=Provenance(chunk_id=chunk))
+    rows = []
+    for i, (name, pid, country, date) in enumerate(PEOPLE):
+        rows.append(row("people", f"p-{i}", name=name, id=pid, country=country))
+        # births numbers its rows its own way: births.id is not people.id
+        rows.append(row("births", f"b-{i}", person_name=name, id=100 + pid, date=date))
+    rows.append(row("deaths", "d-0", person_name="Matt Guthmiller", died="2021-01-01"))
+    for name, nat, year in LAUREATES:
+        rows += [row("laureates", f"l-{name}", name=name),
+                 row("nationality", f"n-{name}", laureate_name=name, nationality=nat),
+                 row("birth", f"y-{name}", laureate_name=name, birth_year=year)]
+    rows.append(row("award", "a-1", award_id=1, birth_year=1000))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def sb():
+    with SQLSandbox(SCHEMA, _rows()) as sandbox:
+        yield sandbox
+
+
+BIRTHS = "LEFT JOIN births ON births.person_name = people.name (for date)"
+EARLIEST = ("SELECT name FROM people WHERE name IN ('Matt Guthmiller', 'George Nevill') "
+            "ORDER BY date ASC LIMIT 1")
+
+
+def test_the_2wiki_query_gets_its_join(sb: SQLSandbox) -> None:
+    checked = sb.check(EARLIEST)
+    assert checked.joined == [BIRTHS]
+    assert checked.tables == ["births", "people"]
+    traced = run_with_lineage(sb, EARLIEST)
+    assert traced.result.rows == [["George Nevill"]]
+    assert traced.joined == checked.joined
+    # the answer traces to the person and to the birth row that ordered it
+    assert {s.chunk_id for s in traced.lineage[0].sources} >= {"p-1", "b-1"}
+
+
+def test_the_join_goes_either_way_round(sb: SQLSandbox) -> None:
+    sql = "SELECT person_name FROM births WHERE country = 'UK'"
+    checked = sb.check(sql)
+    assert checked.joined == ["LEFT JOIN people ON births.person_name = people.name (for country)"]
+    assert run_with_lineage(sb, sql).result.rows == [["George Nevill"]]
+
+
+def test_two_keys_to_one_table_join_siblings(sb: SQLSandbox) -> None:
+    """The Set1 shape: nationality and birth year in two tables that both name the laureate;
+    the third table with birth_year has no key to join by, so one reading is left."""
+    sql = "SELECT avg(birth_year) FROM nationality WHERE nationality = 'Kraxryndia'"
+    checked = sb.check(sql)
+    assert checked.joined == [
+        "LEFT JOIN birth ON birth.laureate_name = nationality.laureate_name (for birth_year)"]
+    assert run_with_lineage(sb, sql).result.rows == [[1965.0]]
+
+
+def test_a_column_qualified_with_an_unread_table(sb: SQLSandbox) -> None:
+    sql = EARLIEST.replace("ORDER BY date", "ORDER BY births.date")
+    assert sb.check(sql).joined == [BIRTHS]
+    assert run_with_lineage(sb, sql).result.rows == [["George Nevill"]]
+
+
+def test_the_join_goes_into_the_subquery_that_needs_it(sb: SQLSandbox) -> None:
+    sql = ("SELECT country FROM people WHERE name = (SELECT name FROM people "
+           "ORDER BY date DESC LIMIT 1)")
+    checked = sb.check(sql)
+    assert checked.joined == [BIRTHS]
+    assert run_with_lineage(sb, sql).result.rows == [["US"]]
+
+
+def test_other_columns_keep_the_table_that_gave_them(sb: SQLSandbox) -> None:
+    """``id`` resolved to people.id before the join; births has an id too, and the join must
+    not make it ambiguous or change it."""
+    sql = "SELECT id FROM people ORDER BY date ASC LIMIT 1"
+    assert sb.check(sql).joined
+    assert run_with_lineage(sb, sql).result.rows == [[2]]        # people.id, not 102
+
+
+def test_two_missing_columns_get_two_joins(sb: SQLSandbox) -> None:
+    sql = "SELECT name FROM people WHERE date < '1500-01-01' OR died > '2000-01-01'"
+    assert sb.check(sql).joined == [
+        BIRTHS,
+        "LEFT JOIN deaths ON deaths.person_name = people.name (for died)"]
+    assert sorted(r[0] for r in run_with_lineage(sb, sql).result.rows) == \
+        ["George Nevill", "Matt Guthmiller"]
+
+
+def test_rows_without_the_value_do_not_win_an_ordering(sb: SQLSandbox) -> None:
+    """The LEFT JOIN gives NULL to the two people with no death row; NULLs sort last either
+    way round in DuckDB, so "who died last" is not a person who has not died."""
+    for order in ("DESC", "ASC"):
+        sql = f"SELECT name FROM people ORDER BY died {order} LIMIT 1"
+        assert run_with_lineage(sb, sql).result.rows == [["Matt Guthmiller"]]
+    assert run_with_lineage(sb, "SELECT count(*) FROM people WHERE died IS NULL"
+                            ).result.rows == [[2]]
+
+
+def test_a_column_two_tables_could_give_is_not_joined(sb: SQLSandbox) -> None:
+    """After birth is joined for birth_year, ``name`` is a column of laureates, which both
+    read tables have a key to: two joins, so none, and the model is told."""
+    sql = ("SELECT laureate_name FROM nationality WHERE birth_year > 1950 "
+           "AND name IS NOT NULL")
+    with pytest.raises(SQLRefusedError) as info:
+        sb.check(sql)
+    assert "Column 'name' could not be resolved" in str(info.value)
+
+
+@pytest.mark.parametrize(("sql", "why"), [
+    # no table has it: nothing to join
+    ("SELECT name FROM people ORDER BY buried", "No table has buried"),
+    # the column's only owner has no foreign key to what is read
+    ("SELECT name FROM laureates WHERE award_id = 1", "award_id is a column of award"),
+    # a derived table in the SELECT: its columns are not the schema's to reason about
+    ("SELECT name FROM (SELECT name FROM people) p ORDER BY date", "date"),
+])
+def test_no_single_join_is_still_refused(sb: SQLSandbox, sql: str, why: str) -> None:
+    with pytest.raises(SQLRefusedError) as info:
+        sb.check(sql)
+    assert info.value.reason == "unknown-column" and why in str(info.value)
+
+
+def test_two_possible_joins_are_not_guessed() -> None:
+    schema = Schema.model_validate({"tables": [
+        SCHEMA.table("people").model_dump(), SCHEMA.table("births").model_dump(),
+        {"name": "baptisms", "columns": [{"name": "person_name"},
+                                         {"name": "date", "type": "DATE"}],
+         "foreign_keys": FK_PEOPLE}]})
+    with SQLSandbox(schema, []) as sandbox, pytest.raises(SQLRefusedError) as info:
+        sandbox.check(EARLIEST)
+    assert "date is a column of births and baptisms" in str(info.value)
+
+
+def test_the_join_is_recorded_in_the_trace() -> None:
+    prompts: list[str] = []
+
+    def respond(request):
+        user = request.messages[-1].content
+        assert user.startswith("Write one DuckDB SELECT"), user[:60]
+        prompts.append(user)
+        return json.dumps({"sql": EARLIEST})
+    ep = Episode("Who was born first, Matt Guthmiller or George Nevill?", method="docsage",
+                 lm=LM(FakeLLM(respond=respond)), retriever=ChunkListRetriever([]))
+    table, attempts = asyncio.run(SQLReasoner().run(ep, SCHEMA, _rows()))
+    assert table.rows == [["George Nevill"]]
+    assert [a.stage for a in attempts] == ["ok"] and len(prompts) == 1   # no repair spent
+    assert any("joined on its declared foreign key: LEFT JOIN births ON births.person_name" in f
+               for f in ep.trace.fallbacks)
