@@ -44,7 +44,7 @@ from quaderno.methods.docsage.normalize import is_null
 from quaderno.methods.docsage.patch import SchemaPatch
 from quaderno.methods.docsage.rekey import (entity_of_key, id_column, id_named,
                                             is_name_column, mislabeled_names, name_columns,
-                                            name_to_add, named_after, singular)
+                                            name_to_add, named_after, stems)
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
 from quaderno.methods.docsage.terms import missing_measures
@@ -237,7 +237,7 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
     year, nationality)``, the 1.5B model's Set1 draft) is keyed by the name of the entity
     its key numbers, a column the re-key adds (:func:`.rekey.name_to_add`,
     ``laureate_name``); each row's name is then read from its chunk like any value."""
-    stems = {slug(table.name), singular(slug(table.name))}
+    own = stems(table.name)
     names, mislabeled = name_columns(table.name), mislabeled_names(table.name)
     added = name_to_add(table.name, key)
     scored = []
@@ -248,7 +248,7 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
                 or _references(schema, table, c.name) or not _unique_per_chunk(rows, c.name):
             continue
         if not (c.name in ("name", "title", "full_name", "fullname", added)
-                or any(c.name.startswith(s) for s in stems)):
+                or any(c.name.startswith(s) for s in own)):
             continue
         if not rows:
             if c.name in names:
@@ -275,7 +275,7 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
     # laureate_name)``; the Set1 draft's award_name, the same medal in every row, does not)
     if refs or added in table.column_names or any(
             c.name in names or is_name_column(c.name) and (
-                not rows or any(c.name.startswith(s) for s in stems)
+                not rows or any(c.name.startswith(s) for s in own)
                 or len({str(r.values[c.name]).casefold() for r in rows
                         if not is_null(r.values.get(c.name))}) > 1)
             for c in table.columns):

@@ -56,7 +56,9 @@ def singular(name: str) -> str:
     return name
 
 
-def _stems(table: str) -> set[str]:
+def stems(table: str) -> set[str]:
+    """The table's name and its singular (``companies``, ``company``): what a column named
+    after the table's own entity starts with."""
     t = slug(table)
     return {t, singular(t)}
 
@@ -65,13 +67,13 @@ def id_named(column: str, table: str) -> bool:
     """A column named as a surrogate id of ``table``: ``id``, ``..._id``, or the table's
     name with ``id`` (``companyid`` of ``companies``)."""
     c = slug(column)
-    return c == "id" or c.endswith("_id") or any(c == f"{s}id" for s in _stems(table))
+    return c == "id" or c.endswith("_id") or any(c == f"{s}id" for s in stems(table))
 
 
 def name_columns(table: str) -> set[str]:
     """The names a column naming ``table``'s entity goes by: ``name``, ``title``,
     ``commissionname``, ``commission_title`` (for ``commissions``)."""
-    return {"name", "title"} | {f"{s}{sep}{w}" for s in _stems(table) for sep in ("", "_")
+    return {"name", "title"} | {f"{s}{sep}{w}" for s in stems(table) for sep in ("", "_")
                                 for w in ("name", "title")}
 
 
@@ -108,7 +110,7 @@ def entity_of_key(table: str, key: str) -> str:
     table's entity, ``company``, ``department``; a whole word of the table's name is that
     word (``player_id`` of ``player_stats`` names a player)."""
     k, own = slug(key), singular(slug(table))
-    if k == "id" or any(k in (f"{s}id", f"{s}_id") for s in _stems(table)):
+    if k == "id" or any(k in (f"{s}id", f"{s}_id") for s in stems(table)):
         return own
     k = (k[:-3] if k.endswith("_id") else k[:-2] if k.endswith("id") else k).strip("_")
     words = [w for w in slug(table).split("_") if w]
@@ -152,7 +154,7 @@ def id_column(table: str, columns: list[str]) -> str | None:
     ``commissionid`` or ``commission_id`` of ``commissions``; not ``dept_id`` of
     ``employees``, a reference): the key its rows are joined by, declared or not. None when
     there is none or several."""
-    own = {"id"} | {f"{s}{sep}id" for s in _stems(table) for sep in ("", "_")}
+    own = {"id"} | {f"{s}{sep}id" for s in stems(table) for sep in ("", "_")}
     ids = [c for c in columns if slug(c) in own]
     return ids[0] if len(ids) == 1 else None
 
@@ -163,9 +165,9 @@ def named_after(column: str, table: str, key: str) -> bool:
     ``companies``. A key that does not name its table (``code``) is referred to only with
     the table's name in front (``country_code``), so another table's own ``code`` is not
     taken for a reference."""
-    c, k, stems = slug(column), slug(key), _stems(table)
-    names = {f"{s}{sep}{k}" for s in stems for sep in ("_", "")}
-    for s in stems:
+    c, k, own = slug(column), slug(key), stems(table)
+    names = {f"{s}{sep}{k}" for s in own for sep in ("_", "")}
+    for s in own:
         if k.startswith(s) and len(k) > len(s):
             names |= {k, f"{s}_{k[len(s):].lstrip('_')}"}
     return c in names
