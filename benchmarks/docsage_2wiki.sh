@@ -46,8 +46,9 @@ NAME=${DOCSAGE_NAME:-docsage}
 run "$NAME"               docsage "${docsage_opts[@]}"
 mkdir -p "$OUT"
 runs=()
+# every DocSage run, the ones under other names too (by name)
 for d in "$OUT"/vanilla-llm "$OUT"/docsage-no-extraction "$OUT"/docsage \
-         $([ "$NAME" != docsage ] && echo "$OUT/$NAME"); do
+         $(ls -d "$OUT"/docsage-* 2>/dev/null | grep -v -e '/docsage-no-extraction$'); do
   [ -f "$d/results.jsonl" ] && runs+=("$d")
 done
 $Q report "${runs[@]}" --out "$OUT/report" --metric em > "$OUT/report.txt"
