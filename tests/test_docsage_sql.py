@@ -485,3 +485,18 @@ def test_the_refusal_names_the_join_a_foreign_key_gives() -> None:
     assert str(info.value).endswith(
         "award_name is a column of stedrurial_medal and other_medal, which the query does not "
         "read: join stedrurial_medal ON stedrurial_medal.laureate_name = laureates.name")
+    # the other way round: the read table holds the key to the table with the column
+    other = Schema.model_validate({"tables": [
+        {"name": "laureates", "columns": [{"name": "name"}, {"name": "birth_year"}],
+         "primary_key": ["name"]},
+        {"name": "honorees", "columns": [{"name": "name"}, {"name": "birth_year"}],
+         "primary_key": ["name"]},
+        {"name": "medal", "columns": [{"name": "laureate_name"}, {"name": "honoree_name"}],
+         "foreign_keys": [{"cols": ["laureate_name"], "ref_table": "laureates",
+                           "ref_cols": ["name"]},
+                          {"cols": ["honoree_name"], "ref_table": "honorees",
+                           "ref_cols": ["name"]}]}]})
+    with pytest.raises(SQLRefusedError) as info:
+        check_sql("SELECT laureate_name FROM medal WHERE birth_year > 1960", other)
+    assert str(info.value).endswith(
+        "join laureates ON medal.laureate_name = laureates.name")

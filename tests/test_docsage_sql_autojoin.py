@@ -29,13 +29,18 @@ SCHEMA = Schema.model_validate({"tables": [
                                    {"name": "date", "type": "DATE"}],
      "foreign_keys": FK_PEOPLE},
     {"name": "deaths", "columns": [{"name": "person_name"}, {"name": "died", "type": "DATE"}],
-     "foreign_keys": FK_PEOPLE},
+     "primary_key": ["person_name"], "foreign_keys": FK_PEOPLE},
+    # a christening date per birth row: a key to births, none to people
+    {"name": "baptisms", "columns": [{"name": "person_name"},
+                                     {"name": "date", "type": "DATE"}],
+     "foreign_keys": [{"cols": ["person_name"], "ref_table": "births",
+                       "ref_cols": ["person_name"]}]},
     {"name": "laureates", "columns": [{"name": "name"}], "primary_key": ["name"]},
     {"name": "nationality", "columns": [{"name": "laureate_name"}, {"name": "nationality"}],
      "foreign_keys": FK_LAUREATES},
     {"name": "birth", "columns": [{"name": "laureate_name"},
                                   {"name": "birth_year", "type": "INT"}],
-     "foreign_keys": FK_LAUREATES},
+     "primary_key": ["laureate_name"], "foreign_keys": FK_LAUREATES},
     # has birth_year too, but nothing joins it to anything: not a reading
     {"name": "award", "columns": [{"name": "award_id", "type": "INT"},
                                   {"name": "birth_year", "type": "INT"}]},
@@ -55,6 +60,7 @@ def _rows() -> list[Row]:
         # births numbers its rows its own way: births.id is not people.id
         rows.append(row("births", f"b-{i}", person_name=name, id=100 + pid, date=date))
     rows.append(row("deaths", "d-0", person_name="Matt Guthmiller", died="2021-01-01"))
+    rows.append(row("baptisms", "x-1", person_name="George Nevill", date="2000-01-01"))
     for name, nat, year in LAUREATES:
         rows += [row("laureates", f"l-{name}", name=name),
                  row("nationality", f"n-{name}", laureate_name=name, nationality=nat),
@@ -93,8 +99,9 @@ def test_the_join_goes_either_way_round(sb: SQLSandbox) -> None:
 
 
 def test_two_keys_to_one_table_join_siblings(sb: SQLSandbox) -> None:
-    """The Set1 shape: nationality and birth year in two tables that both name the laureate;
-    the third table with birth_year has no key to join by, so one reading is left."""
+    """The Set1 shape: nationality and birth year in two tables that both name the laureate
+    (one birth row per laureate, its primary key); the third table with birth_year has no
+    key to join by, so one reading is left."""
     sql = "SELECT avg(birth_year) FROM nationality WHERE nationality = 'Kraxryndia'"
     checked = sb.check(sql)
     assert checked.joined == [
@@ -145,12 +152,16 @@ def test_rows_without_the_value_do_not_win_an_ordering(sb: SQLSandbox) -> None:
 
 def test_a_column_two_tables_could_give_is_not_joined(sb: SQLSandbox) -> None:
     """After birth is joined for birth_year, ``name`` is a column of laureates, which both
-    read tables have a key to: two joins, so none, and the model is told."""
+    read tables have a key to: two joins, so none, and the model is told, with the join the
+    gate had added (the error's position is in that query, not the one it wrote)."""
     sql = ("SELECT laureate_name FROM nationality WHERE birth_year > 1950 "
            "AND name IS NOT NULL")
     with pytest.raises(SQLRefusedError) as info:
         sb.check(sql)
     assert "Column 'name' could not be resolved" in str(info.value)
+    assert str(info.value).endswith(
+        "(the gate had added LEFT JOIN birth ON birth.laureate_name = "
+        "nationality.laureate_name (for birth_year); the position above is in that query)")
 
 
 @pytest.mark.parametrize(("sql", "why"), [
@@ -158,13 +169,87 @@ def test_a_column_two_tables_could_give_is_not_joined(sb: SQLSandbox) -> None:
     ("SELECT name FROM people ORDER BY buried", "No table has buried"),
     # the column's only owner has no foreign key to what is read
     ("SELECT name FROM laureates WHERE award_id = 1", "award_id is a column of award"),
+    # births may hold several rows per person (no primary key): a count would repeat them
+    ("SELECT count(*) FROM people WHERE date < '1950-01-01'",
+     "Column 'date' could not be resolved"),
+    # ... or a count of the rows a derived table gives, or a window over them
+    ("SELECT count(*) FROM (SELECT name FROM people WHERE date < '1950-01-01') AS t",
+     "Column 'date' could not be resolved"),
+    ("SELECT name, row_number() OVER (ORDER BY name) FROM people WHERE date IS NOT NULL",
+     "Column 'date' could not be resolved"),
     # a derived table in the SELECT: its columns are not the schema's to reason about
-    ("SELECT name FROM (SELECT name FROM people) p ORDER BY date", "date"),
+    ("SELECT name FROM (SELECT name FROM people) p ORDER BY date",
+     "date is a column of births and baptisms, which the query does not read"),
+    # the table the column needs is hidden by a CTE of that name
+    ("WITH births AS (SELECT name FROM people) SELECT name FROM people ORDER BY date",
+     "Column 'date' could not be resolved"),
 ])
 def test_no_single_join_is_still_refused(sb: SQLSandbox, sql: str, why: str) -> None:
     with pytest.raises(SQLRefusedError) as info:
         sb.check(sql)
     assert info.value.reason == "unknown-column" and why in str(info.value)
+
+
+def test_the_join_is_added_where_the_column_is_missing(sb: SQLSandbox) -> None:
+    """The subquery reads births.date itself; only the outer query lacks a date, and the
+    join there must not touch the subquery (nor go into it: baptisms has a date too)."""
+    sql = ("SELECT name FROM people WHERE name IN (SELECT person_name FROM births "
+           "WHERE date < '1950-01-01') ORDER BY date")
+    # births is a name the subquery uses: the new table gets one of its own
+    assert sb.check(sql).joined == [
+        "LEFT JOIN births AS births_2 ON births_2.person_name = people.name (for date)"]
+    assert run_with_lineage(sb, sql).result.rows == [["George Nevill"]]
+    # a subquery that has the column does not stop the outer query's repair
+    sql = "SELECT name FROM people WHERE date < (SELECT max(date) FROM births) ORDER BY name"
+    assert sb.check(sql).joined[0].startswith("LEFT JOIN births AS births_2 ON")
+    assert run_with_lineage(sb, sql).result.rows == [["Ann Other"], ["George Nevill"]]
+
+
+def test_a_correlated_column_keeps_its_outer_table(sb: SQLSandbox) -> None:
+    """``country`` inside EXISTS is the outer person's; the join goes into the second
+    branch of the UNION, which has no country, and leaves the EXISTS bound to people."""
+    sql = ("SELECT name FROM people WHERE EXISTS (SELECT 1 FROM deaths WHERE person_name = "
+           "name AND country = 'US') UNION SELECT person_name FROM births WHERE country = 'UK'")
+    checked = sb.check(sql)
+    assert checked.joined == ["LEFT JOIN people AS people_2 ON births.person_name = "
+                              "people_2.name (for country)"]
+    assert sorted(run_with_lineage(sb, sql).result.rows) == [["George Nevill"],
+                                                            ["Matt Guthmiller"]]
+
+
+def test_select_star_keeps_the_tables_own_columns(sb: SQLSandbox) -> None:
+    alone = run_with_lineage(sb, "SELECT * FROM people WHERE id = 2").result
+    joined = run_with_lineage(sb, "SELECT * FROM people WHERE date < '1500-01-01'").result
+    assert joined.columns == alone.columns and "date" not in joined.columns
+    assert joined.rows == alone.rows
+
+
+def test_the_new_table_gets_an_alias_nobody_uses(sb: SQLSandbox) -> None:
+    sql = "SELECT births.name FROM people AS births ORDER BY date LIMIT 1"
+    assert sb.check(sql).joined == [
+        "LEFT JOIN births AS births_2 ON births_2.person_name = births.name (for date)"]
+    assert run_with_lineage(sb, sql).result.rows == [["George Nevill"]]
+    with_cte = ("WITH uk AS (SELECT name FROM people WHERE country = 'UK') "
+                "SELECT name FROM people WHERE name IN (SELECT name FROM uk) ORDER BY date")
+    assert sb.check(with_cte).joined == [BIRTHS]
+    assert run_with_lineage(sb, with_cte).result.rows == [["George Nevill"]]
+
+
+def test_several_matching_rows_are_listed_not_counted() -> None:
+    """Two birth rows for one person (two chunks gave two dates): a list shows both, a
+    count is not joined (it would count the person twice)."""
+    rows = _rows() + [Row(table="births", values={"person_name": "Ann Other", "id": 9,
+                                                  "date": "1951-01-01"},
+                          provenance=Provenance(chunk_id="b-dup"))]
+    with SQLSandbox(SCHEMA, rows) as sandbox:
+        listed = run_with_lineage(sandbox, "SELECT name FROM people WHERE date > '1900-01-01' "
+                                           "ORDER BY name")
+        assert listed.result.rows == [["Ann Other"], ["Ann Other"], ["Matt Guthmiller"]]
+        with pytest.raises(SQLRefusedError):
+            sandbox.check("SELECT count(*) FROM people WHERE date > '1900-01-01'")
+        # the key's own side is unique: a count over deaths is joined
+        assert run_with_lineage(sandbox, "SELECT count(*) FROM people WHERE died IS NULL"
+                                ).result.rows == [[2]]
 
 
 def test_two_possible_joins_are_not_guessed() -> None:

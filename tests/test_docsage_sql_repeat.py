@@ -2,7 +2,9 @@
 once more, sampled. The measuring model's 2Wiki run (``docsage-2wiki-measuring``, "Who was
 born later, Greg Pipes or Ma Xiaolei?") had both birth dates in its tables, read ``date``
 from the people table, and wrote the refused query again word for word when the gate named
-the table that has it: greedy decoding gives the same reply to the same mistake."""
+the table that has it: greedy decoding gives the same reply to the same mistake. (The gate
+now adds that join itself, ``test_docsage_sql_autojoin.py``; here the repeated query reads a
+column no table has.)"""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ SCHEMA = Schema(tables=[
                                    ref_cols=["name"])]),
 ])
 QUESTION = "Who was born later, Greg Pipes or Ma Xiaolei?"
-WRONG = "SELECT name FROM people WHERE date > ( SELECT MAX(date) FROM birth_dates )"
+WRONG = "SELECT name FROM people WHERE born > ( SELECT MAX(date) FROM birth_dates )"
 RIGHT = ("SELECT p.name FROM people p JOIN birth_dates b ON b.person_name = p.name "
          "ORDER BY b.date DESC LIMIT 1")
 
@@ -64,7 +66,7 @@ def test_a_repeated_refused_query_is_asked_for_again_sampled() -> None:
     assert table.rows == [["Ma Xiaolei"]]
     # the repeat was not run: its error is the first refusal's, quoted
     assert "the same as a query that failed" in attempts[1].error
-    assert "date" in attempts[1].error and attempts[1].sql == WRONG
+    assert "born" in attempts[1].error and attempts[1].sql == WRONG
     # greedy twice (the query, its repair), then one sampled re-ask that says why
     assert [r.temperature for r in requests] == [0.0, 0.0, RESAMPLE_TEMPERATURE]
     assert requests[2].seed is not None

@@ -14,12 +14,18 @@ read table by
   year, both rows pointing at ``stedrurial_medal.laureate_name``): joined on those columns.
 
 Exactly one such join must exist, else nothing is added and the model gets the hint as
-before. The join is a LEFT JOIN, so the rows the query read stay its rows (a person without
-a death date is still counted, still matches ``OR date < ...``): the new table only looks
-their value up, NULL where it has none, which a comparison or an aggregate skips. Columns the
-query wrote without a table that the new table also has are pinned to the table that gave
-them before, so the join changes no other column's meaning. What was added is reported
-(``CheckedSQL.joined``) and recorded in the trace.
+before. The join goes into a copy of the query that qualify() has already resolved as far as
+it can (``validate_qualify_columns=False``): every column that has a table, correlated ones
+too, is pinned to it, ``SELECT *`` is expanded, and only the column no table gives is left
+bare, so the join changes no other column's meaning and cannot hide an outer query's table.
+The join is a LEFT JOIN, so the rows the query read stay its rows (a person without a death
+date is still counted, still matches ``OR date < ...``): the new table looks their value up,
+NULL where it has none, which a comparison or an aggregate skips. A join whose new table may
+match several rows per row (its side of the key is not its primary key: births by
+person_name) repeats those rows, once per value the tables hold; that is what a list or an
+ordering should show, but it would change a count or an average, so such a join is not added
+to a query that aggregates. What was added is reported (``CheckedSQL.joined``) and recorded
+in the trace.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import re
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
+from quaderno.methods.docsage.aggregates import is_aggregate
 from quaderno.methods.docsage.schema import ForeignKey, Schema, Table
 
 _UNRESOLVED = re.compile(r"Column '([^']+)' could not be resolved(?: for table: '([^']+)')?")
@@ -51,79 +58,109 @@ def _on(left: str, cols: list[str], right: str, ref_cols: list[str]) -> exp.Expr
     return condition
 
 
-def _direct(owner: Table, alias: str, read: Table, at: str) -> list[exp.Expression]:
+def _unique(table: Table, cols: list[str]) -> bool:
+    """Whether ``cols`` are ``table``'s declared primary key: one row per value."""
+    return bool(table.primary_key) and set(table.primary_key) == set(cols)
+
+
+def _direct(owner: Table, alias: str, read: Table,
+            at: str) -> list[tuple[exp.Expression, bool]]:
     """Join conditions a foreign key between ``owner`` (as ``alias``) and ``read`` (as
-    ``at``) gives, either way."""
-    return ([_on(alias, fk.cols, at, fk.ref_cols) for fk in owner.foreign_keys
-             if fk.ref_table == read.name]
-            + [_on(at, fk.cols, alias, fk.ref_cols) for fk in read.foreign_keys
-               if fk.ref_table == owner.name])
+    ``at``) gives, either way, each with whether it matches at most one ``owner`` row."""
+    return ([(_on(alias, fk.cols, at, fk.ref_cols), _unique(owner, fk.cols))
+             for fk in owner.foreign_keys if fk.ref_table == read.name]
+            + [(_on(at, fk.cols, alias, fk.ref_cols), _unique(owner, fk.ref_cols))
+               for fk in read.foreign_keys if fk.ref_table == owner.name])
 
 
-def _shared(owner: Table, alias: str, read: Table, at: str) -> list[exp.Expression]:
+def _shared(owner: Table, alias: str, read: Table,
+            at: str) -> list[tuple[exp.Expression, bool]]:
     """Join conditions two foreign keys to the same key of a third table give."""
     def same(a: ForeignKey, b: ForeignKey) -> bool:
         return a.ref_table == b.ref_table and a.ref_cols == b.ref_cols and \
             a.ref_table not in (owner.name, read.name)
-    return [_on(alias, a.cols, at, b.cols) for a in owner.foreign_keys
-            for b in read.foreign_keys if same(a, b)]
+    return [(_on(alias, a.cols, at, b.cols), _unique(owner, a.cols))
+            for a in owner.foreign_keys for b in read.foreign_keys if same(a, b)]
 
 
-def _wanted(scope: Scope, name: str, qualifier: str, aliases: set[str]) -> list[exp.Column]:
-    """The columns of this SELECT (not of its subqueries) the error is about."""
+def _wanted(scope: Scope, name: str, qualifier: str) -> list[exp.Column]:
+    """The columns of this SELECT (not of its subqueries) the error is about: left bare by
+    qualify(), or qualified with a table the SELECT does not read."""
     return [c for c in scope.columns
             if c.name.lower() == name and c.find_ancestor(exp.Select) is scope.expression
             and (c.table.lower() == qualifier if qualifier else not c.table)
-            and c.table.lower() not in aliases]
+            and c.table.lower() not in {a.lower() for a in scope.selected_sources}]
 
 
-def _pin(scope: Scope, read: dict[str, Table], owner: Table) -> None:
-    """Columns written without a table that the joined ``owner`` also has keep the one read
-    table that gave them before."""
-    for col in scope.columns:
-        if col.table or col.find_ancestor(exp.Select) is not scope.expression or \
-                col.name.lower() not in owner.column_names:
-            continue
-        givers = [a for a, t in read.items() if col.name.lower() in t.column_names]
-        if len(givers) == 1:
-            col.set("table", exp.to_identifier(givers[0]))
+def _aggregates(scope: Scope | None) -> bool:
+    """Whether this SELECT, or one its rows feed (an enclosing query), groups rows or
+    computes a window over them: there repeated rows would change the numbers."""
+    while scope is not None:
+        select = scope.expression
+        if isinstance(select, exp.Select) and (
+                is_aggregate(select)
+                or any(e.find(exp.Window) is not None for e in select.expressions)):
+            return True
+        scope = scope.parent
+    return False
+
+
+def _taken(root: exp.Expression) -> set[str]:
+    """Every table name, alias and CTE name the query uses anywhere (lower case)."""
+    return {t.alias_or_name.lower() for t in root.find_all(exp.Table)} | \
+        {t.name.lower() for t in root.find_all(exp.Table)} | \
+        {c.alias_or_name.lower() for c in root.find_all(exp.CTE)}
+
+
+def _alias(owner: str, taken: set[str]) -> str:
+    alias, n = owner, 2
+    while alias.lower() in taken:
+        alias, n = f"{owner}_{n}", n + 1
+    return alias
 
 
 def add_join(root: exp.Expression, schema: Schema, error: str) -> str | None:
     """Add, in place, the one join that gives the column ``error`` says cannot be resolved
-    (module docstring); what was added ("births ON births.person_name = people.name"), or
-    None when the schema gives no single join."""
+    (module docstring) to ``root``, a query qualify() resolved without validating; what was
+    added ("LEFT JOIN births ON births.person_name = people.name (for date)"), or None when
+    the schema gives no single join."""
     what = unresolved(error)
     if what is None:
         return None
     name, qualifier = what
+    taken = _taken(root)
+    ctes = {c.alias_or_name.lower() for c in root.find_all(exp.CTE)}
+    if qualifier and qualifier in taken:  # an alias of another SELECT: not ours to bind
+        return None
     for scope in traverse_scope(root):
         select = scope.expression
-        if not isinstance(select, exp.Select) or \
-                not all(isinstance(s, exp.Table) for s in scope.sources.values()):
+        sources = {a: s for a, (_, s) in scope.selected_sources.items()}
+        if not isinstance(select, exp.Select) or not sources or \
+                not all(isinstance(s, exp.Table) and s.name.lower() not in ctes
+                        for s in sources.values()):
             continue
-        read = {a: schema.table(s.name.lower()) for a, s in scope.sources.items()}
+        read = {a: schema.table(s.name.lower()) for a, s in sources.items()}
         if any(t is None for t in read.values()):
             continue
-        aliases = {a.lower() for a in read}
-        columns = _wanted(scope, name, qualifier, aliases)
+        columns = _wanted(scope, name, qualifier)
         if not columns:
             continue
         names = {t.name for t in read.values()}
         owners = [t for t in schema.tables if name in t.column_names and t.name not in names
-                  and (not qualifier or t.name == qualifier)]
-        alias_of = {o.name: o.name if o.name not in aliases else f"{o.name}_joined"
-                    for o in owners}
+                  and t.name not in ctes and (not qualifier or t.name == qualifier)]
+        alias_of = {o.name: o.name if qualifier else _alias(o.name, taken) for o in owners}
+        grouped = _aggregates(scope)
+        found: list[tuple[Table, exp.Expression]] = []
         for kind in (_direct, _shared):
             found = [(o, cond) for o in owners for at, t in read.items()
-                     for cond in kind(o, alias_of[o.name], t, at)]
+                     for cond, one in kind(o, alias_of[o.name], t, at)
+                     if one or not grouped]
             if found:
                 break
         if len(found) != 1:
             return None
         owner, condition = found[0]
         alias = alias_of[owner.name]
-        _pin(scope, read, owner)
         for col in columns:
             col.set("table", exp.to_identifier(alias))
         table = exp.to_table(owner.name)

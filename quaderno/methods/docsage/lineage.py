@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from sqlglot import exp
 
 from quaderno.errors import SQLExecutionError, SQLRefusedError
+from quaderno.methods.docsage.aggregates import is_aggregate as _is_aggregate
 from quaderno.methods.docsage.records import RowSource
 from quaderno.methods.docsage.rows import PROV_TABLE, Correction, cell_chunks
 from quaderno.methods.docsage.sandbox import QueryResult, SQLSandbox, SQLTimeoutError
@@ -68,38 +69,6 @@ class TracedResult(BaseModel):
 
 
 # -- the rewrite ------------------------------------------------------------------------------
-# DuckDB aggregates sqlglot parses as anonymous functions (the rest are exp.AggFunc)
-_ANON_AGGREGATES = frozenset({
-    "fsum", "sumkahan", "kahan_sum", "favg", "product", "mad", "kurtosis", "kurtosis_pop",
-    "skewness", "entropy", "histogram", "bool_and", "bool_or", "bit_and", "bit_or", "bit_xor",
-    "count_if", "countif", "arbitrary", "first", "last", "max_by", "min_by", "arg_max_null",
-    "arg_min_null", "mode", "geomean", "geometric_mean", "weighted_avg", "wavg",
-    "reservoir_quantile", "approx_quantile", "quantile", "quantile_cont", "quantile_disc",
-    "list", "array_agg", "string_agg", "group_concat", "listagg", "bitstring_agg",
-    "regr_avgx", "regr_avgy", "regr_count", "regr_intercept", "regr_r2", "regr_slope",
-    "regr_sxx", "regr_sxy", "regr_syy", "covar_pop", "covar_samp", "sem", "var_samp",
-    "var_pop", "stddev_samp", "stddev_pop", "median", "corr", "any_value", "approx_count_distinct"})
-
-
-def _aggregate_call(node: exp.Expression) -> bool:
-    if isinstance(node, exp.AggFunc):
-        return True
-    return isinstance(node, exp.Anonymous) and str(node.name).lower() in _ANON_AGGREGATES
-
-
-def _is_aggregate(select: exp.Select) -> bool:
-    if select.args.get("group") is not None:
-        return True
-    scopes = list(select.expressions)
-    if select.args.get("having") is not None:
-        scopes.append(select.args["having"])
-    for scope in scopes:
-        for node in scope.walk(prune=lambda n: isinstance(n, (exp.Subquery, exp.Window))):
-            if _aggregate_call(node):
-                return True
-    return False
-
-
 class _Rewriter:
     def __init__(self, tables: set[str]) -> None:
         self.tables = tables

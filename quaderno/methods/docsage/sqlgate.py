@@ -385,7 +385,9 @@ def _check(sql: str, schema: Schema) -> CheckedSQL:
         raise _refuse("unknown-column", f"{str(e)[:300]}; the schema's columns are: "
                       + "; ".join(f"{t.name}({', '.join(t.column_names)})"
                                   for t in schema.tables)
-                      + _column_hint(str(e), schema, tables), sql) from e
+                      + _column_hint(str(e), schema, tables)
+                      + (f" (the gate had added {'; '.join(joined)}; the position above is "
+                         "in that query)" if joined else ""), sql) from e
     except Exception as e:  # sqlglot's optimizer asserts on shapes it cannot resolve (a
         # PIVOT beside a derived table under SELECT *): a refusal the model can act on, not a
         # crash that loses the question
@@ -408,14 +410,17 @@ def _qualify(root: exp.Expression, schema: Schema, joined: list[str]) -> exp.Exp
     """``root`` qualified against the schema; a column no table of its SELECT has gets the
     one join a declared foreign key gives (``autojoin.py``, at most :data:`MAX_JOINS`),
     recorded in ``joined``. Raises what qualify raised when no join gives it."""
+    tree = root
     while True:
         try:
-            return qualify(root.copy(), schema=schema.mapping(), dialect="duckdb")
+            return qualify(tree.copy(), schema=schema.mapping(), dialect="duckdb")
         except SqlglotError as e:
             if len(joined) >= MAX_JOINS:
                 raise
-            try:
-                how = add_join(root, schema, str(e))
+            try:  # the join goes into the query as far as qualify() could resolve it
+                partial = qualify(tree.copy(), schema=schema.mapping(), dialect="duckdb",
+                                  validate_qualify_columns=False)
+                how = add_join(partial, schema, str(e))
             except Exception as scoping:  # scopes qualify cannot read: refuse as before
                 log.info("no join added, the query's scopes could not be read: %r", scoping)
                 how = None
@@ -423,3 +428,4 @@ def _qualify(root: exp.Expression, schema: Schema, joined: list[str]) -> exp.Exp
                 raise
             log.info("the gate joined %s", how)
             joined.append(how)
+            tree = partial
