@@ -180,6 +180,9 @@ def test_a_column_two_tables_could_give_is_not_joined(sb: SQLSandbox) -> None:
     # a derived table in the SELECT: its columns are not the schema's to reason about
     ("SELECT name FROM (SELECT name FROM people) p ORDER BY date",
      "date is a column of births and baptisms, which the query does not read"),
+    # a qualifier that is no table of the schema: nothing but the schema's tables is joined
+    ("SELECT name FROM people ORDER BY duckdb_tables.date", "could not be resolved"),
+    ("SELECT name FROM people ORDER BY read_csv.date", "could not be resolved"),
     # the table the column needs is hidden by a CTE of that name
     ("WITH births AS (SELECT name FROM people) SELECT name FROM people ORDER BY date",
      "Column 'date' could not be resolved"),
