@@ -254,3 +254,47 @@ def test_known_tables_are_offered_when_they_name_what_the_question_names():
                                    "by year?") == []
     assert relevant_tables([_table("devices", "firmware")], "Which firm has most staff?") == []
     assert relevant_tables(tables, "In fact, which entity has the attribute?") == []
+
+
+# the Set2 draft's shape: commissionid names the commissions key, companyid the companies key,
+# and neither is declared; head_name names nothing of this schema
+UNDECLARED = {"tables": [
+    {"name": "commissions", "columns": [{"name": "commissionid", "type": "INT"},
+                                        {"name": "commissionname"}],
+     "primary_key": ["commissionid"]},
+    {"name": "companies", "columns": [{"name": "companyid", "type": "INT"},
+                                      {"name": "companyname"},
+                                      {"name": "commissionid", "type": "INT"},
+                                      {"name": "head_name"}],
+     "primary_key": ["companyid"]},
+    {"name": "revenue", "columns": [{"name": "companyid", "type": "INT"},
+                                    {"name": "year", "type": "INT"},
+                                    {"name": "amount", "type": "DOUBLE"}]}]}
+
+
+@pytest.mark.parametrize("mode", ["active", "passive"])
+def test_references_the_column_names_imply_are_declared_after_the_rounds(mode):
+    """ASK repairs one undeclared reference per signal and round; whatever is left when the
+    rounds end is declared by code, so the SQL prompt shows the join and the gate can add
+    it. Both variants: it is code, not discovery."""
+    def respond(request):
+        user = request.messages[-1].content
+        if user.startswith(("Design the smallest", "Revise this relational schema")):
+            return json.dumps(UNDECLARED)
+        if user.startswith("Extract into the tables"):
+            return "{}"
+        raise AssertionError(f"unexpected prompt {user[:60]!r}")
+    ep = Episode("Which commission's companies earned most in 2020?", method="docsage",
+                 lm=LM(FakeLLM(respond=respond)), retriever=Retriever())
+
+    async def nothing(schema, probe):
+        return []
+    schema, log = asyncio.run(SchemaDiscovery(mode=mode).run(
+        ep, hits("d1"), hits("d1"), extract=nothing, detect=lambda schema, rows: []))
+    refs = {(t.name, tuple(fk.cols), fk.ref_table, tuple(fk.ref_cols))
+            for t in schema.tables for fk in t.foreign_keys}
+    assert refs == {("companies", ("commissionid",), "commissions", ("commissionid",)),
+                    ("revenue", ("companyid",), "companies", ("companyid",))}
+    assert log.declared == ["companies.commissionid -> commissions.commissionid",
+                            "revenue.companyid -> companies.companyid"]
+    assert any("declared: companies.commissionid" in f for f in ep.trace.fallbacks)

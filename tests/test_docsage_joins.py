@@ -13,8 +13,9 @@ from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.ask import SchemaDiscovery
 from quaderno.methods.docsage.detect import detect_all, missing_relationships
-from quaderno.methods.docsage.joins import join_fix, reference_name
+from quaderno.methods.docsage.joins import join_fix, named_references, reference_name
 from quaderno.methods.docsage.patch import SchemaPatch, apply_patches
+from quaderno.methods.docsage.schema import Schema
 from quaderno.methods.episode import Episode
 
 # the measuring model's Set3 schema (benchmarks/results/docsage-synth-measuring/
@@ -200,3 +201,28 @@ def test_a_composite_rekey_names_columns_of_the_table() -> None:
     bad = SchemaPatch(op="rekey", table="league_city", column="league_id", key_with=["nope"])
     same, notes = apply_patches(schema, [bad])
     assert same is schema and "not all other columns" in notes[0]
+
+
+def test_named_references_are_every_undeclared_key_a_name_implies() -> None:
+    schema = Schema.model_validate({"tables": [
+        {"name": "laureates", "columns": [{"name": "name"}], "primary_key": ["name"]},
+        {"name": "medal", "columns": [{"name": "laureates_name"},
+                                      {"name": "year", "type": "INT"}]},
+        # declared already: not again
+        {"name": "prize", "columns": [{"name": "laureates_name"}],
+         "foreign_keys": [{"cols": ["laureates_name"], "ref_table": "laureates",
+                           "ref_cols": ["name"]}]},
+        # named after the key but of another type: not a reference
+        {"name": "grant", "columns": [{"name": "laureates_name", "type": "INT"}]},
+        # the Set1 shape: the table's name with the key's name
+        {"name": "stedrurial_medal", "columns": [{"name": "laureate_name"}],
+         "primary_key": ["laureate_name"]},
+        {"name": "stedrurial_medal_award", "columns": [
+            {"name": "stedrurial_medal_laureate_name"}, {"name": "birth_year", "type": "INT"}]}]})
+    found = [(p.table, p.column, p.references_table, p.references_column)
+             for p in named_references(schema)]
+    assert found == [("medal", "laureates_name", "laureates", "name"),
+                     # its key names a laureate too: one medal row per laureate
+                     ("stedrurial_medal", "laureate_name", "laureates", "name"),
+                     ("stedrurial_medal_award", "stedrurial_medal_laureate_name",
+                      "stedrurial_medal", "laureate_name")]

@@ -826,7 +826,10 @@ def test_only_applied_repairs_are_recorded():
     async def trial(schema, probe):
         return company_rows()
     schema, log, ep, script = discover(trial, lambda s, r: [bad])
-    assert log.rounds[0].patches == [] and schema.version == 0
+    # nothing in the round; after it, code declares the references the names imply
+    assert log.rounds[0].patches == [] and schema.version == 1
+    assert log.declared == ["companies.commissionid -> commissions.commissionid",
+                            "revenue.companyid -> companies.companyid"]
     assert log.rounds[0].notes == ["rekey companies.ceo: no such column"]
     assert log.stop_reason == "no signal could be repaired or asked"
     assert not any("repaired by the detector" in f for f in ep.trace.fallbacks)

@@ -28,6 +28,7 @@ from quaderno.errors import StepError
 from quaderno.index.hits import Hit
 from quaderno.methods.docsage.detect import Signal, rank
 from quaderno.methods.docsage.draft import SchemaDraft, from_schema, to_schema
+from quaderno.methods.docsage.joins import named_references
 from quaderno.methods.docsage.patch import apply_patches
 from quaderno.methods.docsage.records import AskLog, AskRound, Clarification
 from quaderno.methods.docsage.rows import Row
@@ -89,6 +90,28 @@ def _problems(signals: Sequence[Signal]) -> str:
     return "\n".join(lines)
 
 
+def _declare_references(ep: Episode, schema: Schema, log: AskLog) -> Schema:
+    """The schema with every foreign key its column names imply declared
+    (:func:`.joins.named_references`): the SQL prompt then shows the join, and the gate can
+    add it. Recorded in ``log.declared`` and the trace."""
+    patches = named_references(schema)
+    if not patches:
+        return schema
+    new, notes = apply_patches(schema, patches, reason="ask: references the names imply")
+    for p in patches:
+        table = new.table(p.table)
+        if table is not None and any(fk.cols == [p.column]
+                                     and fk.ref_table == p.references_table
+                                     for fk in table.foreign_keys):
+            log.declared.append(f"{p.table}.{p.column} -> {p.references_table}."
+                                f"{p.references_column}")
+    for note in notes:
+        ep.trace.fallback(f"declaring a reference: {note}")
+    if log.declared:
+        ep.trace.fallback("foreign keys the column names imply, declared: "
+                          + "; ".join(log.declared))
+    return new
+
 class SchemaDiscovery:
     """Runs F_init and the ASK loop (or the passive refine) inside an episode."""
 
@@ -142,6 +165,7 @@ class SchemaDiscovery:
                 log.stop_reason = "passive: one refine pass"
             else:
                 schema = await self._loop(ep, schema, probe, extract, detect, log, own_calls)
+            schema = _declare_references(ep, schema, log)
             log.llm_calls = own_calls()
             span.outputs = {"tables": [t.name for t in schema.tables], "version": schema.version,
                             "rounds": len(log.rounds), "stop": log.stop_reason}

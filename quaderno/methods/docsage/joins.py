@@ -46,6 +46,24 @@ def _unreferenced_name(holder: Table, target: Table) -> SchemaPatch | None:
     return None
 
 
+def named_references(schema: Schema) -> list[SchemaPatch]:
+    """Every foreign key the column names imply and the schema does not declare
+    (``companies.commissionid`` beside the key ``commissions.commissionid``), at most one per
+    column. ASK repairs one such key per missing-relationship signal and round; the 1.5B
+    model's Set1 schema ended its rounds with ``stedrurial_medal_award_laureate.
+    stedrurial_medal_laureate_name`` undeclared, so the SQL prompt showed no join and the
+    gate could add none."""
+    out: list[SchemaPatch] = []
+    for holder in schema.tables:
+        taken: set[str] = set()
+        for target in schema.tables:
+            fix = _unreferenced_name(holder, target)
+            if fix is not None and fix.column not in taken:
+                taken.add(fix.column)
+                out.append(fix)
+    return out
+
+
 def reference_name(holder: Table, target: Table, key: str) -> str:
     """The name of a new column of ``holder`` naming ``target``'s entity by its ``key``:
     ``league_name`` for ``league.name``, ``leaguename`` as it is, not taken in ``holder``."""
@@ -85,4 +103,4 @@ def join_fix(schema: Schema, home: Sequence[str], apart: Sequence[str],
     return None
 
 
-__all__ = ["join_fix", "reference_name"]
+__all__ = ["join_fix", "named_references", "reference_name"]

@@ -37,6 +37,8 @@ class AskLog(BaseModel):
     rounds: list[AskRound] = Field(default_factory=list)
     stop_reason: str = ""
     llm_calls: int = 0
+    # foreign keys the final schema's column names imply, declared by code after the rounds
+    declared: list[str] = Field(default_factory=list)
 
 
 class SQLAttempt(BaseModel):
