@@ -384,3 +384,56 @@ def test_a_quote_comes_only_from_a_row_the_answer_rests_on(tmp_path):
     one = answer("docsage", FiguresOnly(sql="SELECT max(staff) FROM institution", cite=()),
                  tmp_path)
     assert one.answer.startswith('2300 (written "2,300 staff"')
+
+
+STAFFING = {"tables": [
+    {"name": "institution", "columns": [{"name": "name"},
+                                        {"name": "founded", "type": "INT"}],
+     "primary_key": ["name"]},
+    # institution_name names the institution's key, and the draft declares no foreign key
+    {"name": "staffing", "columns": [{"name": "institution_name"},
+                                     {"name": "staff", "type": "INT"}]}],
+    "entity_types": ["institution"], "required_attributes": ["institution.name"]}
+
+
+class StaffingModel(Model):
+    """Drafts the two tables above, extracts into both, and writes the query the 1.5B model
+    writes: the staff read from the institution table, without the join."""
+
+    def __init__(self):
+        super().__init__(sql="SELECT name FROM institution ORDER BY staff DESC LIMIT 1")
+
+    def __call__(self, request):
+        user = request.messages[-1].content
+        if user.startswith(("Design the smallest", "Revise this relational schema")):
+            self.prompts.append(user)
+            return json.dumps(STAFFING)
+        if user.startswith("Extract into the tables below"):
+            self.prompts.append(user)
+            text = user.split('"""')[1]
+            found = list(FACT.finditer(text))
+            return json.dumps({
+                "institution": [{"name": m[1], "founded": int(m[2])} for m in found],
+                "staffing": [{"institution_name": m[1], "staff": int(m[3].replace(",", ""))}
+                             for m in found]})
+        return super().__call__(request)
+
+
+def test_a_query_without_its_join_is_answered_through_the_named_reference(tmp_path):
+    """End to end: ASK declares the foreign key the column name implies, the SQL prompt
+    shows it, the gate adds the join the query left out, and the answer traces to both
+    tables' chunk."""
+    model = StaffingModel()
+    a = answer("docsage", model, tmp_path, question="Which institution has the most staff?")
+    d = a.details
+    assert a.answer == "Varnholt University"
+    fks = [(t.name, fk.cols, fk.ref_table) for t in d.db_schema.tables for fk in t.foreign_keys]
+    assert fks == [("staffing", ["institution_name"], "institution")]
+    assert d.ask.declared == ["staffing.institution_name -> institution.name"]
+    sql_prompt = next(p for p in model.prompts if p.startswith("Write one DuckDB SELECT"))
+    assert "REFERENCES institution" in sql_prompt
+    assert [s.stage for s in d.sql] == ["ok"]                  # no repair spent
+    assert any("joined on its declared foreign key: LEFT JOIN staffing" in f
+               for f in a.trace.fallbacks)
+    tables = {s.table for s in d.result.sources[0]}
+    assert tables == {"institution", "staffing"}
