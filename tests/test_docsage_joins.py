@@ -13,7 +13,7 @@ from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.ask import SchemaDiscovery
 from quaderno.methods.docsage.detect import detect_all, missing_relationships
-from quaderno.methods.docsage.joins import join_fix, named_references, reference_name
+from quaderno.methods.docsage.joins import declare, join_fix, named_references, reference_name
 from quaderno.methods.docsage.patch import SchemaPatch, apply_patches
 from quaderno.methods.docsage.schema import Schema
 from quaderno.methods.episode import Episode
@@ -226,3 +226,36 @@ def test_named_references_are_every_undeclared_key_a_name_implies() -> None:
                      ("stedrurial_medal", "laureate_name", "laureates", "name"),
                      ("stedrurial_medal_award", "stedrurial_medal_laureate_name",
                       "stedrurial_medal", "laureate_name")]
+
+
+def test_two_tables_keyed_by_one_id_do_not_point_at_each_other() -> None:
+    schema = Schema.model_validate({"tables": [
+        {"name": "companies", "columns": [{"name": "companyid", "type": "INT"}],
+         "primary_key": ["companyid"]},
+        {"name": "company", "columns": [{"name": "companyid", "type": "INT"}],
+         "primary_key": ["companyid"]}]})
+    assert [(p.table, p.references_table) for p in named_references(schema)] == [
+        ("companies", "company")]
+
+
+def test_declaring_keeps_what_the_drafts_limits_would_cut() -> None:
+    """ASK's rounds may grow a schema past the draft's caps (4 tables, 12 columns); the
+    declared keys are added as they are, cutting nothing."""
+    wide = [{"name": f"c{i}", "type": "INT"} for i in range(12)] + [{"name": "annual_revenue"}]
+    schema = Schema.model_validate({"tables": [
+        {"name": "companies", "columns": [{"name": "companyid", "type": "INT"}, *wide],
+         "primary_key": ["companyid"]},
+        *({"name": f"t{i}", "columns": [{"name": "x"}]} for i in range(3)),
+        {"name": "ceos", "columns": [{"name": "name"}, {"name": "companyid", "type": "INT"}]}],
+        "version": 4})
+    patches = named_references(schema)
+    assert [(p.table, p.column) for p in patches] == [("ceos", "companyid")]
+    new = declare(schema, patches, "test")
+    assert [t.name for t in new.tables] == [t.name for t in schema.tables]
+    assert new.table("companies").column_names == schema.table("companies").column_names
+    assert new.table("ceos").foreign_keys[0].ref_table == "companies"
+    assert new.version == 5 and new.history[-1]["reason"] == "test"
+    # the draft route cannot give this schema (why declare() does not take it)
+    drafted, _ = apply_patches(schema, patches)
+    assert not (len(drafted.tables) == 5 and drafted.table("ceos").foreign_keys
+                and len(drafted.table("companies").columns) == 14)

@@ -16,8 +16,10 @@ from quaderno.llm.lm import LM
 from quaderno.methods.docsage.lineage import run_with_lineage
 from quaderno.methods.docsage.reason import SQLReasoner
 from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.docsage.autojoin import declared_unique
 from quaderno.methods.docsage.sandbox import SQLSandbox
 from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.sqlgate import check_sql
 from quaderno.methods.episode import Episode
 
 FK_PEOPLE = [{"cols": ["person_name"], "ref_table": "people", "ref_cols": ["name"]}]
@@ -169,14 +171,6 @@ def test_a_column_two_tables_could_give_is_not_joined(sb: SQLSandbox) -> None:
     ("SELECT name FROM people ORDER BY buried", "No table has buried"),
     # the column's only owner has no foreign key to what is read
     ("SELECT name FROM laureates WHERE award_id = 1", "award_id is a column of award"),
-    # births may hold several rows per person (no primary key): a count would repeat them
-    ("SELECT count(*) FROM people WHERE date < '1950-01-01'",
-     "Column 'date' could not be resolved"),
-    # ... or a count of the rows a derived table gives, or a window over them
-    ("SELECT count(*) FROM (SELECT name FROM people WHERE date < '1950-01-01') AS t",
-     "Column 'date' could not be resolved"),
-    ("SELECT name, row_number() OVER (ORDER BY name) FROM people WHERE date IS NOT NULL",
-     "Column 'date' could not be resolved"),
     # a derived table in the SELECT: its columns are not the schema's to reason about
     ("SELECT name FROM (SELECT name FROM people) p ORDER BY date",
      "date is a column of births and baptisms, which the query does not read"),
@@ -238,21 +232,90 @@ def test_the_new_table_gets_an_alias_nobody_uses(sb: SQLSandbox) -> None:
     assert run_with_lineage(sb, with_cte).result.rows == [["George Nevill"]]
 
 
-def test_several_matching_rows_are_listed_not_counted() -> None:
-    """Two birth rows for one person (two chunks gave two dates): a list shows both, a
-    count is not joined (it would count the person twice)."""
+@pytest.fixture(scope="module")
+def twice():
+    """The rows with a second birth row for Ann Other (two chunks gave two dates)."""
     rows = _rows() + [Row(table="births", values={"person_name": "Ann Other", "id": 9,
                                                   "date": "1951-01-01"},
                           provenance=Provenance(chunk_id="b-dup"))]
     with SQLSandbox(SCHEMA, rows) as sandbox:
-        listed = run_with_lineage(sandbox, "SELECT name FROM people WHERE date > '1900-01-01' "
-                                           "ORDER BY name")
-        assert listed.result.rows == [["Ann Other"], ["Ann Other"], ["Matt Guthmiller"]]
-        with pytest.raises(SQLRefusedError):
-            sandbox.check("SELECT count(*) FROM people WHERE date > '1900-01-01'")
-        # the key's own side is unique: a count over deaths is joined
-        assert run_with_lineage(sandbox, "SELECT count(*) FROM people WHERE died IS NULL"
-                                ).result.rows == [[2]]
+        yield sandbox
+
+
+def test_several_matching_rows_are_listed_not_counted(twice: SQLSandbox) -> None:
+    listed = run_with_lineage(twice, "SELECT name FROM people WHERE date > '1900-01-01' "
+                                     "ORDER BY name")
+    assert listed.result.rows == [["Ann Other"], ["Ann Other"], ["Matt Guthmiller"]]
+    # tested with IN, a repeated row changes nothing
+    sql = ("SELECT country FROM people WHERE name IN (SELECT name FROM people "
+           "WHERE date > '1900-01-01') ORDER BY country")
+    assert run_with_lineage(twice, sql).result.rows == [["FR"], ["US"]]
+    # the key's own side is unique: a count over deaths is joined
+    assert run_with_lineage(twice, "SELECT count(*) FROM people WHERE died IS NULL"
+                            ).result.rows == [[2]]
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT count(*) FROM people WHERE date > '1900-01-01'",
+    # a count of the rows a derived table or a CTE gives, in any query that reads them
+    "SELECT count(*) FROM (SELECT name FROM people WHERE date > '1900-01-01') AS t",
+    "WITH t AS (SELECT name FROM people WHERE date > '1900-01-01'), "
+    "u AS (SELECT count(*) AS c FROM t) SELECT c FROM u",
+    # a window, in the SELECT list or QUALIFY
+    "SELECT name, row_number() OVER (ORDER BY name) FROM people WHERE date IS NOT NULL",
+    "SELECT name FROM people WHERE date > '1900-01-01' "
+    "QUALIFY row_number() OVER (ORDER BY name) <= 2",
+    # the top two: a repeated row would push the second one out
+    "SELECT name FROM people ORDER BY date DESC LIMIT 2",
+    # a subquery used as a value: two rows are an error
+    "SELECT name, (SELECT date FROM people AS p2 WHERE p2.name = people.name) AS d "
+    "FROM people",
+])
+def test_rows_a_join_would_repeat_are_not_joined_where_they_count(twice: SQLSandbox,
+                                                                  sb: SQLSandbox, sql) -> None:
+    with pytest.raises(SQLRefusedError) as info:
+        twice.check(sql)
+    assert "Column 'date' could not be resolved" in str(info.value)
+    # the same query over the rows with one birth row per person is joined
+    assert sb.check(sql).joined
+
+
+def test_one_row_per_key_in_the_data_lets_a_count_join(sb: SQLSandbox,
+                                                       twice: SQLSandbox) -> None:
+    """births declares no key, but holds one row per person here: the count is joined."""
+    assert sb.unique("births", ["person_name"]) and not twice.unique("births", ["person_name"])
+    assert not sb.unique("births", ["no_such"]) and not sb.unique("nowhere", ["name"])
+    assert run_with_lineage(sb, "SELECT count(*) FROM people WHERE date < '1950-01-01'"
+                            ).result.rows == [[1]]
+    assert run_with_lineage(sb, "SELECT name FROM people ORDER BY date LIMIT 1"
+                            ).result.rows == [["George Nevill"]]
+
+
+def test_without_the_data_the_schema_must_say_one_row_per_key() -> None:
+    """check_sql alone (no rows): a primary key, with no column holding a row per value."""
+    assert declared_unique(SCHEMA.table("deaths"), ["person_name"])
+    assert not declared_unique(SCHEMA.table("births"), ["person_name"])
+    prized = Schema.model_validate({"tables": [
+        SCHEMA.table("people").model_dump(),
+        {"name": "deaths", "columns": [{"name": "person_name"}, {"name": "died"},
+                                       {"name": "prize", "single_valued": False}],
+         "primary_key": ["person_name"], "foreign_keys": FK_PEOPLE}]})
+    assert not declared_unique(prized.table("deaths"), ["person_name"])
+    count = "SELECT count(*) FROM people WHERE died IS NULL"
+    assert check_sql(count, SCHEMA).joined
+    with pytest.raises(SQLRefusedError):
+        check_sql(count, prized)
+    assert check_sql("SELECT name FROM people WHERE died IS NULL", prized).joined
+
+
+def test_the_new_table_does_not_hide_a_derived_tables_alias(sb: SQLSandbox) -> None:
+    """``births`` here is the outer derived table of death rows; the join inside EXISTS gets
+    a name of its own, and the correlated ``births.person_name`` stays the outer one."""
+    sql = ("SELECT births.person_name FROM (SELECT person_name FROM deaths) AS births "
+           "WHERE EXISTS (SELECT 1 FROM people WHERE people.name = births.person_name "
+           "AND date < '1950-01-01')")
+    assert sb.check(sql).joined[0].startswith("LEFT JOIN births AS births_2 ON")
+    assert run_with_lineage(sb, sql).result.rows == []        # Matt was born in 1990
 
 
 def test_two_possible_joins_are_not_guessed() -> None:

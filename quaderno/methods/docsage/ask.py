@@ -28,7 +28,7 @@ from quaderno.errors import StepError
 from quaderno.index.hits import Hit
 from quaderno.methods.docsage.detect import Signal, rank
 from quaderno.methods.docsage.draft import SchemaDraft, from_schema, to_schema
-from quaderno.methods.docsage.joins import named_references
+from quaderno.methods.docsage.joins import declare, named_references
 from quaderno.methods.docsage.patch import apply_patches
 from quaderno.methods.docsage.records import AskLog, AskRound, Clarification
 from quaderno.methods.docsage.rows import Row
@@ -97,19 +97,15 @@ def _declare_references(ep: Episode, schema: Schema, log: AskLog) -> Schema:
     patches = named_references(schema)
     if not patches:
         return schema
-    new, notes = apply_patches(schema, patches, reason="ask: references the names imply")
-    for p in patches:
-        table = new.table(p.table)
-        if table is not None and any(fk.cols == [p.column]
-                                     and fk.ref_table == p.references_table
-                                     for fk in table.foreign_keys):
-            log.declared.append(f"{p.table}.{p.column} -> {p.references_table}."
-                                f"{p.references_column}")
-    for note in notes:
-        ep.trace.fallback(f"declaring a reference: {note}")
-    if log.declared:
-        ep.trace.fallback("foreign keys the column names imply, declared: "
-                          + "; ".join(log.declared))
+    try:
+        new = declare(schema, patches, "ask: references the names imply")
+    except ValueError as exc:
+        ep.trace.fallback(f"the references the column names imply were not declared: {exc}")
+        return schema
+    log.declared = [f"{p.table}.{p.column} -> {p.references_table}.{p.references_column}"
+                    for p in patches]
+    ep.trace.fallback("foreign keys the column names imply, declared: "
+                      + "; ".join(log.declared))
     return new
 
 class SchemaDiscovery:

@@ -20,17 +20,19 @@ too, is pinned to it, ``SELECT *`` is expanded, and only the column no table giv
 bare, so the join changes no other column's meaning and cannot hide an outer query's table.
 The join is a LEFT JOIN, so the rows the query read stay its rows (a person without a death
 date is still counted, still matches ``OR date < ...``): the new table looks their value up,
-NULL where it has none, which a comparison or an aggregate skips. A join whose new table may
-match several rows per row (its side of the key is not its primary key: births by
-person_name) repeats those rows, once per value the tables hold; that is what a list or an
-ordering should show, but it would change a count or an average, so such a join is not added
-to a query that aggregates. What was added is reported (``CheckedSQL.joined``) and recorded
-in the trace.
+NULL where it has none, which a comparison or an aggregate skips. A join whose new table
+holds several rows for one key (two extracted birth dates of one person; without the data,
+a side of the key that is not its primary key) repeats the row, once per value the tables
+hold. A list or an IN test may show that, but a count, an average, a window, a LIMIT of
+more than one row, or a subquery used as a value would change, so such a join is not added
+where one of them reads the rows. What was added is reported (``CheckedSQL.joined``) and
+recorded in the trace.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
@@ -38,6 +40,8 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from quaderno.methods.docsage.aggregates import is_aggregate
 from quaderno.methods.docsage.schema import ForeignKey, Schema, Table
 
+# whether the data holds one row of a table per value of these columns
+Unique = Callable[[str, Sequence[str]], bool]
 _UNRESOLVED = re.compile(r"Column '([^']+)' could not be resolved(?: for table: '([^']+)')?")
 
 
@@ -58,29 +62,31 @@ def _on(left: str, cols: list[str], right: str, ref_cols: list[str]) -> exp.Expr
     return condition
 
 
-def _unique(table: Table, cols: list[str]) -> bool:
-    """Whether ``cols`` are ``table``'s declared primary key: one row per value."""
-    return bool(table.primary_key) and set(table.primary_key) == set(cols)
-
-
 def _direct(owner: Table, alias: str, read: Table,
-            at: str) -> list[tuple[exp.Expression, bool]]:
+            at: str) -> list[tuple[exp.Expression, list[str]]]:
     """Join conditions a foreign key between ``owner`` (as ``alias``) and ``read`` (as
-    ``at``) gives, either way, each with whether it matches at most one ``owner`` row."""
-    return ([(_on(alias, fk.cols, at, fk.ref_cols), _unique(owner, fk.cols))
+    ``at``) gives, either way, each with the ``owner`` columns it matches on."""
+    return ([(_on(alias, fk.cols, at, fk.ref_cols), fk.cols)
              for fk in owner.foreign_keys if fk.ref_table == read.name]
-            + [(_on(at, fk.cols, alias, fk.ref_cols), _unique(owner, fk.ref_cols))
+            + [(_on(at, fk.cols, alias, fk.ref_cols), fk.ref_cols)
                for fk in read.foreign_keys if fk.ref_table == owner.name])
 
 
 def _shared(owner: Table, alias: str, read: Table,
-            at: str) -> list[tuple[exp.Expression, bool]]:
+            at: str) -> list[tuple[exp.Expression, list[str]]]:
     """Join conditions two foreign keys to the same key of a third table give."""
     def same(a: ForeignKey, b: ForeignKey) -> bool:
         return a.ref_table == b.ref_table and a.ref_cols == b.ref_cols and \
             a.ref_table not in (owner.name, read.name)
-    return [(_on(alias, a.cols, at, b.cols), _unique(owner, a.cols))
+    return [(_on(alias, a.cols, at, b.cols), a.cols)
             for a in owner.foreign_keys for b in read.foreign_keys if same(a, b)]
+
+
+def declared_unique(table: Table, cols: Sequence[str]) -> bool:
+    """Whether the schema says ``cols`` hold one row of ``table`` per value: its primary key,
+    with no column an entity has several values of (a row per value)."""
+    return bool(table.primary_key) and set(table.primary_key) == set(cols) and \
+        not table.multi_valued(table.primary_key)
 
 
 def _wanted(scope: Scope, name: str, qualifier: str) -> list[exp.Column]:
@@ -92,23 +98,48 @@ def _wanted(scope: Scope, name: str, qualifier: str) -> list[exp.Column]:
             and c.table.lower() not in {a.lower() for a in scope.selected_sources}]
 
 
-def _aggregates(scope: Scope | None) -> bool:
-    """Whether this SELECT, or one its rows feed (an enclosing query), groups rows or
-    computes a window over them: there repeated rows would change the numbers."""
-    while scope is not None:
-        select = scope.expression
-        if isinstance(select, exp.Select) and (
-                is_aggregate(select)
-                or any(e.find(exp.Window) is not None for e in select.expressions)):
-            return True
-        scope = scope.parent
-    return False
+def _limits(node: exp.Expression) -> bool:
+    """A LIMIT that keeps more than one row (a repeated row pushes another one out)."""
+    limit = node.args.get("limit")
+    if limit is None:
+        return False
+    value = limit.expression if isinstance(limit, exp.Limit) else limit
+    return not (isinstance(value, exp.Literal) and value.is_int and int(value.name) <= 1)
+
+
+def _counts_rows(node: exp.Expression) -> bool:
+    """Whether a query's result depends on how often a row occurs: it aggregates, computes
+    a window (in its SELECT list or QUALIFY), or keeps a LIMIT of more than one row."""
+    if _limits(node):
+        return True
+    if not isinstance(node, exp.Select):
+        return False
+    return is_aggregate(node) or node.args.get("qualify") is not None or \
+        any(e.find(exp.Window) is not None for e in node.expressions)
+
+
+def _repeats_matter(scope: Scope, root: exp.Expression) -> bool:
+    """Whether rows repeated by a join in this SELECT could change the answer: it counts
+    rows itself; it is a subquery used as a value (two rows are an error), not one tested
+    with IN, EXISTS or ANY; or its rows feed another query (a CTE, a derived table, a branch
+    of a set operation) and any query there counts rows."""
+    select = scope.expression
+    if _counts_rows(select):
+        return True
+    if scope.is_root:
+        return False
+    if scope.is_subquery:
+        holder = select.parent.parent if isinstance(select.parent, exp.Subquery) \
+            else select.parent
+        return not isinstance(holder, (exp.In, exp.Exists, exp.Any, exp.All))
+    return any(_counts_rows(n) for n in root.find_all(exp.Select, exp.SetOperation))
 
 
 def _taken(root: exp.Expression) -> set[str]:
-    """Every table name, alias and CTE name the query uses anywhere (lower case)."""
-    return {t.alias_or_name.lower() for t in root.find_all(exp.Table)} | \
-        {t.name.lower() for t in root.find_all(exp.Table)} | \
+    """Every table name and alias the query uses anywhere, of tables, CTEs, derived tables,
+    VALUES and UNNEST alike (lower case)."""
+    return {t.name.lower() for t in root.find_all(exp.Table)} | \
+        {a.name.lower() for a in root.find_all(exp.TableAlias) if a.name} | \
         {c.alias_or_name.lower() for c in root.find_all(exp.CTE)}
 
 
@@ -119,11 +150,15 @@ def _alias(owner: str, taken: set[str]) -> str:
     return alias
 
 
-def add_join(root: exp.Expression, schema: Schema, error: str) -> str | None:
+def add_join(root: exp.Expression, schema: Schema, error: str,
+             unique: Unique | None = None) -> str | None:
     """Add, in place, the one join that gives the column ``error`` says cannot be resolved
     (module docstring) to ``root``, a query qualify() resolved without validating; what was
     added ("LEFT JOIN births ON births.person_name = people.name (for date)"), or None when
-    the schema gives no single join."""
+    the schema gives no single join. ``unique(table, columns)`` says whether the data holds
+    one row per value of those columns (the sandbox asks its tables); without it the schema's
+    word is taken (:func:`declared_unique`)."""
+    one = unique or (lambda table, cols: declared_unique(schema.table(table), cols))
     what = unresolved(error)
     if what is None:
         return None
@@ -149,12 +184,12 @@ def add_join(root: exp.Expression, schema: Schema, error: str) -> str | None:
         owners = [t for t in schema.tables if name in t.column_names and t.name not in names
                   and t.name not in ctes and (not qualifier or t.name == qualifier)]
         alias_of = {o.name: o.name if qualifier else _alias(o.name, taken) for o in owners}
-        grouped = _aggregates(scope)
+        matter = _repeats_matter(scope, root)
         found: list[tuple[Table, exp.Expression]] = []
         for kind in (_direct, _shared):
             found = [(o, cond) for o in owners for at, t in read.items()
-                     for cond, one in kind(o, alias_of[o.name], t, at)
-                     if one or not grouped]
+                     for cond, cols in kind(o, alias_of[o.name], t, at)
+                     if not matter or one(o.name, cols)]
             if found:
                 break
         if len(found) != 1:
@@ -172,4 +207,4 @@ def add_join(root: exp.Expression, schema: Schema, error: str) -> str | None:
     return None
 
 
-__all__ = ["add_join", "unresolved"]
+__all__ = ["Unique", "add_join", "declared_unique", "unresolved"]

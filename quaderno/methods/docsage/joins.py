@@ -24,7 +24,7 @@ from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.patch import SchemaPatch
 from quaderno.methods.docsage.rekey import entity_reference, named_after, singular
 from quaderno.methods.docsage.rows import Row
-from quaderno.methods.docsage.schema import Schema, Table
+from quaderno.methods.docsage.schema import ForeignKey, Schema, Table
 
 
 def _key(table: Table) -> str | None:
@@ -49,19 +49,42 @@ def _unreferenced_name(holder: Table, target: Table) -> SchemaPatch | None:
 def named_references(schema: Schema) -> list[SchemaPatch]:
     """Every foreign key the column names imply and the schema does not declare
     (``companies.commissionid`` beside the key ``commissions.commissionid``), at most one per
-    column. ASK repairs one such key per missing-relationship signal and round; the 1.5B
-    model's Set1 schema ended its rounds with ``stedrurial_medal_award_laureate.
-    stedrurial_medal_laureate_name`` undeclared, so the SQL prompt showed no join and the
-    gate could add none."""
+    column, and none back to a table that refers to the holder already (two tables keyed by
+    the same ``companyid`` would point at each other). ASK repairs one such key per
+    missing-relationship signal and round; the 1.5B model's Set1 schema ended its rounds
+    with ``stedrurial_medal_award_laureate.stedrurial_medal_laureate_name`` undeclared, so
+    the SQL prompt showed no join and the gate could add none."""
+    linked = {(t.name, fk.ref_table) for t in schema.tables for fk in t.foreign_keys}
     out: list[SchemaPatch] = []
     for holder in schema.tables:
         taken: set[str] = set()
         for target in schema.tables:
             fix = _unreferenced_name(holder, target)
-            if fix is not None and fix.column not in taken:
-                taken.add(fix.column)
-                out.append(fix)
+            if fix is None or fix.column in taken or (target.name, holder.name) in linked:
+                continue
+            taken.add(fix.column)
+            linked.add((holder.name, target.name))
+            out.append(fix)
     return out
+
+
+def declare(schema: Schema, patches: Sequence[SchemaPatch], reason: str) -> Schema:
+    """``schema`` with the foreign keys of ``add_foreign_key`` patches added as they are: a
+    new version, the patches in its history. Not through :func:`.patch.apply_patches`, whose
+    draft form caps tables and columns at the model's limits and would cut what ASK's
+    rounds let grow past them. Raises ValueError when the result does not validate."""
+    keys: dict[str, list[ForeignKey]] = {}
+    for p in patches:
+        keys.setdefault(p.table, []).append(ForeignKey(
+            cols=[p.column], ref_table=p.references_table, ref_cols=[p.references_column]))
+    body = schema.model_dump()
+    for t in body["tables"]:
+        t["foreign_keys"] += [k.model_dump() for k in keys.get(t["name"], [])]
+    body["version"] = schema.version + 1
+    body["history"] = [*schema.history,
+                       *({"version": schema.version + 1, "reason": reason,
+                          **p.model_dump(exclude_none=True)} for p in patches)]
+    return Schema.model_validate(body)
 
 
 def reference_name(holder: Table, target: Table, key: str) -> str:
@@ -103,4 +126,4 @@ def join_fix(schema: Schema, home: Sequence[str], apart: Sequence[str],
     return None
 
 
-__all__ = ["join_fix", "named_references", "reference_name"]
+__all__ = ["declare", "join_fix", "named_references", "reference_name"]

@@ -104,8 +104,27 @@ class SQLSandbox:
 
     # -- public API ---------------------------------------------------------------------
     def check(self, sql: str) -> CheckedSQL:
-        """The gate alone: raises SQLRefusedError, runs nothing."""
-        return check_sql(sql, self.schema)
+        """The gate alone: raises SQLRefusedError, runs nothing of ``sql`` (a join the gate
+        adds is judged by :meth:`unique` on the loaded rows)."""
+        return check_sql(sql, self.schema, unique=self.unique)
+
+    def unique(self, table: str, cols: Sequence[str]) -> bool:
+        """Whether the loaded rows hold at most one row of ``table`` per value of ``cols``
+        (rows with a NULL among them aside: they join nothing), so a join on them repeats no
+        row. False for a table or column the schema does not have."""
+        t = self.schema.table(table)
+        if t is None or not cols or any(c not in t.column_names for c in cols):
+            return False
+        names = ", ".join(f'"{c}"' for c in cols)  # the schema's identifiers, never a model's
+        present = " AND ".join(f'"{c}" IS NOT NULL' for c in cols)
+        try:
+            res = self.run_trusted(f'SELECT count(*) FROM (SELECT 1 FROM "{table}" WHERE '
+                                   f"{present} GROUP BY {names} HAVING count(*) > 1)",
+                                   max_rows=2)
+        except SQLExecutionError as e:  # the time limit too
+            log.info("could not tell whether %s(%s) is unique: %s", table, names, e)
+            return False
+        return res.rows[0][0] == 0
 
     def run(self, sql: str, *, timeout_s: float = 5.0, max_rows: int = 10_000) -> QueryResult:
         """Gate-check ``sql`` (model-written) and run it. Raises SQLRefusedError,

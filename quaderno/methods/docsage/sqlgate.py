@@ -30,7 +30,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
 
 from quaderno.errors import SQLRefusedError
-from quaderno.methods.docsage.autojoin import add_join
+from quaderno.methods.docsage.autojoin import Unique, add_join
 from quaderno.methods.docsage.schema import Schema
 
 log = logging.getLogger(__name__)
@@ -343,19 +343,20 @@ def _restore_output_names(root: exp.Expression) -> None:
                 ident.set("this", renamed[ident.name])
 
 
-def check_sql(sql: str, schema: Schema) -> CheckedSQL:
+def check_sql(sql: str, schema: Schema, unique: Unique | None = None) -> CheckedSQL:
     """Accept ``sql`` only if it is one read-only query over ``schema``'s tables and columns;
     return it qualified and regenerated. Raises :class:`SQLRefusedError` naming what was
-    refused and what to change."""
+    refused and what to change. ``unique``: whether the data holds one row of a table per
+    value of some columns, for a join the gate adds (``autojoin.py``)."""
     try:
-        return _check(sql, schema)
+        return _check(sql, schema, unique)
     except RecursionError as e:  # sqlglot parses and walks recursively: some 45 nested
         # parentheses or subqueries exhaust Python's stack, and the question must not crash
         raise _refuse("too-deep", "the query nests too deeply to check; write it with fewer "
                       "nested parentheses and subqueries (a CTE per step)", sql) from e
 
 
-def _check(sql: str, schema: Schema) -> CheckedSQL:
+def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
     if not isinstance(sql, str) or not sql.strip():
         raise _refuse("empty", "no SQL was given; write one SELECT statement", str(sql))
     if len(sql) > MAX_SQL_CHARS:
@@ -380,7 +381,7 @@ def _check(sql: str, schema: Schema) -> CheckedSQL:
         requalified = []
     joined: list[str] = []
     try:
-        qualified = _qualify(root, schema, joined)
+        qualified = _qualify(root, schema, joined, unique)
     except SqlglotError as e:
         raise _refuse("unknown-column", f"{str(e)[:300]}; the schema's columns are: "
                       + "; ".join(f"{t.name}({', '.join(t.column_names)})"
@@ -406,7 +407,8 @@ def _check(sql: str, schema: Schema) -> CheckedSQL:
                       requalified=requalified, joined=joined)
 
 
-def _qualify(root: exp.Expression, schema: Schema, joined: list[str]) -> exp.Expression:
+def _qualify(root: exp.Expression, schema: Schema, joined: list[str],
+             unique: Unique | None = None) -> exp.Expression:
     """``root`` qualified against the schema; a column no table of its SELECT has gets the
     one join a declared foreign key gives (``autojoin.py``, at most :data:`MAX_JOINS`),
     recorded in ``joined``. Raises what qualify raised when no join gives it."""
@@ -420,7 +422,7 @@ def _qualify(root: exp.Expression, schema: Schema, joined: list[str]) -> exp.Exp
             try:  # the join goes into the query as far as qualify() could resolve it
                 partial = qualify(tree.copy(), schema=schema.mapping(), dialect="duckdb",
                                   validate_qualify_columns=False)
-                how = add_join(partial, schema, str(e))
+                how = add_join(partial, schema, str(e), unique)
             except Exception as scoping:  # scopes qualify cannot read: refuse as before
                 log.info("no join added, the query's scopes could not be read: %r", scoping)
                 how = None
