@@ -318,6 +318,19 @@ def test_the_new_table_does_not_hide_a_derived_tables_alias(sb: SQLSandbox) -> N
     assert run_with_lineage(sb, sql).result.rows == []        # Matt was born in 1990
 
 
+def test_a_choice_is_not_made_by_which_join_may_repeat_rows() -> None:
+    """Two tables could give ``date``; under a count only the one with a row per person
+    could be joined, but that is no reason to think the query meant it: refused."""
+    schema = Schema.model_validate({"tables": [
+        SCHEMA.table("people").model_dump(), SCHEMA.table("births").model_dump(),
+        {"name": "baptisms", "columns": [{"name": "person_name"},
+                                         {"name": "date", "type": "DATE"}],
+         "primary_key": ["person_name"], "foreign_keys": FK_PEOPLE}]})
+    with pytest.raises(SQLRefusedError) as info:
+        check_sql("SELECT count(*) FROM people WHERE date < '1950-01-01'", schema)
+    assert "date is a column of births and baptisms" in str(info.value)
+
+
 def test_two_possible_joins_are_not_guessed() -> None:
     schema = Schema.model_validate({"tables": [
         SCHEMA.table("people").model_dump(), SCHEMA.table("births").model_dump(),

@@ -121,7 +121,7 @@ def _counts_rows(node: exp.Expression) -> bool:
 def _repeats_matter(scope: Scope, root: exp.Expression) -> bool:
     """Whether rows repeated by a join in this SELECT could change the answer: it counts
     rows itself; it is a subquery used as a value (two rows are an error), not one tested
-    with IN, EXISTS or ANY; or its rows feed another query (a CTE, a derived table, a branch
+    with IN, EXISTS, ANY or ALL; or its rows feed another query (a CTE, a derived table, a branch
     of a set operation) and any query there counts rows."""
     select = scope.expression
     if _counts_rows(select):
@@ -184,17 +184,17 @@ def add_join(root: exp.Expression, schema: Schema, error: str,
         owners = [t for t in schema.tables if name in t.column_names and t.name not in names
                   and t.name not in ctes and (not qualifier or t.name == qualifier)]
         alias_of = {o.name: o.name if qualifier else _alias(o.name, taken) for o in owners}
-        matter = _repeats_matter(scope, root)
-        found: list[tuple[Table, exp.Expression]] = []
+        found: list[tuple[Table, exp.Expression, list[str]]] = []
         for kind in (_direct, _shared):
-            found = [(o, cond) for o in owners for at, t in read.items()
-                     for cond, cols in kind(o, alias_of[o.name], t, at)
-                     if not matter or one(o.name, cols)]
+            found = [(o, cond, cols) for o in owners for at, t in read.items()
+                     for cond, cols in kind(o, alias_of[o.name], t, at)]
             if found:
                 break
-        if len(found) != 1:
+        if len(found) != 1:  # none, or a choice the query does not make
             return None
-        owner, condition = found[0]
+        owner, condition, cols = found[0]
+        if _repeats_matter(scope, root) and not one(owner.name, cols):
+            return None
         alias = alias_of[owner.name]
         for col in columns:
             col.set("table", exp.to_identifier(alias))
