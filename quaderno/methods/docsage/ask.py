@@ -108,6 +108,7 @@ def _declare_references(ep: Episode, schema: Schema, log: AskLog) -> Schema:
                       + "; ".join(log.declared))
     return new
 
+
 class SchemaDiscovery:
     """Runs F_init and the ASK loop (or the passive refine) inside an episode."""
 
