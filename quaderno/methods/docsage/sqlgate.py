@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.qualify_columns import validate_qualify_columns
 from sqlglot.optimizer.scope import traverse_scope
 
 from quaderno.errors import SQLRefusedError
@@ -411,18 +412,24 @@ def _qualify(root: exp.Expression, schema: Schema, joined: list[str],
              unique: Unique | None = None) -> exp.Expression:
     """``root`` qualified against the schema; a column no table of its SELECT has gets the
     one join a declared foreign key gives (``autojoin.py``, at most :data:`MAX_JOINS`),
-    recorded in ``joined``. Raises what qualify raised when no join gives it."""
-    tree = root
+    recorded in ``joined``. Raises what qualify raised when no join gives it. The query is
+    qualified without validating and then validated (what ``qualify`` does in one call), so
+    a join goes into the tree already resolved as far as it can be, not into a second
+    qualification of it."""
+    tree = qualify(root.copy(), schema=schema.mapping(), dialect="duckdb",
+                   validate_qualify_columns=False)
     while True:
         try:
-            return qualify(tree.copy(), schema=schema.mapping(), dialect="duckdb")
+            validate_qualify_columns(tree)
+            return tree
         except SqlglotError as e:
             if len(joined) >= MAX_JOINS:
                 raise
-            try:  # the join goes into the query as far as qualify() could resolve it
-                partial = qualify(tree.copy(), schema=schema.mapping(), dialect="duckdb",
-                                  validate_qualify_columns=False)
-                how = add_join(partial, schema, str(e), unique)
+            try:
+                how = add_join(tree, schema, str(e), unique)
+                if how is not None:  # the new table is qualified like the others
+                    tree = qualify(tree, schema=schema.mapping(), dialect="duckdb",
+                                   validate_qualify_columns=False)
             except Exception as scoping:  # scopes qualify cannot read: refuse as before
                 log.info("no join added, the query's scopes could not be read: %r", scoping)
                 how = None
@@ -430,4 +437,3 @@ def _qualify(root: exp.Expression, schema: Schema, joined: list[str],
                 raise
             log.info("the gate joined %s", how)
             joined.append(how)
-            tree = partial
