@@ -33,6 +33,7 @@ from quaderno.methods.docsage.patch import apply_patches
 from quaderno.methods.docsage.records import AskLog, AskRound, Clarification
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Column, Schema, Table, generic_schema
+from quaderno.methods.docsage.siblings import merge_siblings
 from quaderno.methods.docsage.steps import (ANSWER_CLARIFICATION, CLARIFY, INIT_SCHEMA,
                                             REFINE_SCHEMA, UPDATE_SCHEMA, fenced)
 from quaderno.methods.docsage.terms import content_words, overlap
@@ -68,12 +69,20 @@ def relevant_tables(tables: Sequence[Table], question: str, limit: int = 8) -> l
             and overlap(asked, content_words(" ".join([t.name, *t.column_names])))][:limit]
 
 
-def _drafted(draft: SchemaDraft, version: int = 0) -> tuple[Schema, list[str]]:
-    """The model's draft as a schema, a person's split name made one column first
-    (:func:`.whole_names.whole_names`), with a note on every repair."""
+def _drafted(draft: SchemaDraft, version: int = 0,
+             texts: Sequence[str] = ()) -> tuple[Schema, list[str]]:
+    """The model's draft as a schema, with a note on every repair. First a person's split
+    name is made one column (:func:`.whole_names.whole_names`), and tables named after one
+    entity each, a proper name in ``texts`` (the question, the documents the model read),
+    are made one table of their kind (:func:`.siblings.merge_siblings`)."""
     draft, merged = whole_names(draft)
+    draft, joined = merge_siblings(draft, texts)
     schema, notes = to_schema(draft, version=version)
-    return schema, merged + notes
+    return schema, merged + joined + notes
+
+
+def _texts(ep: Episode, hits: Sequence[Hit]) -> list[str]:
+    return [ep.question, *(h.chunk.render() for h in hits)]
 
 
 def _draft_json(schema: Schema) -> str:
@@ -130,7 +139,7 @@ class SchemaDiscovery:
                                        known_tables=describe_tables(known),
                                        documents=fenced(format_docs(sample)))
         try:
-            return _drafted(result.value)
+            return _drafted(result.value, texts=_texts(ep, sample))
         except ValueError as exc:
             raise StepError(INIT_SCHEMA.name, f"the schema draft is unusable: {exc}",
                             raw=result.raw) from None
@@ -174,7 +183,8 @@ class SchemaDiscovery:
             result = await REFINE_SCHEMA.run(ep.lm, trace=ep.trace, question=ep.question,
                                              schema=_draft_json(schema),
                                              documents=fenced(format_docs(probe)))
-            new, notes = _drafted(result.value, version=schema.version + 1)
+            new, notes = _drafted(result.value, version=schema.version + 1,
+                                  texts=_texts(ep, probe))
         except (StepError, ValueError) as exc:
             ep.trace.fallback(f"passive refine failed ({exc}); kept the initial schema")
             return schema

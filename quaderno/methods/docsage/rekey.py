@@ -56,6 +56,26 @@ def singular(name: str) -> str:
     return name
 
 
+def plural(name: str) -> str:
+    """The last word of ``name`` made plural, as :func:`singular` reads it back: "company"
+    -> "companies", "city" -> "cities", "address" -> "addresses", "league" -> "leagues",
+    "person" -> "people"; a word already plural stays."""
+    if singular(name) != name:
+        return name
+    cut = max(name.rfind("_"), name.rfind(" ")) + 1
+    head, word = name[:cut], name[cut:]
+    back = {v: k for k, v in _IRREGULAR.items()}
+    if word in back:
+        return head + back[word]
+    if word in _SAME_PLURAL or not word:
+        return name
+    if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
+        return head + word[:-1] + "ies"
+    if word.endswith(("s", "x", "z", "ch", "sh")):
+        return head + word + "es"
+    return head + word + "s"
+
+
 def stems(table: str) -> set[str]:
     """The table's name and its singular (``companies``, ``company``): what a column named
     after the table's own entity starts with."""

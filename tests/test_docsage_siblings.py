@@ -1,0 +1,185 @@
+"""Tables the model drew one per entity, with the same columns, become one table of their
+kind (the 1.5B measuring model's Set2 drafts: one table per company, so that extraction split
+the companies over them and the SQL read the rows of one)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.index.hits import Hit
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.methods.docsage.ask import SchemaDiscovery, _drafted
+from quaderno.methods.docsage.draft import MAX_COLUMNS, SchemaDraft
+from quaderno.methods.docsage.rekey import plural, singular
+from quaderno.methods.docsage.siblings import merge_siblings, proper_names, siblings
+from quaderno.methods.episode import Episode
+
+COMPANY = [{"name": "id", "type": "INT", "description": "Primary key"},
+           {"name": "company_name"}, {"name": "sector"}, {"name": "country"},
+           {"name": "employees", "type": "INT"}, {"name": "revenue", "type": "DOUBLE"},
+           {"name": "chief_executive"}]
+NONSENSE_FK = [{"column": "chief_executive", "references_table": "DrournliaMarketsCommission",
+                "references_column": "name"}]
+# benchmarks/results/docsage-synth-measuring/docsage-set2, the Statistics question's draft
+SET2_STAT = {"tables": [
+    {"name": "DrournliaMarketsCommission", "columns": COMPANY, "primary_key": ["id"],
+     "foreign_keys": NONSENSE_FK},
+    {"name": "GrounlenkreEnergy", "columns": COMPANY, "primary_key": ["id"],
+     "foreign_keys": NONSENSE_FK},
+    {"name": "GouqinEnergy", "columns": COMPANY, "primary_key": ["id"],
+     "foreign_keys": NONSENSE_FK},
+    {"name": "ZuvhaernliaEnergy", "columns": COMPANY[:5]}]}
+# ... and the Relationship question's, after the first's tables were offered to it
+SET2_REL = {"tables": [
+    {"name": "drournliamarketscommission", "columns": COMPANY, "primary_key": ["id"]},
+    {"name": "grounlenkreenergy", "columns": [*COMPANY, {"name": "offices", "type": "DOUBLE"}],
+     "primary_key": ["id"]}],
+    "entity_types": ["drournliamarketscommission", "grounlenkreenergy"],
+    "required_attributes": ["company_name", "sector", "country", "employees",
+                            "chief_executive"],
+    "join_path": ["drournliamarketscommission", "grounlenkreenergy"]}
+STAT = ("What is the average number of offices of the companies in the Drournlia Markets "
+        "Commission whose sector is energy?")
+DOCS = ["Grounlenkre Energy\nGrounlenkre Energy (GE) is a company of the Drournlia Markets "
+        "Commission. It has 48 offices.",
+        "Gouqin Energy\nGouqin Energy names Touvha Vhathsiaxpux as chief executive.",
+        "Zuvhaernlia Energy\nA total of 4,120 employees was recorded for Zuvhaernlia Energy."]
+
+
+def draft(d: dict) -> SchemaDraft:
+    return SchemaDraft.model_validate(d)
+
+
+def test_the_set2_tables_one_per_company_are_one_table_of_companies():
+    schema, notes = _drafted(draft(SET2_STAT), texts=[STAT, *DOCS])
+    assert [t.name for t in schema.tables] == ["companies"]
+    companies = schema.table("companies")
+    assert companies.column_names == ["id", "company_name", "sector", "country", "employees",
+                                      "revenue", "chief_executive"]
+    assert companies.primary_key == ["id"]
+    assert notes[0] == ("tables 'GrounlenkreEnergy', 'GouqinEnergy', 'ZuvhaernliaEnergy' "
+                        "merged into 'companies': the same columns, each table named after "
+                        "one entity")
+    # without the documents only the commission's table is a proper name: the question's
+    # own words say nothing about the companies' tables, and nothing is merged
+    alone, notes = _drafted(draft(SET2_STAT), texts=[STAT])
+    assert len(alone.tables) == 4 and not any("merged" in n for n in notes)
+
+
+def test_the_merged_table_gains_the_columns_only_a_sibling_had_and_the_requirements_follow():
+    schema, _ = _drafted(draft(SET2_REL), texts=[STAT, *DOCS])
+    [companies] = schema.tables
+    assert companies.name == "companies" and "offices" in companies.column_names
+    # the widest sibling gave the columns, in its order
+    assert companies.column_names[:8] == ["id", "company_name", "sector", "country",
+                                          "employees", "revenue", "chief_executive", "offices"]
+    r = schema.requirements
+    assert r.entity_types == ["companies"] and r.join_path == ["companies"]
+
+
+def test_siblings_with_ordinary_names_are_different_kinds_and_stay_apart():
+    person = [{"name": "name"}, {"name": "born", "type": "INT"}, {"name": "country"},
+              {"name": "team"}]
+    d = draft({"tables": [{"name": "players", "columns": person, "primary_key": ["name"]},
+                          {"name": "coaches", "columns": person, "primary_key": ["name"]}]})
+    assert siblings(d.tables[0], d.tables[1])
+    merged, notes = merge_siblings(d, ["Players and coaches of the Ostrel Rovers."])
+    assert [t.name for t in merged.tables] == ["players", "coaches"] and notes == []
+
+
+def test_tables_sharing_fewer_columns_are_not_siblings():
+    d = draft({"tables": [
+        {"name": "Stedrurial Medal", "columns": [{"name": "laureate_id", "type": "INT"},
+                                                  {"name": "award_name"}, {"name": "year"},
+                                                  {"name": "nationality"}]},
+        {"name": "Gryrnstu Pougryrn", "columns": [{"name": "laureate_id", "type": "INT"},
+                                                   {"name": "award_name"}, {"name": "year"},
+                                                   {"name": "birth_year", "type": "INT"}]}]})
+    # ids and columns named after the table do not count: award_name and year are shared
+    assert not siblings(d.tables[0], d.tables[1])
+    merged, notes = merge_siblings(d, ["Gryrnstu Pougryrn received the Stedrurial Medal."])
+    assert len(merged.tables) == 2 and notes == []
+
+
+def test_an_instance_table_merges_into_the_kind_table_beside_it_and_references_follow():
+    d = draft({"tables": [
+        {"name": "companies", "columns": COMPANY[1:], "primary_key": ["company_name"]},
+        {"name": "Gouqin Energy", "columns": [*COMPANY[1:], {"name": "offices", "type": "INT"}],
+         "primary_key": ["company_name"]},
+        {"name": "filings", "columns": [{"name": "filing_no"}, {"name": "company_name"}],
+         "primary_key": ["filing_no"],
+         "foreign_keys": [{"column": "company_name", "references_table": "Gouqin Energy",
+                           "references_column": "company_name"}]}],
+        "constraints": [{"kind": "range", "table": "Gouqin Energy", "columns": ["offices"],
+                         "low": 0}],
+        "required_attributes": ["Gouqin Energy.offices", "filings.filing_no"],
+        "join_path": ["filings", "Gouqin Energy"]})
+    schema, notes = _drafted(d, texts=DOCS)
+    assert [t.name for t in schema.tables] == ["companies", "filings"]
+    assert schema.table("companies").column_names[-1] == "offices"
+    [fk] = schema.table("filings").foreign_keys
+    assert (fk.ref_table, fk.ref_cols) == ("companies", ["company_name"])
+    [rng] = schema.constraints
+    assert (rng.table, rng.column) == ("companies", "offices")
+    assert schema.requirements.attributes == ["companies.offices", "filings.filing_no"]
+    assert schema.requirements.join_path == ["filings", "companies"]
+    assert notes[0].startswith("tables 'Gouqin Energy' merged into 'companies'")
+
+
+def test_without_a_free_kind_name_the_siblings_merge_into_the_one_the_question_needs():
+    d = draft({"tables": [
+        {"name": "companies", "columns": [{"name": "company_name"}, {"name": "founded"}]},
+        {"name": "Gouqin Energy", "columns": COMPANY},
+        {"name": "Grounlenkre Energy", "columns": COMPANY}],
+        "join_path": ["Grounlenkre Energy"]})
+    merged, _ = merge_siblings(d, DOCS)
+    assert [t.name for t in merged.tables] == ["companies", "Grounlenkre Energy"]
+
+
+def test_no_shared_name_column_keeps_the_first_sibling_by_name():
+    cols = [{"name": "sector"}, {"name": "country"}, {"name": "employees", "type": "INT"}]
+    d = draft({"tables": [{"name": "Gouqin Energy", "columns": cols},
+                          {"name": "Zuvhaernlia Energy", "columns": cols}]})
+    merged, _ = merge_siblings(d, DOCS)
+    assert [t.name for t in merged.tables] == ["Gouqin Energy"]
+
+
+def test_the_merged_table_keeps_to_the_column_cap():
+    wide = [{"name": f"c{i}"} for i in range(MAX_COLUMNS)]
+    other = [*wide[:9], *({"name": f"extra{i}"} for i in range(3))]
+    d = draft({"tables": [{"name": "Gouqin Energy", "columns": wide},
+                          {"name": "Zuvhaernlia Energy", "columns": other}]})
+    merged, _ = merge_siblings(d, DOCS)
+    [t] = merged.tables
+    assert [c.name for c in t.columns] == [c["name"] for c in wide]
+
+
+def test_proper_names_are_every_run_of_capitalized_words():
+    names = proper_names(["It is a company of The Drournlia Markets Commission, said Ama."])
+    assert {"drournliamarketscommission", "thedrournliamarketscommission", "drournlia",
+            "marketscommission", "ama", "it"} <= names
+    assert "company" not in names and "commissionsaid" not in names
+
+
+@pytest.mark.parametrize("word", ["company", "city", "address", "league", "person", "movie",
+                                  "key", "country", "series", "top_movie", "laureate"])
+def test_plural_is_read_back_by_singular(word):
+    assert singular(plural(word)) == word and plural(plural(word)) == plural(word)
+
+
+def test_the_initial_schema_merges_siblings_named_in_the_sample_it_was_drawn_from():
+    lm = LM(FakeLLM(respond=lambda request: json.dumps(SET2_STAT)))
+    ep = Episode(STAT, method="docsage", lm=lm, retriever=None)
+    sample = [Hit(chunk=Chunk(id=f"d{i}#0", title=t.split("\n")[0], text=t.split("\n")[1],
+                              kb="c"), score=1.0, rank=i + 1, retriever="kw")
+              for i, t in enumerate(DOCS)]
+    schema, notes = asyncio.run(SchemaDiscovery().initial(ep, sample))
+    assert [t.name for t in schema.tables] == ["companies"]
+    schema, _ = asyncio.run(SchemaDiscovery().initial(ep, sample[:1]))
+    # the sample names one company: its table merges into the commission's, the rest stay
+    assert [t.name for t in schema.tables] == ["companies", "gouqinenergy", "zuvhaernliaenergy"]
