@@ -298,3 +298,52 @@ def test_dates_in_the_wrong_order_lose_the_less_confident_one() -> None:
     last = rovers.provenance.corrections[-1]
     assert (last.column, last.old, last.reason, last.by) == (
         "dissolved", 1980, "constraint:temporal", "unresolved")
+
+
+LAUREATES = Schema.model_validate({"tables": [
+    {"name": "laureate", "primary_key": ["laureate_id", "award"],
+     "columns": [{"name": "laureate_id", "type": "INT"}, {"name": "award"},
+                 {"name": "name"}, {"name": "grant", "type": "INT"}]}]})
+MEDAL = [Chunk(id="m1#0", text="Nendzu Rixtox won the Stedrurial Medal; her grant was 500."),
+         Chunk(id="m2#0", text="Skytern Statrintrir won the Stedrurial Medal, grant 720."),
+         Chunk(id="m3#0", text="The Stedrurial Medal, laureate 7: Gryrnstu Pougryrn, grant 90."),
+         Chunk(id="m4#0", text="Laureate 7 of the Stedrurial Medal is G. Pougryrn; grant 95.")]
+MEDAL_ROWS = {"m1#0": (1, "Nendzu Rixtox", 500), "m2#0": (1, "Skytern Statrintrir", 720),
+              "m3#0": (7, "Gryrnstu Pougryrn", 90), "m4#0": (7, "Gryrnstu Pougryrn", 95)}
+
+
+def test_a_conflict_under_a_key_no_chunk_states_is_not_settled_as_one_entity() -> None:
+    """The measuring model numbered every Set1 laureate 1 (``laureate_id``, part of the
+    key): backtracking then wrote one laureate's name over the others'. A key value no chunk
+    states keys no entity, and its rows keep their own values; a stated one (7) is settled."""
+    judged: list[str] = []
+
+    def respond(request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        if is_judge(request):
+            judged.append(prompt)
+            return json.dumps({"value": "90", "passage": 1, "quote": "grant 90"})
+        for chunk in MEDAL:
+            if chunk.text in prompt:
+                lid, name, grant = MEDAL_ROWS[chunk.id]
+                return json.dumps({"laureate": [{"laureate_id": lid, "award": "Stedrurial Medal",
+                                                 "name": name, "grant": grant}]})
+        raise AssertionError(prompt)
+    trace = Trace()
+    config = ClearConfig(level_a=False)
+    result = run(run_clear(LM(FakeLLM(respond=respond)), LAUREATES, MEDAL, config=config,
+                           retrieve=lambda q, k: _medal(q, k), trace=trace))
+    names = sorted(r.values["name"] for r in result.rows if r.values["laureate_id"] == 1)
+    assert names == ["Nendzu Rixtox", "Skytern Statrintrir"]
+    assert sorted(r.values["grant"] for r in result.rows if r.values["laureate_id"] == 1) == [
+        500, 720]
+    assert result.report.invented_keys == ["laureate.laureate_id = 1"]
+    assert any("laureate.laureate_id = 1 is stated in no chunk" in f for f in trace.fallbacks)
+    # the stated key 7 is one laureate: its two grants are settled by the judge
+    assert judged and all("Pougryrn" in p for p in judged)
+    [seven] = [r for r in result.rows if r.values["laureate_id"] == 7]
+    assert seven.values["grant"] == 90
+
+
+async def _medal(query: str, k: int):
+    return [MEDAL[2]]

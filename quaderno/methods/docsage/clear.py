@@ -11,7 +11,9 @@
    ``correction``, conflicts (functional dependencies, duplicate keys) are settled by
    backtracking retrieval, range and order violations re-extracted and then NULLed, dangling
    foreign keys matched to the one parent they name; at most ``max_rounds`` rounds, Level B
-   re-run after each.
+   re-run after each. A conflict whose key value no chunk read states (an id the model
+   numbered 1 in every chunk) is left as it is: its rows are not one entity, and settling it
+   would write one entity's values over the others' (``invented_keys`` in the report).
 
 The paper's ablation "w/o CLEAR (Logic Checking)" = ``level_b=False``; all of CLEAR off =
 ``level_a=False, level_b=False`` (extraction and alias merging only).
@@ -39,11 +41,11 @@ from quaderno.methods.docsage.correct import (Retrieve, apply_cell, committee_ba
                                               resolve_conflict, tally)
 from quaderno.methods.docsage.ended import ended_by, ended_columns, without_ended_links
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
-                                              extract)
+                                              extract, mentions)
 from quaderno.methods.docsage.normalize import (key_columns, normalize_entity,
                                                 normalize_value, row_identity)
 from quaderno.methods.docsage.rows import Row, value_chunk
-from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.schema import Schema, Table
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +91,8 @@ class ClearReport(BaseModel):
     cache_misses: int = 0
     constraints_skipped: list[str] = Field(default_factory=list)  # type-mismatched, DB errors
     calibration_refused: list[str] = Field(default_factory=list)  # other score kind or model
+    # key values no chunk read states ("table.column = value"), whose conflicts were left
+    invented_keys: list[str] = Field(default_factory=list)
 
 
 def _ended_link(row: Row) -> dict[str, Any]:
@@ -126,6 +130,7 @@ class _Run:
                  retrieve: Retrieve | None, aliases: Mapping[str, str] | None) -> None:
         self.lm, self.schema, self.config, self.settings = lm, schema, config, settings
         self.chunks = {c.id: c for c in chunks}
+        self.texts = [c.render() for c in chunks]
         self.trace, self.committee_lm, self.retrieve, self.aliases = (trace, committee, retrieve,
                                                                   aliases)
         self.report = ClearReport(chunks=len(chunks))
@@ -137,6 +142,21 @@ class _Run:
         table = self.schema.table(row.table)
         key = row_identity(table, row.values, self.aliases) if table is not None else ()
         return (source_chunk(row, column), row.table, key, column)
+
+    def _invented(self, table: Table, columns: Sequence[str], row: Row) -> bool:
+        """Whether a value of ``columns`` in ``row`` is stated in no chunk read: a key the
+        model numbered, which aligns nothing. Recorded once per value, with a fallback."""
+        for name in columns:
+            value, kind = row.values.get(name), table.column(name).type
+            if value is None or any(mentions(t, value, kind) for t in self.texts):
+                continue
+            what = f"{table.name}.{name} = {value!r}"
+            if what not in self.report.invented_keys:
+                self.report.invented_keys.append(what)
+                self.trace.fallback(f"docsage.clear: {what} is stated in no chunk read; the "
+                                    "rows it keys are not settled as one entity")
+            return True
+        return False
 
     def _count(self, by: str, n: int = 1) -> None:
         self.report.corrections[by] = self.report.corrections.get(by, 0) + n
@@ -207,6 +227,8 @@ class _Run:
                     c.name for c in table.columns if c.name not in lhs and c.single_valued
                     and len({normalize_value(rows[i].values.get(c.name), c.type)
                              for i in members} - {None}) > 1]
+                if self._invented(table, lhs, rows[members[0]]):
+                    continue
                 key = tuple(str(rows[members[0]].values.get(c)) for c in lhs)
                 for col in targets:
                     conflicts.setdefault((v.table, key, col), (members, v.kind))
