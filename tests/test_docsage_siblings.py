@@ -183,3 +183,30 @@ def test_the_initial_schema_merges_siblings_named_in_the_sample_it_was_drawn_fro
     schema, _ = asyncio.run(SchemaDiscovery().initial(ep, sample[:1]))
     # the sample names one company: its table merges into the commission's, the rest stay
     assert [t.name for t in schema.tables] == ["companies", "gouqinenergy", "zuvhaernliaenergy"]
+
+
+def test_columns_naming_a_merged_sibling_are_dropped_and_references_elsewhere_kept():
+    """The Set2 Statistics re-run copied ``drournliamarketscommission.grounlenkreenergy_id``
+    from the tables offered to it: once both are ``companies``, that column names nothing.
+    A reference to a table outside the group (``regulator_id``) is carried over."""
+    d = draft({"tables": [
+        {"name": "drournliamarketscommission", "primary_key": ["id"],
+         "columns": [*COMPANY, {"name": "grounlenkreenergy_id", "type": "INT"}],
+         "foreign_keys": [{"column": "grounlenkreenergy_id",
+                           "references_table": "grounlenkreenergy",
+                           "references_column": "id"}]},
+        {"name": "grounlenkreenergy", "primary_key": ["id"],
+         "columns": [*COMPANY, {"name": "offices", "type": "DOUBLE"},
+                     {"name": "grounlenkreenergy_name"},
+                     {"name": "regulator_id", "type": "INT"}],
+         "foreign_keys": [{"column": "regulator_id", "references_table": "regulators",
+                           "references_column": "id"}]},
+        {"name": "regulators", "primary_key": ["id"],
+         "columns": [{"name": "id", "type": "INT"}, {"name": "name"}]}]})
+    schema, _ = _drafted(d, texts=[STAT, *DOCS])
+    companies = schema.table("companies")
+    assert "grounlenkreenergy_id" not in companies.column_names
+    assert "grounlenkreenergy_name" not in companies.column_names
+    assert companies.column_names[-2:] == ["offices", "regulator_id"]
+    [fk] = companies.foreign_keys
+    assert (fk.cols, fk.ref_table) == (["regulator_id"], "regulators")

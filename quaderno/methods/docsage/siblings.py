@@ -33,7 +33,7 @@ from collections.abc import Iterable
 
 from quaderno.methods.docsage.draft import (MAX_COLUMNS, DraftForeignKey, DraftTable,
                                             SchemaDraft, slug)
-from quaderno.methods.docsage.rekey import id_named, name_columns, plural, singular
+from quaderno.methods.docsage.rekey import id_named, name_columns, plural, singular, stems
 
 MIN_SHARED = 3   # columns two tables must share to be siblings
 SHARE = 0.75     # and the share of the smaller table's columns they make up
@@ -117,8 +117,9 @@ def merge_siblings(draft: SchemaDraft, texts: Iterable[str]) -> tuple[SchemaDraf
                  and singular(slug(t.name)) == singular(slug(kind))]
         if len(instances) + min(len(kinds), 1) < 2:
             continue
+        names_before = [t.name for t in [*kinds[:1], *instances]]
         into, gone = _target(draft, instances, kinds[:1], kind)
-        _merge(draft, into, gone)
+        _merge(draft, into, gone, names_before)
         notes.append(f"tables {', '.join(repr(t.name) for t in gone)} merged into "
                      f"{into.name!r}: the same columns, each table named after one entity")
     return draft, notes
@@ -158,13 +159,29 @@ def _rename(draft: SchemaDraft, old: str, new: str) -> None:
     draft.join_path = list(dict.fromkeys(swap(t) for t in draft.join_path))
 
 
-def _merge(draft: SchemaDraft, into: DraftTable, gone: list[DraftTable]) -> None:
+def _about(column: str, table: str) -> bool:
+    """``column`` is ``table``'s own id or named after it (``id``, ``grounlenkreenergy_id``,
+    ``gouqinenergyname``); a bare ``name`` or ``title`` is not."""
+    return slug(column) == "id" or slug(column) in {
+        f"{s}{sep}{w}" for s in stems(table) for sep in ("", "_") for w in ("id", "name",
+                                                                             "title")}
+
+
+def _merge(draft: SchemaDraft, into: DraftTable, gone: list[DraftTable],
+           merged: list[str]) -> None:
+    """``gone`` merged into ``into``; ``merged``: the names all of them had before."""
+    # the columns named after a table of the group name nothing once it is one table
+    keys = {slug(k) for k in into.primary_key}
+    drop = {slug(c.name) for c in into.columns if slug(c.name) not in keys | {"id"}
+            and any(_about(c.name, name) for name in merged if slug(name) != slug(into.name))}
+    into.columns = [c for c in into.columns if slug(c.name) not in drop]
+    into.foreign_keys = [fk for fk in into.foreign_keys if slug(fk.column) not in drop]
     have = {slug(c.name) for c in into.columns}
     for t in gone:
-        named = name_columns(slug(t.name)) - {"name", "title"}
         for c in t.columns:
             s = slug(c.name)
-            if s in have or id_named(s, t.name) or s in named or len(into.columns) >= MAX_COLUMNS:
+            if s in have or s in drop or len(into.columns) >= MAX_COLUMNS \
+                    or any(_about(s, name) for name in [*merged, into.name]):
                 continue
             into.columns.append(c)
             have.add(s)
