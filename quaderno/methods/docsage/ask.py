@@ -69,20 +69,20 @@ def relevant_tables(tables: Sequence[Table], question: str, limit: int = 8) -> l
             and overlap(asked, content_words(" ".join([t.name, *t.column_names])))][:limit]
 
 
-def _drafted(draft: SchemaDraft, version: int = 0,
+def _drafted(draft: SchemaDraft, version: int = 0, question: str = "",
              texts: Sequence[str] = ()) -> tuple[Schema, list[str]]:
     """The model's draft as a schema, with a note on every repair. First a person's split
     name is made one column (:func:`.whole_names.whole_names`), and tables named after one
-    entity each, a proper name in ``texts`` (the question, the documents the model read),
-    are made one table of their kind (:func:`.siblings.merge_siblings`)."""
+    entity each, a proper name in ``texts`` (the documents the model read) the ``question``
+    does not name, are made one table of their kind (:func:`.siblings.merge_siblings`)."""
     draft, merged = whole_names(draft)
-    draft, joined = merge_siblings(draft, texts)
+    draft, joined = merge_siblings(draft, question, texts)
     schema, notes = to_schema(draft, version=version)
     return schema, merged + joined + notes
 
 
-def _texts(ep: Episode, hits: Sequence[Hit]) -> list[str]:
-    return [ep.question, *(h.chunk.render() for h in hits)]
+def _texts(hits: Sequence[Hit]) -> list[str]:
+    return [h.chunk.render() for h in hits]
 
 
 def _draft_json(schema: Schema) -> str:
@@ -139,7 +139,7 @@ class SchemaDiscovery:
                                        known_tables=describe_tables(known),
                                        documents=fenced(format_docs(sample)))
         try:
-            return _drafted(result.value, texts=_texts(ep, sample))
+            return _drafted(result.value, question=ep.question, texts=_texts(sample))
         except ValueError as exc:
             raise StepError(INIT_SCHEMA.name, f"the schema draft is unusable: {exc}",
                             raw=result.raw) from None
@@ -184,7 +184,7 @@ class SchemaDiscovery:
                                              schema=_draft_json(schema),
                                              documents=fenced(format_docs(probe)))
             new, notes = _drafted(result.value, version=schema.version + 1,
-                                  texts=_texts(ep, probe))
+                                  question=ep.question, texts=_texts(probe))
         except (StepError, ValueError) as exc:
             ep.trace.fallback(f"passive refine failed ({exc}); kept the initial schema")
             return schema

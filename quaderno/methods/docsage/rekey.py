@@ -31,14 +31,17 @@ from quaderno.methods.docsage.draft import (DraftColumn, DraftConstraint, DraftF
 _IE_PLURALS = frozenset("movies cookies zombies rookies calories goalies selfies brownies "
                         "genies hoodies".split())
 _SAME_PLURAL = frozenset("series species news".split())
+# words in -che, whose plural is not one in -ches of a word in -ch (matches, churches)
+_CHE_WORDS = frozenset("cache niche avalanche headache moustache mustache psyche cliche "
+                       "creche quiche microfiche".split())
 _IRREGULAR = {"people": "person", "children": "child", "men": "man", "women": "woman"}
 
 
 def singular(name: str) -> str:
     """The last word of ``name`` (words end at ``_`` or a space) made singular: "cities" ->
     "city", "companies" -> "company", "leagues" -> "league", "movies" -> "movie", "series"
-    -> "series", "addresses" -> "address", "people" -> "person", "top_movies" ->
-    "top_movie"."""
+    -> "series", "addresses" -> "address", "matches" -> "match", "boxes" -> "box",
+    "caches" -> "cache", "people" -> "person", "top_movies" -> "top_movie"."""
     cut = max(name.rfind("_"), name.rfind(" ")) + 1
     head, word = name[:cut], name[cut:]
     if word in _SAME_PLURAL:
@@ -49,7 +52,8 @@ def singular(name: str) -> str:
         return head + word[:-1]
     if word.endswith("ies") and len(word) > 4:
         return head + word[:-3] + "y"
-    if word.endswith("sses"):
+    if word.endswith(("sses", "ches", "shes", "xes")) and len(word) > 4 \
+            and word[:-1] not in _CHE_WORDS:
         return head + word[:-2]
     if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
         return head + word[:-1]
@@ -58,8 +62,9 @@ def singular(name: str) -> str:
 
 def plural(name: str) -> str:
     """The last word of ``name`` made plural, as :func:`singular` reads it back: "company"
-    -> "companies", "city" -> "cities", "address" -> "addresses", "league" -> "leagues",
-    "person" -> "people"; a word already plural stays."""
+    -> "companies", "city" -> "cities", "address" -> "addresses", "church" -> "churches",
+    "league" -> "leagues", "person" -> "people"; a word already plural
+    stays (and so do words :func:`singular` takes for plurals, "status")."""
     if singular(name) != name:
         return name
     cut = max(name.rfind("_"), name.rfind(" ")) + 1

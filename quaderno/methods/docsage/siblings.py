@@ -2,28 +2,36 @@
 
 Asked for the average number of offices of the energy companies of the Drournlia Markets
 Commission, the 1.5B measuring model drew one table per company it saw in the sample
-(``DrournliaMarketsCommission``, ``GrounlenkreEnergy``, ``GouqinEnergy``, ...), each with
-the same columns (``company_name, sector, country, employees, revenue, chief_executive``).
-Extraction then split the companies over those tables, and the SQL read the few rows one of
-them held. Such tables are *siblings*: they share at least :data:`MIN_SHARED` columns that
-are neither an id nor named after the table itself, making up at least :data:`SHARE` of the
-smaller one's.
+(``GrounlenkreEnergy``, ``GouqinEnergy``, ...), each with the same columns
+(``company_name, sector, country, employees, revenue, chief_executive``). Extraction then
+split the companies over those tables, and the SQL read the few rows one of them held. Such
+tables are *siblings*: they share at least :data:`MIN_SHARED` columns that are neither an id,
+a bare ``name`` or ``title``, nor named after the table itself, making up at least
+:data:`SHARE` of the smaller one's; a group of siblings is one where every two are.
 
-:func:`merge_siblings` merges the siblings whose name is a proper name the question or the
-sample documents write ("Grounlenkre Energy" → ``grounlenkreenergy``) into one table of
-their kind, in the draft the model wrote, before it becomes a
-:class:`~quaderno.methods.docsage.schema.Schema`:
+:func:`merge_siblings` merges the siblings named after an *instance* into one table, in the
+draft the model wrote, before it becomes a :class:`~quaderno.methods.docsage.schema.Schema`.
+An instance's name is a proper name the sample documents write (:func:`proper_names`:
+capitalized, with a word the texts never write in lower case, so "Players" opening a
+sentence is not one) and the *question* does not. A sibling named after something the
+question names (``DrournliaMarketsCommission``, "the Vhaern Cup") is a container: the table
+of its members, which the question filters by. Containers are never merged away. The
+instances merge:
 
-* into the sibling named after the entity their shared name column names (``companies``,
-  for ``company_name``) when there is one;
-* else into a table so named, the sibling with most columns giving its columns and key;
+* into the sibling named after the entity their shared name column names (``companies`` or
+  ``energy_companies``, for ``company_name``) when there is one;
+* else into the one container the question names (the commission's table of companies);
+* else into a table named after that entity, the sibling with most columns giving its
+  columns and key;
 * else into the first of them the question's requirements name (else the first drawn).
 
-The merged table gains the other siblings' columns it lacks (never their ids or columns named
-after them), up to the draft's column cap. Foreign keys, constraints, required attributes,
-entity types and the join path that named a merged sibling name the merged table. Siblings
-with ordinary names (``players`` and ``coaches`` with the same columns) are different kinds
-and are left apart, and so is a sibling whose name the texts do not write.
+The merged table gains the other siblings' columns it lacks (the columns a requirement or
+constraint names first; never their ids or columns named after them), up to the draft's
+column cap, and loses its own columns named after a table merged into it. Foreign keys,
+constraints, required attributes, entity types and the join path that named a merged sibling
+name the merged table; a foreign key to a merged sibling's key column the merged table lacks
+points at the merged table's key. A description naming a merged sibling is cleared (it would
+tell extraction the table is about one company).
 """
 
 from __future__ import annotations
@@ -39,19 +47,30 @@ MIN_SHARED = 3   # columns two tables must share to be siblings
 SHARE = 0.75     # and the share of the smaller table's columns they make up
 _MAX_WORDS = 6   # longest proper name looked for
 _PROPER = re.compile(r"[A-Z][\w'’-]*(?:[ \t]+[A-Z][\w'’-]*)*")
+_LOWER = re.compile(r"(?<![\w'’-])[a-z][\w'’-]*")
+_WORD = re.compile(r"[A-Za-z]+")
+# the first half of a name column that names no kind of entity (full_name, job_title)
+_NOT_KINDS = frozenset("first last full given family middle maiden nick sur user display "
+                       "short long legal official common brand trade job file host domain "
+                       "screen code pen stage birth".split())
 
 
 def proper_names(texts: Iterable[str]) -> set[str]:
-    """Every run of capitalized words in ``texts`` (and each shorter run inside it), as a
-    slug without separators: "The Drournlia Markets Commission" gives
-    ``drournliamarketscommission``, ``drournlia``, ``thedrournlia`` and the rest."""
+    """Every run of capitalized words in ``texts`` (and each shorter run inside it) with a
+    word the texts never write in lower case, as a slug without separators: "The Drournlia
+    Markets Commission" gives ``drournliamarketscommission``, ``drournlia``,
+    ``thedrournlia`` and the rest, but not ``the`` or ``commission`` where the texts write
+    "the commission"."""
+    texts = list(texts)
+    common = {w.casefold() for t in texts for w in _LOWER.findall(t)}
     out: set[str] = set()
     for text in texts:
         for m in _PROPER.finditer(text):
             words = m.group(0).split()
             for i in range(len(words)):
                 for j in range(i + 1, min(len(words), i + _MAX_WORDS) + 1):
-                    out.add(_bare(" ".join(words[i:j])))
+                    if any(w.casefold() not in common for w in words[i:j]):
+                        out.add(_bare(" ".join(words[i:j])))
     return out
 
 
@@ -60,8 +79,8 @@ def _bare(name: str) -> str:
 
 
 def _own(table: DraftTable) -> set[str]:
-    """The columns that say what a table holds: not its ids, not those named after it."""
-    named = name_columns(slug(table.name)) - {"name", "title"}
+    """The columns that say what a table holds: not its ids, not its name."""
+    named = name_columns(slug(table.name))
     return {s for c in table.columns if not id_named(s := slug(c.name), table.name)
             and s not in named}
 
@@ -75,72 +94,93 @@ def siblings(a: DraftTable, b: DraftTable) -> bool:
 
 
 def _groups(tables: list[DraftTable]) -> list[list[DraftTable]]:
-    """Tables in groups of siblings (transitively), in draft order; singletons left out."""
-    parent = list(range(len(tables)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            i = parent[i]
-        return i
-    for i, a in enumerate(tables):
-        for j in range(i + 1, len(tables)):
-            if siblings(a, tables[j]):
-                parent[root(j)] = root(i)
-    groups: dict[int, list[DraftTable]] = {}
-    for i, t in enumerate(tables):
-        groups.setdefault(root(i), []).append(t)
-    return [g for g in groups.values() if len(g) > 1]
+    """Groups of tables every two of which are siblings, in draft order (a table joins the
+    first group it fits); singletons left out."""
+    groups: list[list[DraftTable]] = []
+    for t in tables:
+        home = next((g for g in groups if all(siblings(t, o) for o in g)), None)
+        if home is None:
+            groups.append([t])
+        else:
+            home.append(t)
+    return [g for g in groups if len(g) > 1]
 
 
-def _kind(group: list[DraftTable]) -> str:
+def _kind(group: list[DraftTable], words: set[str]) -> str:
     """The entity a name column every sibling has names (``company`` for ``company_name``
-    or ``companyname``), not one sibling's own; "" when there is none or several."""
+    or ``companyname``), a word of the texts (``words``), not one sibling's own; "" when
+    there is none or several, or when the siblings have a bare ``name`` or ``title`` (then
+    ``director_name`` names another entity)."""
     shared = set.intersection(*({slug(c.name) for c in t.columns} for t in group))
+    if shared & {"name", "title"}:
+        return ""
     own = {_bare(t.name) for t in group}
     kinds = {c[:-len(w)].rstrip("_") for c in shared for w in ("name", "title")
              if c.endswith(w) and len(c) > len(w)}
-    kinds = {k for k in kinds if k and _bare(k) not in own}
+    kinds = {k for k in kinds if k.isalpha() and k not in _NOT_KINDS and _bare(k) not in own
+             and {k, plural(k), singular(k)} & words}
     return kinds.pop() if len(kinds) == 1 else ""
 
 
-def merge_siblings(draft: SchemaDraft, texts: Iterable[str]) -> tuple[SchemaDraft, list[str]]:
+def _is_kind(table: DraftTable, kind: str, names: set[str]) -> bool:
+    """``table`` is named after ``kind``: ``companies``, ``company``, ``energy_companies``;
+    not ``Olav Church``, a proper name (``names``) ending in the kind."""
+    own = singular(slug(table.name))
+    return own == singular(kind) or (own.split("_")[-1] == singular(kind)
+                                     and _bare(table.name) not in names)
+
+
+def _without(tables: list[DraftTable], some: list[DraftTable]) -> list[DraftTable]:
+    return [t for t in tables if all(t is not o for o in some)]
+
+
+def merge_siblings(draft: SchemaDraft, question: str,
+                   texts: Iterable[str]) -> tuple[SchemaDraft, list[str]]:
     """``draft`` with each group of sibling tables named after instances (proper names in
-    ``texts``: the question and the sample documents) merged into one table, and a note per
-    merge."""
+    ``texts``, the documents the model read, that the ``question`` does not name) merged
+    into one table, and a note per merge."""
     draft = draft.model_copy(deep=True)
+    texts = [question, *texts]
     names = proper_names(texts)
+    asked = proper_names([question]) & names
+    words = {w.casefold() for t in texts for w in _WORD.findall(t)}
     notes: list[str] = []
     for group in _groups(draft.tables):
-        instances = [t for t in group if _bare(t.name) in names]
-        kind = _kind(group)
-        kinds = [t for t in group if kind and t not in instances
-                 and singular(slug(t.name)) == singular(slug(kind))]
-        if len(instances) + min(len(kinds), 1) < 2:
+        kind = _kind(group, words)
+        kinds = [t for t in group if kind and _is_kind(t, kind, names)]
+        rest = _without(group, kinds)
+        containers = [t for t in rest if _bare(t.name) in asked]
+        instances = [t for t in rest if _bare(t.name) in names and _bare(t.name) not in asked]
+        # the table of the kind, else the one container the question names
+        home = kinds[:1] or (containers if len(containers) == 1 else [])
+        if not instances or len(instances) + len(home) < 2:
             continue
-        names_before = [t.name for t in [*kinds[:1], *instances]]
-        into, gone = _target(draft, instances, kinds[:1], kind)
-        _merge(draft, into, gone, names_before)
-        notes.append(f"tables {', '.join(repr(t.name) for t in gone)} merged into "
-                     f"{into.name!r}: the same columns, each table named after one entity")
+        before = [t.name for t in [*home, *instances]]
+        into, gone = _target(draft, instances, home, kind)
+        cut = _merge(draft, into, gone, before)
+        notes.append(f"tables {', '.join(repr(n) for n in before if n != into.name)} merged "
+                     f"into {into.name!r}: the same columns, each table named after one entity"
+                     + (f" (columns past the cap of {MAX_COLUMNS} left out: {', '.join(cut)})"
+                        if cut else ""))
     return draft, notes
 
 
-def _target(draft: SchemaDraft, instances: list[DraftTable], kinds: list[DraftTable],
+def _target(draft: SchemaDraft, instances: list[DraftTable], home: list[DraftTable],
             kind: str) -> tuple[DraftTable, list[DraftTable]]:
     """The table the ``instances`` merge into, and the tables merged away."""
-    if kinds:
-        return kinds[0], instances
-    taken = {slug(t.name) for t in draft.tables if t not in instances}
+    if home:
+        return home[0], instances
+    taken = {slug(t.name) for t in _without(draft.tables, instances)}
     base = max(instances, key=lambda t: len(t.columns))  # first of the widest
     if kind and slug(plural(kind)) not in taken and slug(singular(kind)) not in taken:
         old = base.name
         base.name = plural(kind)
         _rename(draft, old, base.name)
-        return base, [t for t in instances if t is not base]
+        return base, _without(instances, [base])
     asked = {slug(n) for n in [*draft.entity_types, *draft.join_path,
                                *(a.partition(".")[0] for a in draft.required_attributes)]}
     first = next((t for t in instances if slug(t.name) in asked), instances[0])
-    return first, [t for t in instances if t is not first]
+    return first, _without(instances, [first])
 
 
 def _rename(draft: SchemaDraft, old: str, new: str) -> None:
@@ -167,28 +207,53 @@ def _about(column: str, table: str) -> bool:
                                                                              "title")}
 
 
+def _named(draft: SchemaDraft, table: DraftTable) -> set[str]:
+    """The columns of ``table`` a requirement or constraint names (slugs)."""
+    own = slug(table.name)
+    return {slug(c) for a in draft.required_attributes for t, _, c in [a.partition(".")]
+            if slug(t) == own} | {slug(c) for k in draft.constraints if slug(k.table) == own
+                                  for c in k.columns}
+
+
 def _merge(draft: SchemaDraft, into: DraftTable, gone: list[DraftTable],
-           merged: list[str]) -> None:
-    """``gone`` merged into ``into``; ``merged``: the names all of them had before."""
+           merged: list[str]) -> list[str]:
+    """``gone`` merged into ``into``; ``merged``: the names all of them had before. Returns
+    the columns left out at the cap."""
     # the columns named after a table of the group name nothing once it is one table
     keys = {slug(k) for k in into.primary_key}
     drop = {slug(c.name) for c in into.columns if slug(c.name) not in keys | {"id"}
-            and any(_about(c.name, name) for name in merged if slug(name) != slug(into.name))}
+            and any(_about(c.name, n) for n in merged if slug(n) != slug(into.name))}
     into.columns = [c for c in into.columns if slug(c.name) not in drop]
     into.foreign_keys = [fk for fk in into.foreign_keys if slug(fk.column) not in drop]
-    have = {slug(c.name) for c in into.columns}
+    have, cut = {slug(c.name) for c in into.columns}, []
     for t in gone:
-        for c in t.columns:
+        needed = _named(draft, t)
+        for c in sorted(t.columns, key=lambda c: slug(c.name) not in needed):
             s = slug(c.name)
-            if s in have or s in drop or len(into.columns) >= MAX_COLUMNS \
-                    or any(_about(s, name) for name in [*merged, into.name]):
+            if s in have or s in drop or any(_about(s, n) for n in [*merged, into.name]):
+                continue
+            if len(into.columns) >= MAX_COLUMNS:
+                cut.append(c.name)
                 continue
             into.columns.append(c)
             have.add(s)
         into.foreign_keys += [fk for fk in t.foreign_keys if slug(fk.column) in have]
-    draft.tables = [t for t in draft.tables if t not in gone]
+    draft.tables = _without(draft.tables, gone)
+    gone_names = {slug(t.name) for t in gone}
+    # what named a column of a merged table that the merged table lacks: a reference to
+    # its key points at the merged table's key, a requirement of it is dropped
+    pk = into.primary_key[0] if len(into.primary_key) == 1 else ""
+    for t in draft.tables:
+        for fk in t.foreign_keys:
+            if slug(fk.references_table) in gone_names and \
+                    slug(fk.references_column) not in have and pk:
+                fk.references_column = pk
+    draft.required_attributes = [a for a in draft.required_attributes
+                                 for tb, _, c in [a.partition(".")]
+                                 if slug(tb) not in gone_names or slug(c) in have]
     for t in gone:
         _rename(draft, t.name, into.name)
+    _clear_descriptions(into, merged)
     for t in draft.tables:  # one reference once; none from a column to itself
         seen: set[tuple[str, str, str]] = set()
         kept: list[DraftForeignKey] = []
@@ -201,13 +266,27 @@ def _merge(draft: SchemaDraft, into: DraftTable, gone: list[DraftTable],
         t.foreign_keys = kept[:4]
     seen_c: set[tuple[str, str, tuple[str, ...]]] = set()
     constraints = []
-    for c in draft.constraints:
-        key = (c.kind, slug(c.table), tuple(slug(x) for x in c.columns))
+    for k in draft.constraints:
+        key = (k.kind, slug(k.table), tuple(slug(x) for x in k.columns))
         if key not in seen_c:
             seen_c.add(key)
-            constraints.append(c)
+            constraints.append(k)
     draft.constraints = constraints
     draft.required_attributes = list(dict.fromkeys(draft.required_attributes))
+    return cut
+
+
+def _clear_descriptions(into: DraftTable, merged: list[str]) -> None:
+    """Descriptions naming a merged table ("Gouqin Energy's revenue") are cleared."""
+    names = [_bare(n) for n in merged if slug(n) != slug(into.name)]
+
+    def names_one(text: str) -> bool:
+        return any(n in _bare(text) for n in names)
+    if names_one(into.description):
+        into.description = ""
+    for c in into.columns:
+        if names_one(c.description):
+            c.description = ""
 
 
 __all__ = ["merge_siblings", "siblings", "proper_names", "MIN_SHARED", "SHARE"]
