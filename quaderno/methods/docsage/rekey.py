@@ -31,9 +31,11 @@ from quaderno.methods.docsage.draft import (DraftColumn, DraftConstraint, DraftF
 _IE_PLURALS = frozenset("movies cookies zombies rookies calories goalies selfies brownies "
                         "genies hoodies".split())
 _SAME_PLURAL = frozenset("series species news".split())
-# words in -che, whose plural is not one in -ches of a word in -ch (matches, churches)
-_CHE_WORDS = frozenset("cache niche avalanche headache moustache mustache psyche cliche "
-                       "creche quiche microfiche".split())
+# words in -che, whose plural is not one in -ches of a word in -ch (matches, churches);
+# a consonant before -aches is one too (caches, headaches; beaches and coaches are -ach)
+_CHE_WORDS = frozenset("niche avalanche moustache mustache psyche cliche creche quiche "
+                       "microfiche fiche tranche brioche pastiche apache porsche "
+                       "synecdoche".split())
 _IRREGULAR = {"people": "person", "children": "child", "men": "man", "women": "woman"}
 
 
@@ -52,6 +54,8 @@ def singular(name: str) -> str:
         return head + word[:-1]
     if word.endswith("ies") and len(word) > 4:
         return head + word[:-3] + "y"
+    if word.endswith("aches") and (len(word) == 5 or word[-6] not in "aeiou"):
+        return head + word[:-1]
     if word.endswith(("sses", "ches", "shes", "xes")) and len(word) > 4 \
             and word[:-1] not in _CHE_WORDS:
         return head + word[:-2]
@@ -63,12 +67,14 @@ def singular(name: str) -> str:
 def plural(name: str) -> str:
     """The last word of ``name`` made plural, as :func:`singular` reads it back: "company"
     -> "companies", "city" -> "cities", "address" -> "addresses", "church" -> "churches",
-    "league" -> "leagues", "person" -> "people"; a word already plural
-    stays (and so do words :func:`singular` takes for plurals, "status")."""
-    if singular(name) != name:
-        return name
+    "campus" -> "campuses", "league" -> "leagues", "person" -> "people"; a word already
+    plural stays."""
     cut = max(name.rfind("_"), name.rfind(" ")) + 1
     head, word = name[:cut], name[cut:]
+    if word.endswith("us") and len(word) > 3:       # campus, status, bonus
+        return head + word + "es"
+    if singular(name) != name:
+        return name
     back = {v: k for k, v in _IRREGULAR.items()}
     if word in back:
         return head + back[word]

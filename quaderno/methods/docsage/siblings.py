@@ -46,7 +46,11 @@ from quaderno.methods.docsage.rekey import id_named, name_columns, plural, singu
 MIN_SHARED = 3   # columns two tables must share to be siblings
 SHARE = 0.75     # and the share of the smaller table's columns they make up
 _MAX_WORDS = 6   # longest proper name looked for
-_PROPER = re.compile(r"[A-Z][\w'’-]*(?:[ \t]+[A-Z][\w'’-]*)*")
+_CAP = r"[A-Z][\w'’-]*"
+# capitalized words, and the small words inside a name ("University of Gryrn")
+_PROPER = re.compile(rf"{_CAP}(?:(?:[ \t]+(?:of|the|de|du|da|del|von|van|der|for|and|on))*"
+                     rf"[ \t]+{_CAP})*")
+_POSSESSIVE = re.compile(r"['’]s?$")
 _LOWER = re.compile(r"(?<![\w'’-])[a-z][\w'’-]*")
 _WORD = re.compile(r"[A-Za-z]+")
 # the first half of a name column that names no kind of entity (full_name, job_title)
@@ -60,16 +64,16 @@ def proper_names(texts: Iterable[str]) -> set[str]:
     word the texts never write in lower case, as a slug without separators: "The Drournlia
     Markets Commission" gives ``drournliamarketscommission``, ``drournlia``,
     ``thedrournlia`` and the rest, but not ``the`` or ``commission`` where the texts write
-    "the commission"."""
+    "the commission" (or "the commissions"); a possessive's ``'s`` is not part of the name."""
     texts = list(texts)
-    common = {w.casefold() for t in texts for w in _LOWER.findall(t)}
+    common = {singular(w.casefold()) for t in texts for w in _LOWER.findall(t)}
     out: set[str] = set()
     for text in texts:
         for m in _PROPER.finditer(text):
-            words = m.group(0).split()
+            words = [_POSSESSIVE.sub("", w) for w in m.group(0).split()]
             for i in range(len(words)):
                 for j in range(i + 1, min(len(words), i + _MAX_WORDS) + 1):
-                    if any(w.casefold() not in common for w in words[i:j]):
+                    if any(singular(w.casefold()) not in common for w in words[i:j]):
                         out.add(_bare(" ".join(words[i:j])))
     return out
 
@@ -87,10 +91,11 @@ def _own(table: DraftTable) -> set[str]:
 
 def siblings(a: DraftTable, b: DraftTable) -> bool:
     """Whether ``a`` and ``b`` hold the same kind of entity (:data:`MIN_SHARED`,
-    :data:`SHARE`)."""
+    :data:`SHARE`, and more columns shared than not)."""
     own_a, own_b = _own(a), _own(b)
     shared = len(own_a & own_b)
-    return shared >= MIN_SHARED and shared >= SHARE * min(len(own_a), len(own_b))
+    return shared >= MIN_SHARED and shared >= SHARE * min(len(own_a), len(own_b)) \
+        and shared > len(own_a | own_b) - shared
 
 
 def _groups(tables: list[DraftTable]) -> list[list[DraftTable]]:
@@ -106,28 +111,45 @@ def _groups(tables: list[DraftTable]) -> list[list[DraftTable]]:
     return [g for g in groups if len(g) > 1]
 
 
-def _kind(group: list[DraftTable], words: set[str]) -> str:
-    """The entity a name column every sibling has names (``company`` for ``company_name``
-    or ``companyname``), a word of the texts (``words``), not one sibling's own; "" when
-    there is none or several, or when the siblings have a bare ``name`` or ``title`` (then
-    ``director_name`` names another entity)."""
-    shared = set.intersection(*({slug(c.name) for c in t.columns} for t in group))
-    if shared & {"name", "title"}:
-        return ""
+def _kinds(group: list[DraftTable], words: set[str]) -> set[str]:
+    """The entities a name column every table of ``group`` has names (``company`` for
+    ``company_name`` or ``companyname``), words of the texts (``words``), none a table's
+    own; none when a table has a bare ``name`` or ``title`` (then ``director_name`` names
+    another entity)."""
+    columns = [{slug(c.name) for c in t.columns} for t in group]
+    if any(c & {"name", "title"} for c in columns):
+        return set()
     own = {_bare(t.name) for t in group}
-    kinds = {c[:-len(w)].rstrip("_") for c in shared for w in ("name", "title")
-             if c.endswith(w) and len(c) > len(w)}
-    kinds = {k for k in kinds if k.isalpha() and k not in _NOT_KINDS and _bare(k) not in own
-             and {k, plural(k), singular(k)} & words}
-    return kinds.pop() if len(kinds) == 1 else ""
+    kinds = {c[:-len(w)].rstrip("_") for c in set.intersection(*columns)
+             for w in ("name", "title") if c.endswith(w) and len(c) > len(w)}
+    return {k for k in kinds if k.isalpha() and k not in _NOT_KINDS and _bare(k) not in own
+            and {k, plural(k), singular(k)} & words}
+
+
+def _kind(group: list[DraftTable], names: set[str], words: set[str]) -> str:
+    """The one entity the siblings are of (:func:`_kinds`): read from all of them, else from
+    those named after instances (a table of the kind may call its name ``name``); of several,
+    the one a sibling's table is named after; "" when none is."""
+    named = [t for t in group if _bare(t.name) in names]
+    for tables in (group, named):
+        if len(tables) < 2:
+            continue
+        kinds = _kinds(tables, words)
+        if len(kinds) > 1:
+            kinds = {k for k in kinds if any(_is_kind(t, k, names) for t in group)}
+        if len(kinds) == 1:
+            return kinds.pop()
+    return ""
 
 
 def _is_kind(table: DraftTable, kind: str, names: set[str]) -> bool:
     """``table`` is named after ``kind``: ``companies``, ``company``, ``energy_companies``;
     not ``Olav Church``, a proper name (``names``) ending in the kind."""
-    own = singular(slug(table.name))
-    return own == singular(kind) or (own.split("_")[-1] == singular(kind)
-                                     and _bare(table.name) not in names)
+    own, kind = slug(table.name), slug(kind)
+    if own in (kind, plural(kind)) or singular(own) == singular(kind):
+        return True
+    last = own.split("_")[-1]
+    return last in (kind, plural(kind)) and _bare(table.name) not in names
 
 
 def _without(tables: list[DraftTable], some: list[DraftTable]) -> list[DraftTable]:
@@ -145,12 +167,17 @@ def merge_siblings(draft: SchemaDraft, question: str,
     asked = proper_names([question]) & names
     words = {w.casefold() for t in texts for w in _WORD.findall(t)}
     notes: list[str] = []
+    asked_words = {w.casefold() for w in _WORD.findall(question)}
     for group in _groups(draft.tables):
-        kind = _kind(group, words)
+        kind = _kind(group, names, words)
         kinds = [t for t in group if kind and _is_kind(t, kind, names)]
         rest = _without(group, kinds)
-        containers = [t for t in rest if _bare(t.name) in asked]
-        instances = [t for t in rest if _bare(t.name) in names and _bare(t.name) not in asked]
+        # a table the question names holds its members when the question asks about the
+        # kind ("the companies in the Commission"); else it is one of them ("the revenue of
+        # Gouqin Energy")
+        of_kind = not kind or bool({kind, plural(kind)} & asked_words)
+        containers = [t for t in rest if _bare(t.name) in asked and of_kind]
+        instances = [t for t in _without(rest, containers) if _bare(t.name) in names]
         # the table of the kind, else the one container the question names
         home = kinds[:1] or (containers if len(containers) == 1 else [])
         if not instances or len(instances) + len(home) < 2:
@@ -202,9 +229,9 @@ def _rename(draft: SchemaDraft, old: str, new: str) -> None:
 def _about(column: str, table: str) -> bool:
     """``column`` is ``table``'s own id or named after it (``id``, ``grounlenkreenergy_id``,
     ``gouqinenergyname``); a bare ``name`` or ``title`` is not."""
-    return slug(column) == "id" or slug(column) in {
-        f"{s}{sep}{w}" for s in stems(table) for sep in ("", "_") for w in ("id", "name",
-                                                                             "title")}
+    bare = _bare(column)
+    return bare == "id" or bare in {_bare(s) + w for s in stems(table)
+                                    for w in ("id", "name", "title")}
 
 
 def _named(draft: SchemaDraft, table: DraftTable) -> set[str]:
@@ -248,9 +275,13 @@ def _merge(draft: SchemaDraft, into: DraftTable, gone: list[DraftTable],
             if slug(fk.references_table) in gone_names and \
                     slug(fk.references_column) not in have and pk:
                 fk.references_column = pk
-    draft.required_attributes = [a for a in draft.required_attributes
-                                 for tb, _, c in [a.partition(".")]
-                                 if slug(tb) not in gone_names or slug(c) in have]
+    # a requirement of a merged table's id or own name is dropped, the others follow it
+    # (one no sibling had stays the missing relationship ASK asks about), and so is one of
+    # a column the merged table dropped
+    draft.required_attributes = [
+        a for a in draft.required_attributes for tb, _, c in [a.partition(".")]
+        if not (slug(tb) in gone_names and any(_about(c, n) for n in merged))
+        and not (slug(tb) == slug(into.name) and slug(c) in drop)]
     for t in gone:
         _rename(draft, t.name, into.name)
     _clear_descriptions(into, merged)
@@ -278,7 +309,7 @@ def _merge(draft: SchemaDraft, into: DraftTable, gone: list[DraftTable],
 
 def _clear_descriptions(into: DraftTable, merged: list[str]) -> None:
     """Descriptions naming a merged table ("Gouqin Energy's revenue") are cleared."""
-    names = [_bare(n) for n in merged if slug(n) != slug(into.name)]
+    names = [b for n in merged if slug(n) != slug(into.name) and len(b := _bare(n)) >= 5]
 
     def names_one(text: str) -> bool:
         return any(n in _bare(text) for n in names)
