@@ -7,16 +7,17 @@ Commission, the 1.5B measuring model drew one table per company it saw in the sa
 split the companies over those tables, and the SQL read the few rows one of them held. Such
 tables are *siblings*: they share at least :data:`MIN_SHARED` columns that are neither an id,
 a bare ``name`` or ``title``, nor named after the table itself, making up at least
-:data:`SHARE` of the smaller one's; a group of siblings is one where every two are.
+:data:`SHARE` of the smaller one's and more than the columns they do not share; a group of
+siblings is one where every two are.
 
 :func:`merge_siblings` merges the siblings named after an *instance* into one table, in the
 draft the model wrote, before it becomes a :class:`~quaderno.methods.docsage.schema.Schema`.
 An instance's name is a proper name the sample documents write (:func:`proper_names`:
 capitalized, with a word the texts never write in lower case, so "Players" opening a
-sentence is not one) and the *question* does not. A sibling named after something the
-question names (``DrournliaMarketsCommission``, "the Vhaern Cup") is a container: the table
-of its members, which the question filters by. Containers are never merged away. The
-instances merge:
+sentence is not one). A sibling named after something the question names while it asks about
+the kind ("the companies in the Drournlia Markets Commission": ``DrournliaMarketsCommission``)
+is a container: the table of its members, which the question filters by. Containers are never
+merged away. The instances merge:
 
 * into the sibling named after the entity their shared name column names (``companies`` or
   ``energy_companies``, for ``company_name``) when there is one;
