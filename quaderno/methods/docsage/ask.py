@@ -73,8 +73,9 @@ def _drafted(draft: SchemaDraft, version: int = 0, question: str = "",
              texts: Sequence[str] = ()) -> tuple[Schema, list[str]]:
     """The model's draft as a schema, with a note on every repair. First a person's split
     name is made one column (:func:`.whole_names.whole_names`), and tables named after one
-    entity each, a proper name in ``texts`` (the documents the model read) the ``question``
-    does not name, are made one table of their kind (:func:`.siblings.merge_siblings`)."""
+    entity each, a proper name in ``texts`` (the documents the model read), are merged into
+    one table, their kind's or the container's the ``question`` names
+    (:func:`.siblings.merge_siblings`)."""
     draft, merged = whole_names(draft)
     draft, joined = merge_siblings(draft, question, texts)
     schema, notes = to_schema(draft, version=version)

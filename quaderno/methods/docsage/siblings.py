@@ -160,8 +160,9 @@ def _without(tables: list[DraftTable], some: list[DraftTable]) -> list[DraftTabl
 def merge_siblings(draft: SchemaDraft, question: str,
                    texts: Iterable[str]) -> tuple[SchemaDraft, list[str]]:
     """``draft`` with each group of sibling tables named after instances (proper names in
-    ``texts``, the documents the model read, that the ``question`` does not name) merged
-    into one table, and a note per merge."""
+    ``texts``, the documents the model read) merged into one table, as the module doc says
+    (a container the ``question`` names stays, and takes them when there is no table of
+    their kind), and a note per merge."""
     draft = draft.model_copy(deep=True)
     texts = [question, *texts]
     names = proper_names(texts)
