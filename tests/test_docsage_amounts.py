@@ -144,13 +144,37 @@ def test_a_year_no_text_writes_and_no_year_can_be_is_emptied() -> None:
             {"name": "age", "type": "INT", "description": "age in years"},
             {"name": "revenue", "type": "INT", "description": "revenue of the fiscal year"}]}]}
     ).tables[0]
-    kept = {"tenure": 12, "age": 45, "revenue": 0}
+    kept = {"tenure": 12, "age": 45, "revenue": 5}
     assert read_row(spans, kept, "twelve years at the firm, aged forty-five") == (kept, [])
     # a plausible year, one the text writes, and a missing one stay as they are
     assert read_row(people, {"birth_year": 1970}, text) == ({"birth_year": 1970}, [])
     assert read_row(people, {"birth_year": 19}, "born in the year 19 of the new era") == (
         {"birth_year": 19}, [])
     assert read_row(people, {"birth_year": None}, text) == ({"birth_year": None}, [])
+
+
+def test_a_zero_no_text_writes_is_emptied_in_any_numeric_column() -> None:
+    """The 1.5B model wrote 0 employees for three Set2 companies whose chunks state no
+    count, and MIN(employees) picked them. A 0 the text writes, as a figure or a word for
+    none, stays; so does a key, and a text column."""
+    companies = Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["company_id"],
+         "columns": [{"name": "company_id", "type": "INT"}, {"name": "company_name"},
+                     {"name": "employees", "type": "INT"},
+                     {"name": "revenue", "type": "DOUBLE"}, {"name": "rank"}]}]}).tables[0]
+    text = "Rastou Bank (RB) is a company of the Drournlia Markets Commission."
+    row = {"company_id": 0, "company_name": "Rastou Bank", "employees": 0, "revenue": 0.0,
+           "rank": "0"}
+    read, changes = read_row(companies, row, text)
+    assert read == {**row, "employees": None, "revenue": None}
+    assert [(c.column, c.old, c.new, c.reason, c.by) for c in changes] == [
+        ("employees", 0, None, "placeholder", "as-stated"),
+        ("revenue", 0.0, None, "placeholder", "as-stated")]
+    for stated in ("Rastou Bank has 0 employees left.", "Rastou Bank has no employees.",
+                   "Rastou Bank: zero revenue, zero staff."):
+        read, changes = read_row(companies, row, stated)
+        assert read["employees"] == 0 and not any(c.column == "employees" for c in changes)
+    assert read_row(companies, {"employees": 12}, text) == ({"employees": 12}, [])
 
 
 def test_extraction_reads_every_scale_so_sql_compares_like_with_like() -> None:

@@ -26,7 +26,9 @@ money (revenue, budget, a currency unit) never takes a number written as a count
 or things ("75,440 employees": three companies' revenues on Set2); such a cell becomes NULL
 (``reason="unit"``). A calendar year (a column named so) below 1000 that the text does
 not state (0 for "not given", which the 1.5B model wrote for 8 of 23 Set1 rows) becomes NULL
-(``reason="placeholder"``): an average birth year must not count it.
+(``reason="placeholder"``): an average birth year must not count it. So does a 0 in any
+numeric column the text writes neither as 0 nor with a word for none (``no``, ``zero``,
+``none``, ...): the same model wrote 0 employees for companies whose chunks give no count.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from quaderno.methods.docsage.schema import Column, Table
 
 # part of the tuple store's key (extract.prompt_fingerprint): a change of how numbers are
 # read must not re-use tuples read the old way
-READER_VERSION = "as-stated-4"
+READER_VERSION = "as-stated-5"
 
 _WORDS = {"thousand": 3, "million": 6, "mn": 6, "mln": 6, "billion": 9, "bn": 9,
           "trillion": 12}
@@ -271,15 +273,17 @@ def read_row(table: Table, values: Mapping[str, Any],
     """``values`` with every rescalable cell read as ``text`` states it, as a number in its
     column's unit (:func:`read_cell`), and a correction per cell whose number changed."""
     out, changes = dict(values), []
-    found = mentions_in(text)
+    found, keys = mentions_in(text), set(key_columns(table))
     for col in table.columns:
         if col.name not in values:
             continue
         out[col.name], change = read_cell(table, col, values[col.name], text, found)
         if change is None:
             change = _placeholder_year(col, out[col.name], found)
-            if change is not None:
-                out[col.name] = None
+        if change is None and col.name not in keys:
+            change = _placeholder_zero(col, out[col.name], found, text)
+        if change is not None and change.reason == "placeholder":
+            out[col.name] = None
         if change is not None:
             changes.append(change)
     return out, changes
@@ -299,6 +303,23 @@ def _placeholder_year(col: Column, value: Any, found: list[Mention]) -> Correcti
     if v is None or v != v.to_integral_value() or v >= 1000:   # below 1000: no year
         return None
     if any(m.value == abs(v) for m in found):
+        return None
+    return Correction(column=col.name, old=value, new=None, reason="placeholder",
+                      by="as-stated")
+
+
+_NONE = re.compile(r"\b(?:zero|no|none|nil|nobody|nothing|without|never)\b", re.I)
+
+
+def _placeholder_zero(col: Column, value: Any, found: list[Mention],
+                      text: str) -> Correction | None:
+    """The correction emptying a numeric cell that holds 0 where the text writes no 0 and
+    no word for none (the 1.5B model's "not stated": 0 employees for three Set2 companies
+    whose chunks give no count, which MIN then picked); None for any other cell."""
+    if col.type not in ("INT", "DOUBLE"):
+        return None
+    v = exact_number(value)
+    if v is None or v != 0 or any(m.value == 0 for m in found) or _NONE.search(text):
         return None
     return Correction(column=col.name, old=value, new=None, reason="placeholder",
                       by="as-stated")
