@@ -18,6 +18,7 @@ from quaderno.llm.trace import Trace
 from quaderno.methods.docsage import extract as extract_mod
 from quaderno.methods.docsage.amounts import (counts, in_unit, mentions_in, read_row, read_stated,
                                               rescalable, stated_spans, unit_scale)
+from quaderno.methods.docsage.copies import self_copies
 from quaderno.methods.docsage.correct import committee_ballots, evidence_date, resolve_conflict
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.rows import coerce, load_rows
@@ -369,3 +370,22 @@ def test_other_columns_and_plain_counts_keep_their_numbers() -> None:
     assert not counts(Schema.model_validate({"tables": [{"name": "t", "columns": [
         {"name": "staff_cost", "type": "DOUBLE", "unit": "USD million"}]}]}).tables[0]
         .column("staff_cost"))
+
+
+def test_a_rows_own_name_copied_into_another_column_is_emptied() -> None:
+    """Set2 at a1473e6: chief_executive = 'Dixvhukrand' for the company Dixvhukrand, which
+    a MIN(employees) query then answered with."""
+    companies = Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "chief_executive"},
+                     {"name": "short_name"}, {"name": "country"},
+                     {"name": "employees", "type": "INT"}]}]}).tables[0]
+    row = {"company_name": "Dixvhukrand Energy Ltd.", "chief_executive": "dixvhukrand energy",
+           "short_name": "Dixvhukrand Energy", "country": "Dixvhukrand Energy",
+           "employees": 670}
+    read, changes = self_copies(companies, row)
+    assert read == {**row, "chief_executive": None}
+    assert [(c.column, c.old, c.reason) for c in changes] == [
+        ("chief_executive", "dixvhukrand energy", "self-copy")]
+    other = {**row, "chief_executive": "Touvha Vhathsiaxpux"}
+    assert self_copies(companies, other) == (other, [])

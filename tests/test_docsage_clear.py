@@ -282,3 +282,17 @@ def test_label_rows_against_gold_values() -> None:
     assert cells == [LabelledCell(confidence=0.8, correct=False),
                      LabelledCell(confidence=0.4, correct=True)]
     assert not hasattr(confidence_mod, "label_cells")
+
+
+def test_extraction_empties_a_rows_own_name_in_another_column() -> None:
+    schema = Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "chief_executive"}]}]})
+    reply = json.dumps({"companies": [{"company_name": "Rastou Bank",
+                                       "chief_executive": "Rastou Bank"}]})
+    chunk = Chunk(id="d#0", text="Rastou Bank is a company of the commission.")
+    [result] = asyncio.run(extract(LM(FakeLLM(respond=lambda r: reply)), [chunk], schema,
+                                   ExtractionSettings(confidence="none")))
+    [row] = result.rows["companies"]
+    assert row.values == {"company_name": "Rastou Bank", "chief_executive": None}
+    assert [c.reason for c in row.provenance.corrections] == ["self-copy"]

@@ -35,6 +35,7 @@ from quaderno.llm.steps import Step, StepResult
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.amounts import READER_VERSION, read_row
 from quaderno.methods.docsage.confidence import agreement_rows, logprob_confidences
+from quaderno.methods.docsage.copies import self_copies
 from quaderno.methods.docsage.ended import ended_links, ended_references
 from quaderno.methods.docsage.normalize import is_null, key_columns
 from quaderno.methods.docsage.rows import Provenance, Row, coerce
@@ -361,10 +362,11 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
             start, end = locate_span(chunk.text, t, values) or (0, 0)
             # numbers as the chunk states them, in their column's unit (amounts module)
             read, changes = read_row(t, values, chunk.text)
+            read, copied = self_copies(t, read)   # its own name in another column
             rows.append(Row(table=t.name, values=read, provenance=Provenance(
                 doc_id=doc_id_of(chunk), chunk_id=chunk.id, char_start=start, char_end=end,
                 extractor=lm.model_id, confidence=conf,
-                confidence_kind={c: kind for c in conf}, corrections=changes)))
+                confidence_kind={c: kind for c in conf}, corrections=changes + copied)))
         out[t.name] = rows
     return out, calls
 
