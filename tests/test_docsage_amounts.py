@@ -172,7 +172,8 @@ def test_a_zero_no_text_writes_is_emptied_in_any_numeric_column() -> None:
         ("employees", 0, None, "placeholder", "as-stated"),
         ("revenue", 0.0, None, "placeholder", "as-stated")]
     for stated in ("Rastou Bank has 0 employees left.", "Rastou Bank has no employees.",
-                   "Rastou Bank: zero revenue, zero staff."):
+                   "Rastou Bank: zero revenue, zero staff.", "It has not paid dividends.",
+                   "A winless season for Rastou Bank.", "Admission is free."):
         read, changes = read_row(companies, row, stated)
         assert read["employees"] == 0 and not any(c.column == "employees" for c in changes)
     assert read_row(companies, {"employees": 12}, text) == ({"employees": 12}, [])
@@ -372,20 +373,31 @@ def test_other_columns_and_plain_counts_keep_their_numbers() -> None:
         .column("staff_cost"))
 
 
-def test_a_rows_own_name_copied_into_another_column_is_emptied() -> None:
+def test_a_rows_own_name_copied_into_a_persons_column_is_emptied() -> None:
     """Set2 at a1473e6: chief_executive = 'Dixvhukrand' for the company Dixvhukrand, which
-    a MIN(employees) query then answered with."""
+    a MIN(employees) query then answered with. Other columns may rightly repeat the name
+    (an eponymous album's artist, a city-state's country), and so may the parts of a key."""
     companies = Schema.model_validate({"tables": [
         {"name": "companies", "primary_key": ["company_name"],
          "columns": [{"name": "company_name"}, {"name": "chief_executive"},
-                     {"name": "short_name"}, {"name": "country"},
+                     {"name": "founder_name"}, {"name": "artist"}, {"name": "country"},
                      {"name": "employees", "type": "INT"}]}]}).tables[0]
-    row = {"company_name": "Dixvhukrand Energy Ltd.", "chief_executive": "dixvhukrand energy",
-           "short_name": "Dixvhukrand Energy", "country": "Dixvhukrand Energy",
+    row = {"company_name": "Dixvhukrand", "chief_executive": " dixvhukrand.",
+           "founder_name": "Dixvhukrand", "artist": "Dixvhukrand", "country": "Dixvhukrand",
            "employees": 670}
     read, changes = self_copies(companies, row)
-    assert read == {**row, "chief_executive": None}
+    assert read == {**row, "chief_executive": None, "founder_name": None}
     assert [(c.column, c.old, c.reason) for c in changes] == [
-        ("chief_executive", "dixvhukrand energy", "self-copy")]
-    other = {**row, "chief_executive": "Touvha Vhathsiaxpux"}
+        ("chief_executive", " dixvhukrand.", "self-copy"),
+        ("founder_name", "Dixvhukrand", "self-copy")]
+    other = {**row, "chief_executive": "Touvha Vhathsiaxpux", "founder_name": None}
     assert self_copies(companies, other) == (other, [])
+    # a name that only normalizes the same (legal suffixes) is another company's
+    assert self_copies(companies, {"company_name": "Siemens Limited",
+                                   "chief_executive": "Siemens AG"})[1] == []
+    matches = Schema.model_validate({"tables": [
+        {"name": "matches", "primary_key": ["home_team", "away_team"],
+         "columns": [{"name": "home_team"}, {"name": "away_team"}, {"name": "captain"}]}]}
+    ).tables[0]
+    kept = {"home_team": "Lyon", "away_team": "Nice", "captain": "Lyon"}
+    assert self_copies(matches, kept) == (kept, [])

@@ -307,7 +307,9 @@ LAUREATES = Schema.model_validate({"tables": [
 MEDAL = [Chunk(id="m1#0", text="Nendzu Rixtox won the Stedrurial Medal; her grant was 500."),
          Chunk(id="m2#0", text="Skytern Statrintrir won the Stedrurial Medal, grant 720."),
          Chunk(id="m3#0", text="The Stedrurial Medal, laureate 7: Gryrnstu Pougryrn, grant 90."),
-         Chunk(id="m4#0", text="Laureate 7 of the Stedrurial Medal is G. Pougryrn; grant 95.")]
+         Chunk(id="m4#0", text="Laureate 7 of the Stedrurial Medal is G. Pougryrn; grant 95."),
+         # states a 1 of its own: the id is judged by the chunks its rows were read from
+         Chunk(id="m5#0", text="The Stedrurial Medal was first awarded on 1 January 1950.")]
 MEDAL_ROWS = {"m1#0": (1, "Nendzu Rixtox", 500), "m2#0": (1, "Skytern Statrintrir", 720),
               "m3#0": (7, "Gryrnstu Pougryrn", 90), "m4#0": (7, "Gryrnstu Pougryrn", 95)}
 
@@ -324,11 +326,11 @@ def test_a_conflict_under_a_key_no_chunk_states_is_not_settled_as_one_entity() -
             judged.append(prompt)
             return json.dumps({"value": "90", "passage": 1, "quote": "grant 90"})
         for chunk in MEDAL:
-            if chunk.text in prompt:
+            if chunk.text in prompt and chunk.id in MEDAL_ROWS:
                 lid, name, grant = MEDAL_ROWS[chunk.id]
                 return json.dumps({"laureate": [{"laureate_id": lid, "award": "Stedrurial Medal",
                                                  "name": name, "grant": grant}]})
-        raise AssertionError(prompt)
+        return json.dumps({"laureate": []})
     trace = Trace()
     config = ClearConfig(level_a=False)
     result = run(run_clear(LM(FakeLLM(respond=respond)), LAUREATES, MEDAL, config=config,
@@ -338,7 +340,8 @@ def test_a_conflict_under_a_key_no_chunk_states_is_not_settled_as_one_entity() -
     assert sorted(r.values["grant"] for r in result.rows if r.values["laureate_id"] == 1) == [
         500, 720]
     assert result.report.invented_keys == ["laureate.laureate_id = 1"]
-    assert any("laureate.laureate_id = 1 is stated in no chunk" in f for f in trace.fallbacks)
+    assert any("laureate.laureate_id = 1 is stated in none of the chunks" in f
+               for f in trace.fallbacks)
     # the stated key 7 is one laureate: its two grants are settled by the judge
     assert judged and all("Pougryrn" in p for p in judged)
     [seven] = [r for r in result.rows if r.values["laureate_id"] == 7]
@@ -347,3 +350,29 @@ def test_a_conflict_under_a_key_no_chunk_states_is_not_settled_as_one_entity() -
 
 async def _medal(query: str, k: int):
     return [MEDAL[2]]
+
+
+def test_a_name_key_written_another_way_is_still_settled_as_one_entity() -> None:
+    """Only an id is judged invented: "Zurich Re" for a chunk's "Zürich Re" is one company,
+    and its two chief executives are settled by the judge (the review of 244a93a)."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "ceo"}]}]})
+    chunks = [Chunk(id="z1#0", text="Zürich Re is led by Anna Meier."),
+              Chunk(id="z2#0", text="Zürich Re appointed Paul Roth as its new chief.")]
+    ceo = {"z1#0": "Anna Meier", "z2#0": "Paul Roth"}
+
+    def respond(request: ChatRequest) -> str:
+        prompt = request.messages[-1].content
+        if is_judge(request):
+            return json.dumps({"value": "Paul Roth", "passage": 2,
+                               "quote": "appointed Paul Roth as its new chief"})
+        chunk = next(c for c in chunks if c.text in prompt)
+        return json.dumps({"companies": [{"name": "Zurich Re", "ceo": ceo[chunk.id]}]})
+
+    async def search(query: str, k: int):
+        return [chunks[1]]
+    result = run(run_clear(LM(FakeLLM(respond=respond)), schema, chunks,
+                           config=ClearConfig(level_a=False), retrieve=search))
+    assert result.report.invented_keys == []
+    assert [r.values for r in result.rows] == [{"name": "Zurich Re", "ceo": "Paul Roth"}]

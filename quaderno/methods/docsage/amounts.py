@@ -45,7 +45,7 @@ from quaderno.methods.docsage.schema import Column, Table
 # part of the tuple store's key (extract.prompt_fingerprint): a change of how numbers are
 # read (or of the other repairs extraction makes, copies.py) must not re-use tuples read
 # the old way
-READER_VERSION = "as-stated-6"
+READER_VERSION = "as-stated-7"
 
 _WORDS = {"thousand": 3, "million": 6, "mn": 6, "mln": 6, "billion": 9, "bn": 9,
           "trillion": 12}
@@ -309,14 +309,17 @@ def _placeholder_year(col: Column, value: Any, found: list[Mention]) -> Correcti
                       by="as-stated")
 
 
-_NONE = re.compile(r"\b(?:zero|no|none|nil|nobody|nothing|without|never)\b", re.I)
+# words that may say "none" of something (a real 0): a chunk with any of them keeps its 0s
+_NONE = re.compile(r"\b(?:zero|no|none|nil|nobody|nothing|without|never|not|any|free|flat|"
+                   r"unchanged|yet|\w+less)\b|n't\b", re.I)
 
 
 def _placeholder_zero(col: Column, value: Any, found: list[Mention],
                       text: str) -> Correction | None:
     """The correction emptying a numeric cell that holds 0 where the text writes no 0 and
-    no word for none (the 1.5B model's "not stated": 0 employees for three Set2 companies
-    whose chunks give no count, which MIN then picked); None for any other cell."""
+    no word that may mean none ("no", "not", "free", "winless", ...: such a chunk keeps its
+    0s) (the 1.5B model's "not stated": 0 employees for three Set2 companies whose chunks
+    give no count, which MIN then picked); None for any other cell."""
     if col.type not in ("INT", "DOUBLE"):
         return None
     v = exact_number(value)

@@ -11,9 +11,10 @@
    ``correction``, conflicts (functional dependencies, duplicate keys) are settled by
    backtracking retrieval, range and order violations re-extracted and then NULLed, dangling
    foreign keys matched to the one parent they name; at most ``max_rounds`` rounds, Level B
-   re-run after each. A conflict whose key value no chunk read states (an id the model
-   numbered 1 in every chunk) is left as it is: its rows are not one entity, and settling it
-   would write one entity's values over the others' (``invented_keys`` in the report).
+   re-run after each. A conflict under an id key value none of its rows' chunks states (the
+   model numbered every laureate 1) is left as it is: its rows are not one entity, and
+   settling it would write one entity's values over the others' (``invented_keys`` in the
+   report).
 
 The paper's ablation "w/o CLEAR (Logic Checking)" = ``level_b=False``; all of CLEAR off =
 ``level_a=False, level_b=False`` (extraction and alias merging only).
@@ -130,7 +131,6 @@ class _Run:
                  retrieve: Retrieve | None, aliases: Mapping[str, str] | None) -> None:
         self.lm, self.schema, self.config, self.settings = lm, schema, config, settings
         self.chunks = {c.id: c for c in chunks}
-        self.texts = [c.render() for c in chunks]
         self.trace, self.committee_lm, self.retrieve, self.aliases = (trace, committee, retrieve,
                                                                   aliases)
         self.report = ClearReport(chunks=len(chunks))
@@ -143,18 +143,25 @@ class _Run:
         key = row_identity(table, row.values, self.aliases) if table is not None else ()
         return (source_chunk(row, column), row.table, key, column)
 
-    def _invented(self, table: Table, columns: Sequence[str], row: Row) -> bool:
-        """Whether a value of ``columns`` in ``row`` is stated in no chunk read: a key the
-        model numbered, which aligns nothing. Recorded once per value, with a fallback."""
+    def _invented(self, table: Table, columns: Sequence[str], rows: Sequence[Row]) -> bool:
+        """Whether an id of ``columns`` (an INT key column) that ``rows`` share is stated in
+        none of the chunks they were read from: a number the model gave each entity, which
+        aligns nothing (a name written another way is no such key). Recorded once per value,
+        with a fallback."""
         for name in columns:
-            value, kind = row.values.get(name), table.column(name).type
-            if value is None or any(mentions(t, value, kind) for t in self.texts):
+            value = rows[0].values.get(name)
+            if value is None or table.column(name).type != "INT":
+                continue
+            read_from = {source_chunk(r, name) for r in rows}
+            if any(mentions(self.chunks[c].render(), value, "INT")
+                   for c in read_from if c in self.chunks):
                 continue
             what = f"{table.name}.{name} = {value!r}"
             if what not in self.report.invented_keys:
                 self.report.invented_keys.append(what)
-                self.trace.fallback(f"docsage.clear: {what} is stated in no chunk read; the "
-                                    "rows it keys are not settled as one entity")
+                self.trace.fallback(f"docsage.clear: {what} is stated in none of the chunks "
+                                    "its rows were read from; they are not settled as one "
+                                    "entity")
             return True
         return False
 
@@ -227,7 +234,7 @@ class _Run:
                     c.name for c in table.columns if c.name not in lhs and c.single_valued
                     and len({normalize_value(rows[i].values.get(c.name), c.type)
                              for i in members} - {None}) > 1]
-                if self._invented(table, lhs, rows[members[0]]):
+                if targets and self._invented(table, lhs, [rows[i] for i in members]):
                     continue
                 key = tuple(str(rows[members[0]].values.get(c)) for c in lhs)
                 for col in targets:
