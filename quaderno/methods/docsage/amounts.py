@@ -27,8 +27,9 @@ or things ("75,440 employees": three companies' revenues on Set2); such a cell b
 (``reason="unit"``). A calendar year (a column named so) below 1000 that the text does
 not state (0 for "not given", which the 1.5B model wrote for 8 of 23 Set1 rows) becomes NULL
 (``reason="placeholder"``): an average birth year must not count it. So does a 0 in any
-numeric column the text writes neither as 0 nor with a word for none (``no``, ``zero``,
-``none``, ...): the same model wrote 0 employees for companies whose chunks give no count.
+numeric column but a key that the text writes neither as 0 nor with a word that may mean
+none (``no``, ``not``, ``zero``, ``free``, ``winless``, ...): the same model wrote 0
+employees for companies whose chunks give no count.
 """
 
 from __future__ import annotations

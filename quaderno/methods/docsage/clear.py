@@ -92,7 +92,8 @@ class ClearReport(BaseModel):
     cache_misses: int = 0
     constraints_skipped: list[str] = Field(default_factory=list)  # type-mismatched, DB errors
     calibration_refused: list[str] = Field(default_factory=list)  # other score kind or model
-    # key values no chunk read states ("table.column = value"), whose conflicts were left
+    # id key values none of their rows' chunks states ("table.column = value"), whose
+    # conflicts were left
     invented_keys: list[str] = Field(default_factory=list)
 
 

@@ -362,7 +362,7 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
             start, end = locate_span(chunk.text, t, values) or (0, 0)
             # numbers as the chunk states them, in their column's unit (amounts module)
             read, changes = read_row(t, values, chunk.text)
-            read, copied = self_copies(t, read)   # its own name in another column
+            read, copied = self_copies(t, read)   # its own name in a column for a person
             rows.append(Row(table=t.name, values=read, provenance=Provenance(
                 doc_id=doc_id_of(chunk), chunk_id=chunk.id, char_start=start, char_end=end,
                 extractor=lm.model_id, confidence=conf,
