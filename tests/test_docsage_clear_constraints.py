@@ -196,6 +196,58 @@ def test_initials_merge_a_laureates_rows_and_fill_the_missing_cell() -> None:
     assert [(c.new, c.evidence_chunk) for c in filled] == [(1970, "d02#0")]
 
 
+PRIZES = Schema.model_validate({"tables": [
+    {"name": "laureate", "primary_key": ["laureate_id", "award"],
+     "columns": [{"name": "laureate_id", "type": "INT"}, {"name": "award"},
+                 {"name": "name"}, {"name": "institution"}, {"name": "grant", "type": "INT"}]}]})
+PRIZE_TEXTS = {"a#0": "Nendzu Rixtox won the Stedrurial Medal; her grant was 500.",
+               "b#0": "A Stedrurial Medal went to a scholar of Xandria University.",
+               "c#0": "Rixtox, N. works at Xandria University.",
+               "d#0": "Laureate 7 of the Stedrurial Medal is Gryrnstu Pougryrn.",
+               "e#0": "The Stedrurial Medal's laureate 7 works at Olvane College."}
+
+
+def test_rows_under_an_id_no_chunk_states_merge_only_under_one_name() -> None:
+    """The measuring model numbered every Set1 laureate 1: a row without a name then joined
+    the first laureate and gave her another's institution. An id neither row's chunk states
+    aligns rows only by the entity's name; a stated id (7) aligns them as before, and
+    without the chunks' texts the key alone decides, as it did."""
+    rows = [row("laureate", "a#0", laureate_id=1, award="Stedrurial Medal",
+                name="Nendzu Rixtox", grant=500),
+            row("laureate", "b#0", laureate_id=1, award="Stedrurial Medal",
+                institution="Xandria University"),
+            row("laureate", "c#0", laureate_id=1, award="Stedrurial Medal",
+                name="nendzu rixtox", institution="Xandria University"),
+            row("laureate", "d#0", laureate_id=7, award="Stedrurial Medal",
+                name="Gryrnstu Pougryrn"),
+            row("laureate", "e#0", laureate_id=7, award="Stedrurial Medal",
+                institution="Olvane College")]
+    merged = merge_entities(PRIZES, rows, texts=PRIZE_TEXTS)
+    assert [(r.values["laureate_id"], r.values.get("name"), r.values.get("institution"),
+             r.provenance.chunk_id) for r in merged] == [
+        (1, "Nendzu Rixtox", "Xandria University", "a#0"),   # a#0 and c#0: one name
+        (1, None, "Xandria University", "b#0"),              # no name: stays apart
+        (7, "Gryrnstu Pougryrn", "Olvane College", "d#0")]   # stated: one laureate
+    # the texts are what decides: without them the id alone merges every row of 1
+    assert len(merge_entities(PRIZES, rows)) == 2
+    # a row whose chunk states the id ("laureate 1") aligns by it, whatever its name
+    stated = {**PRIZE_TEXTS, "b#0": "Laureate 1 of the Stedrurial Medal: Xandria University."}
+    assert [r.values.get("institution") for r in merge_entities(PRIZES, rows, texts=stated)
+            if r.values["laureate_id"] == 1] == ["Xandria University"]
+
+
+def test_an_invented_id_without_a_column_for_the_name_merges_nothing() -> None:
+    schema = Schema.model_validate({"tables": [
+        {"name": "clubs", "primary_key": ["club_id"],
+         "columns": [{"name": "club_id", "type": "INT"}, {"name": "city"},
+                     {"name": "founded", "type": "INT"}]}]})
+    rows = [row("clubs", "a#0", club_id=1, city="Zorn"),
+            row("clubs", "b#0", club_id=1, founded=1901)]
+    texts = {"a#0": "The club plays in Zorn.", "b#0": "Founded in 1901, the club ..."}
+    assert len(merge_entities(schema, rows, texts=texts)) == 2
+    assert len(merge_entities(schema, rows)) == 1
+
+
 def test_alias_merge_removes_false_fd_and_fk_violations() -> None:
     schema = Schema.model_validate({"tables": [
         {"name": "company", "primary_key": ["name"],

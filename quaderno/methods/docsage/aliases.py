@@ -16,7 +16,10 @@ foreign-key columns that reference it):
 3. rows of one table that name the same entity and do not contradict each other are merged
    into one, the cells taken from the other rows recorded as ``alias-merge`` corrections
    with their chunk (the merged rows' own corrections are kept too). Rows that contradict
-   each other stay apart: Level B reports them.
+   each other stay apart: Level B reports them. Rows whose key holds an id (a whole
+   number) that neither row's chunk states are one entity only if they give it the same
+   name: the model numbers every entity 1, and a row without a name would otherwise join
+   whichever entity came first (:func:`merge_entities` with the chunks' texts).
 """
 
 from __future__ import annotations
@@ -29,10 +32,12 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from quaderno.methods.docsage.ended import ended_columns
-from quaderno.methods.docsage.normalize import (entity_key, fold_text, key_columns,
+from quaderno.methods.docsage.extract import mentions
+from quaderno.methods.docsage.normalize import (entity_key, fold_text, is_null, key_columns,
                                                 normalize_entity, normalize_value)
+from quaderno.methods.docsage.rekey import may_add_as_key
 from quaderno.methods.docsage.rows import Correction, Row, value_chunk
-from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.schema import Schema, Table
 
 _STOP = frozenset({"of", "the", "and", "for", "de", "at"})
 # words that name a kind of entity, not one: a short form made only of these merges nowhere
@@ -173,12 +178,48 @@ def compatible(a: Mapping[str, Any], b: Mapping[str, Any], types: Mapping[str, s
     return True
 
 
+def stated_in(row: Row, column: str, texts: Mapping[str, str]) -> bool | None:
+    """Whether the chunk ``row``'s value of ``column`` was read from (:func:`value_chunk`)
+    states it as a whole number; None when that chunk's text is not in ``texts`` (chunk id
+    -> text) or the cell is empty."""
+    value = row.values.get(column)
+    chunk = value_chunk(row.provenance.chunk_id, row.provenance.corrections, column)
+    if is_null(value) or chunk not in texts:
+        return None
+    return mentions(texts[chunk], value, "INT")
+
+
+def _unstated_ids(table: Table, row: Row, texts: Mapping[str, str]) -> list[str]:
+    """``row``'s whole-number key columns whose value its chunk does not state."""
+    return [k for k in key_columns(table)
+            if table.column(k).type == "INT" and stated_in(row, k, texts) is False]
+
+
+def _same_name(table: Table, ids: Sequence[str], a: Row, b: Row,
+               aliases: Mapping[str, str] | None) -> bool:
+    """Rows keyed by invented ``ids`` name one entity: a column naming the table's entity
+    (``name``, ``laureate_name`` for ``laureate_id``: :func:`.rekey.may_add_as_key`) holds
+    the same name in both, and none holds two."""
+    names = [c.name for c in table.columns
+             if c.type == "TEXT" and c.name not in key_columns(table)
+             and any(may_add_as_key(c.name, table.name, k) for k in ids)]
+    pairs = [(normalize_entity(a.values.get(c), aliases), normalize_entity(b.values.get(c),
+                                                                          aliases))
+             for c in names]
+    return any(x and x == y for x, y in pairs) and not any(x and y and x != y
+                                                           for x, y in pairs)
+
+
 def merge_entities(schema: Schema, rows: Sequence[Row],
-                   aliases: Mapping[str, str] | None = None) -> list[Row]:
+                   aliases: Mapping[str, str] | None = None,
+                   texts: Mapping[str, str] | None = None) -> list[Row]:
     """Rows of one table naming the same entity merged where they do not contradict each
     other; a cell filled from another row keeps that row's chunk and confidence in an
     ``alias-merge`` correction. Rows without a key, and tables without a key, stay as
-    they are. Order: the first row of each merged group keeps its place."""
+    they are. Given the chunks' ``texts`` (chunk id -> text), rows whose key holds a whole
+    number that neither row's chunk states (:func:`stated_in`) merge only where they give
+    the entity the same name (:func:`_same_name`); without a name column they stay apart.
+    Order: the first row of each merged group keeps its place."""
     out: list[Row] = []
     clusters: dict[tuple[str, tuple[str, ...]], list[int]] = {}
     for r in rows:
@@ -188,8 +229,15 @@ def merge_entities(schema: Schema, rows: Sequence[Row],
             out.append(r)
             continue
         types = {c.name: c.type for c in table.columns}
-        target = next((i for i in clusters.get((r.table, key), [])
-                       if compatible(out[i].values, r.values, types)), None)
+        invented = _unstated_ids(table, r, texts) if texts else []
+
+        def one_entity(base: Row) -> bool:
+            if not compatible(base.values, r.values, types):
+                return False
+            ids = [k for k in invented if k in _unstated_ids(table, base, texts or {})]
+            return not ids or _same_name(table, ids, base, r, aliases)
+        target = next((i for i in clusters.get((r.table, key), []) if one_entity(out[i])),
+                      None)
         if target is None:
             clusters.setdefault((r.table, key), []).append(len(out))
             out.append(r)

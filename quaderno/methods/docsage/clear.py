@@ -34,7 +34,8 @@ from pydantic import BaseModel, Field
 from quaderno.corpus.chunk import Chunk
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
-from quaderno.methods.docsage.aliases import AliasGroup, canonicalize, merge_entities
+from quaderno.methods.docsage.aliases import (AliasGroup, canonicalize, merge_entities,
+                                              stated_in)
 from quaderno.methods.docsage.anomalies import match_parent
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.constraints import CheckResult, Violation, check
@@ -42,7 +43,7 @@ from quaderno.methods.docsage.correct import (Retrieve, apply_cell, committee_ba
                                               resolve_conflict, tally)
 from quaderno.methods.docsage.ended import ended_by, ended_columns, without_ended_links
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
-                                              extract, mentions)
+                                              extract)
 from quaderno.methods.docsage.normalize import (key_columns, normalize_entity,
                                                 normalize_value, row_identity)
 from quaderno.methods.docsage.rows import Row, value_chunk
@@ -132,6 +133,7 @@ class _Run:
                  retrieve: Retrieve | None, aliases: Mapping[str, str] | None) -> None:
         self.lm, self.schema, self.config, self.settings = lm, schema, config, settings
         self.chunks = {c.id: c for c in chunks}
+        self.texts = {c.id: c.render() for c in chunks}
         self.trace, self.committee_lm, self.retrieve, self.aliases = (trace, committee, retrieve,
                                                                   aliases)
         self.report = ClearReport(chunks=len(chunks))
@@ -153,9 +155,7 @@ class _Run:
             value = rows[0].values.get(name)
             if value is None or table.column(name).type != "INT":
                 continue
-            read_from = {source_chunk(r, name) for r in rows}
-            if any(mentions(self.chunks[c].render(), value, "INT")
-                   for c in read_from if c in self.chunks):
+            if any(stated_in(r, name, self.texts) for r in rows):
                 continue
             what = f"{table.name}.{name} = {value!r}"
             if what not in self.report.invented_keys:
@@ -409,7 +409,7 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
         for g in groups:
             run.spellings.setdefault(g.canonical, []).extend(
                 x for x in g.spellings if x != g.canonical)
-        rows = merge_entities(schema, rows, aliases)
+        rows = merge_entities(schema, rows, aliases, run.texts)
         report.alias_groups = len(groups)
         remaining: list[Violation] = []
         if config.level_b:
@@ -419,7 +419,8 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
                 while (config.correction and result.violations
                        and report.rounds < config.max_rounds):
                     report.rounds += 1
-                    rows = merge_entities(schema, await run.fix(rows, result), aliases)
+                    rows = merge_entities(schema, await run.fix(rows, result), aliases,
+                                          run.texts)
                     result = _checked(schema, rows, report, trace)
                 report.violations_final = result.counts()
                 remaining = result.violations
