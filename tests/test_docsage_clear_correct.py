@@ -145,6 +145,30 @@ def test_a_quote_not_in_the_passage_is_refused_and_the_latest_evidence_wins() ->
     assert res.evidence_quote.startswith("As of 2023")
 
 
+def test_a_judged_word_for_a_count_is_refused_though_the_quote_holds_it() -> None:
+    """The judge may answer with any value its quote holds: for a whole-number column a word
+    of the quote ("employs") is no value, and the latest evidence settles it instead; a
+    number written with a separator is taken as the column's type."""
+    trace = Trace()
+    judge = json.dumps({"value": "employs", "passage": 2,
+                        "quote": "As of 2023, Acme employs 2,300 people"})
+    res, _ = run(resolve_conflict(LM(FakeLLM([judge])), entity=["Acme"], table=TABLE,
+                                  column="staff", candidates=CANDIDATES, chunks=CHUNKS,
+                                  retrieve=None, trace=trace))
+    assert any("'employs' is not a INT; refused" in f for f in trace.fallbacks)
+    assert (res.value, res.by, res.evidence_chunk) == (2300, "latest-evidence", "new#0")
+    judge = json.dumps({"value": "2,400", "passage": 3,
+                        "quote": "the company Acme now has a staff of 2,400"})
+    report = Chunk(id="rep#4", text="Annual report: the company Acme now has a staff of 2,400.")
+
+    async def search(query: str, k: int):
+        return [report]
+    res, _ = run(resolve_conflict(LM(FakeLLM([judge])), entity=["Acme"], table=TABLE,
+                                  column="staff", candidates=CANDIDATES, chunks=CHUNKS,
+                                  retrieve=search))
+    assert (res.value, res.by, res.evidence_chunk) == (2400, "backtracking", "rep#4")
+
+
 def test_undecided_conflict_without_dates_becomes_null() -> None:
     chunks = {"x#0": Chunk(id="x#0", text="Acme has 1,900 staff."),
               "y#0": Chunk(id="y#0", text="Acme has 2,300 staff.")}

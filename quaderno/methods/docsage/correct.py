@@ -40,7 +40,7 @@ from quaderno.methods.docsage.extract import (ExtractionSettings, extract_chunk,
 from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, entity_key, fold_text,
                                                 key_columns, multi_valued,
                                                 normalize_value, plausible_year)
-from quaderno.methods.docsage.rows import Correction, Row
+from quaderno.methods.docsage.rows import Correction, Row, coerce
 from quaderno.methods.docsage.schema import Column, Table
 
 log = logging.getLogger(__name__)
@@ -262,6 +262,12 @@ async def resolve_conflict(lm: LM, *, entity: Sequence[str], table: Table, colum
             calls += result.attempts
             j = result.value
             picked, refused = _read_judged(table, column, j.value, j.quote)
+            typed, readable = coerce(picked, typ)
+            if not readable:    # "about twelve hundred" for a count: no value of the column
+                refused = f"{picked!r} is not a {typ}"
+                picked = None
+            elif typ != "TEXT":
+                picked = typed
             chosen = normalize_value(picked, typ)
             if refused and trace is not None:
                 trace.fallback(f"docsage.clear.judge: value {refused}; refused")
