@@ -16,7 +16,7 @@ from quaderno.llm.lm import LM
 from quaderno.methods.docsage.lineage import run_with_lineage
 from quaderno.methods.docsage.reason import SQLReasoner
 from quaderno.methods.docsage.rows import Provenance, Row
-from quaderno.methods.docsage.autojoin import declared_unique
+from quaderno.methods.docsage.autojoin import declared_unique, unresolved
 from quaderno.methods.docsage.sandbox import SQLSandbox
 from quaderno.methods.docsage.schema import Schema
 from quaderno.methods.docsage.sqlgate import check_sql
@@ -357,3 +357,14 @@ def test_the_join_is_recorded_in_the_trace() -> None:
     assert [a.stage for a in attempts] == ["ok"] and len(prompts) == 1   # no repair spent
     assert any("joined on its declared foreign key: LEFT JOIN births ON births.person_name" in f
                for f in ep.trace.fallbacks)
+
+
+@pytest.mark.parametrize("error, read", [
+    ("Column '\"c\".\"league_name\"' could not be resolved", ("league_name", "")),
+    ("Column 'buried' could not be resolved for table: 'people'", ("buried", "people")),
+    # qualify's word for a qualified column its table lacks, which the gate's hint reads too
+    ("Unknown column: league_name", ("league_name", "")),
+    ("Ambiguous column: name", None),
+])
+def test_one_reader_names_the_column_of_both_of_sqlglots_messages(error, read) -> None:
+    assert unresolved(error) == read

@@ -42,7 +42,10 @@ from quaderno.methods.docsage.schema import ForeignKey, Schema, Table
 
 # whether the data holds one row of a table per value of these columns
 Unique = Callable[[str, Sequence[str]], bool]
-_UNRESOLVED = re.compile(r"Column '([^']+)' could not be resolved(?: for table: '([^']+)')?")
+# sqlglot's two words for a column no table of the query has: validation's, and qualify's
+# for a qualified column its table lacks ("t.x")
+_UNRESOLVED = re.compile(r"Column '([^']+)' could not be resolved(?: for table: '([^']+)')?"
+                         r"|Unknown column: (\S+)")
 
 
 def unresolved(error: str) -> tuple[str, str] | None:
@@ -50,7 +53,8 @@ def unresolved(error: str) -> tuple[str, str] | None:
     m = _UNRESOLVED.search(error)
     if not m:
         return None
-    return m[1].strip('"').split(".")[-1].strip('"').lower(), (m[2] or "").strip('"').lower()
+    name = m[1] or m[3]
+    return name.strip('"').split(".")[-1].strip('"').lower(), (m[2] or "").strip('"').lower()
 
 
 def _on(left: str, cols: list[str], right: str, ref_cols: list[str]) -> exp.Expression:

@@ -31,7 +31,7 @@ from sqlglot.optimizer.qualify_columns import validate_qualify_columns
 from sqlglot.optimizer.scope import traverse_scope
 
 from quaderno.errors import SQLRefusedError
-from quaderno.methods.docsage.autojoin import Unique, add_join
+from quaderno.methods.docsage.autojoin import Unique, add_join, unresolved
 from quaderno.methods.docsage.schema import Schema
 
 log = logging.getLogger(__name__)
@@ -86,17 +86,14 @@ class CheckedSQL(BaseModel):
     joined: list[str] = Field(default_factory=list)
 
 
-_UNRESOLVED = re.compile(r"Column '([^']+)' could not be resolved|Unknown column: (\S+)")
-
-
 def _column_hint(error: str, schema: Schema, read: list[str]) -> str:
     """Where the unresolved column of ``error`` lives, for the model's one repair (a small
     model repeats its query when told only that a column is unknown): the tables that have
     it, and whether the query reads them; else the closest column names."""
-    m = _UNRESOLVED.search(error)
-    if not m:
+    what = unresolved(error)
+    if what is None:
         return ""
-    name = (m[1] or m[2]).strip('"').split(".")[-1].strip('"').lower()
+    name = what[0]
     owners = [t.name for t in schema.tables if name in t.column_names]
     if owners:
         unread = [t for t in owners if t not in read]
