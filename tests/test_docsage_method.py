@@ -19,7 +19,7 @@ from quaderno.llm.lm import LM
 from quaderno.methods.answer import Answer
 from quaderno.methods.details import DocSageDetails
 from quaderno.methods.docsage.extract import ExtractionSettings
-from quaderno.methods.docsage.schema import generic_schema
+from quaderno.methods.docsage.schema import Table, generic_schema
 from quaderno.methods.docsage.store import TupleStore
 from quaderno.methods.registry import make_method
 
@@ -301,11 +301,16 @@ def test_prune_drops_columns_the_question_does_not_need(tmp_path):
 def test_the_schema_is_offered_only_the_known_tables_about_the_question(tmp_path):
     """The tuple store offers its tables to the initial schema so a question can re-use
     them; the generic facts table an ablation run left there is about nothing the question
-    names, and offering it made the measuring model copy it into its schema."""
+    names, and offering it made the measuring model copy it into its schema. A table no
+    chunk gave a row of is not offered either."""
     store = TupleStore(tmp_path / "store")
     facts = generic_schema().tables[0]
+    # a table an earlier draft asked for and no chunk stated: nothing of it to re-use
+    rectors = Table.model_validate({"name": "institution_rectors", "columns": [
+        {"name": "institution_name"}, {"name": "rector"}]})
     for chunk in CHUNKS:  # covers more chunks than any other table: offered first before
         store.put(chunk, facts, "m", ExtractionSettings(confidence="none"), [])
+        store.put(chunk, rectors, "m", ExtractionSettings(confidence="none"), [])
     answer("docsage", Model(), tmp_path)  # extracts and stores the institution table
 
     def offered(question):

@@ -22,7 +22,7 @@ from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.llm.types import ChatRequest
 from quaderno.methods.docsage.clear import ClearConfig, run_clear
-from quaderno.methods.docsage.extract import ExtractionSettings, extract
+from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Schema, Table
 from quaderno.methods.docsage.store import TupleStore, join_rows, store_dir
@@ -77,6 +77,33 @@ def test_second_question_sharing_a_table_costs_at_most_30_percent_of_the_first(
     stats = store.stats()
     assert (stats.hits, stats.misses, stats.entries) == (10, 22, 22)
     assert [t.name for t, _ in store.known_tables()] == ["company", "city"]
+
+
+def test_only_what_the_stored_tuples_hold_is_offered_and_is_still_re_used(
+        tmp_path: Path) -> None:
+    """A Set2 draft kept ``companies.grounlenkreenergy_id`` (a column for a table merged
+    away): no chunk ever filled it, yet every later draft was offered it and copied it.
+    Offered tables keep their key and the columns some stored row fills; a table no chunk
+    gave a row of is not offered; the cut table still re-uses every stored tuple."""
+    store = TupleStore(tmp_path)
+    company = Table.model_validate({**COMPANY, "columns": [
+        *COMPANY["columns"], {"name": "grounlenkreenergy_id", "type": "INT"}]})
+    harbour = Table.model_validate({"name": "harbour", "primary_key": ["name"],
+                                    "columns": [{"name": "name"}, {"name": "depth"}]})
+    asyncio.run(extract(LM(oracle()), CHUNKS[:3], Schema(tables=[company]), NONE,
+                        store=store))
+    for chunk in CHUNKS[:3]:
+        store.put(chunk, harbour, "m", NONE, [])      # asked, and stated by no chunk
+    assert [(t.name, t.column_names) for t, _ in store.known_tables()] == [
+        ("company", ["name", "founded", "grounlenkreenergy_id"]),
+        ("harbour", ["name", "depth"])]
+    ([(offered, n)]) = store.known_tables(filled=True)
+    assert (offered.name, offered.column_names, n) == ("company", ["name", "founded"], 3)
+    again = FakeLLM(respond=lambda r: "{}")
+    results = asyncio.run(extract(LM(again), CHUNKS[:3], Schema(tables=[offered]), NONE,
+                                  store=store))
+    assert not again.requests
+    assert sorted(r.values["founded"] for r in all_rows(results)) == [1900, 1901, 1902]
 
 
 def test_a_question_with_a_new_table_extracts_only_that_table(tmp_path: Path) -> None:

@@ -122,7 +122,7 @@ class DocSage(BaseMethod):
             return generic_schema(), AskLog(mode="generic", stop_reason="generic schema")
         sample = sample_set(ranked, top=self.sample_k)
         probe = probe_set(ranked, size=self.probe_size, min_docs=self.probe_docs)
-        known = relevant_tables([t for t, _ in self.store.known_tables()],
+        known = relevant_tables([t for t, _ in self.store.known_tables(filled=True)],
                                 ep.question) if self.store else []
 
         async def trial(schema: Schema, hits: Sequence[Hit]) -> list[Row]:

@@ -204,20 +204,40 @@ class TupleStore:
     def __len__(self) -> int:
         return int(self._conns.get().execute("SELECT COUNT(*) FROM tuples").fetchone()[0])
 
-    def known_tables(self) -> list[tuple[Table, int]]:
+    def known_tables(self, *, filled: bool = False) -> list[tuple[Table, int]]:
         """Every table definition extracted so far, with how many chunks it covers, most
         covered first (one definition per signature; keys may differ between questions):
         ASK can offer these to the schema so that a new question re-uses the tuples
-        (re-use needs the same :meth:`Table.signature`)."""
-        found = self._conns.get().execute(
-            "SELECT MAX(table_json), COUNT(*) FROM tuples GROUP BY table_sig "
-            "ORDER BY 2 DESC, 1").fetchall()
+        (re-use needs the same :meth:`Table.signature`, or :meth:`cover`).
+
+        With ``filled``, only what the stored tuples hold: each definition is cut to its key
+        and the columns some stored row has a value of, and one no chunk gave a row of is
+        left out. An earlier draft's mistake (``companies.grounlenkreenergy_id``, a column
+        for a table merged away) is then not offered again, and re-use still holds: a table
+        with fewer columns is assembled from the stored one (:meth:`cover`)."""
+        conn = self._conns.get()
+        found = conn.execute(
+            "SELECT table_sig, MAX(table_json), COUNT(*) FROM tuples GROUP BY table_sig "
+            "ORDER BY 3 DESC, 2").fetchall()
+        values: dict[str, set[str]] = {}
+        if filled:
+            for sig, column in conn.execute(
+                    "SELECT t.table_sig, v.key FROM tuples t, json_each(t.rows) r, "
+                    "json_each(r.value, '$.values') v WHERE v.type != 'null' "
+                    "GROUP BY 1, 2"):
+                values.setdefault(sig, set()).add(column)
         out = []
-        for body, n in found:
+        for sig, body, n in found:
             try:
-                out.append((Table.model_validate_json(body), int(n)))
+                table = Table.model_validate_json(body)
             except ValidationError as exc:
                 log.warning("tuple store %s: unreadable table definition (%s)", self.path, exc)
+                continue
+            if filled:
+                if sig not in values:
+                    continue
+                table = delta_table(table, [c for c in table.column_names if c in values[sig]])
+            out.append((table, int(n)))
         return out
 
 
@@ -225,9 +245,9 @@ def delta_table(table: Table, columns: Sequence[str]) -> Table:
     """``table`` cut to its key columns and ``columns``: what to extract when the store
     covers the rest."""
     keys = key_columns(table)
+    # a key may name a column twice (a model's ["data", "data"]): each is taken once
     return Table(name=table.name, description=table.description,
-                 columns=[table.column(c) for c in [*keys, *[c for c in columns
-                                                             if c not in keys]]],
+                 columns=[table.column(c) for c in dict.fromkeys([*keys, *columns])],
                  primary_key=list(table.primary_key))
 
 
