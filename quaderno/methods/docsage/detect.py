@@ -219,6 +219,19 @@ def _unique_per_chunk(rows: Sequence[Row], column: str | Sequence[str]) -> bool:
     return True
 
 
+def _named_key(schema: Schema, table: Table, key: str) -> str | None:
+    """The column a table with no trial rows is keyed by instead of its invented ``key``:
+    one that says it is the entity's name (:func:`.rekey.name_columns`: ``name``,
+    ``title``, ``commissionname``, ``department_title``, never ``department_head``), TEXT,
+    single-valued or a name marked multi-valued (:func:`.rekey.mislabeled_names`), and no
+    reference; None when the table has none."""
+    names, mislabeled = name_columns(table.name), mislabeled_names(table.name)
+    return next((c.name for c in table.columns
+                 if c.type == "TEXT" and c.name != key and slug(c.name) in names
+                 and (c.single_valued or slug(c.name) in mislabeled)
+                 and not _references(schema, table, c.name)), None)
+
+
 def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
              texts: Mapping[str, str], share: float) -> list[str] | None:
     """What to key ``table`` by instead of its invented key: its name (a single-valued TEXT
@@ -237,6 +250,8 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
     year, nationality)``, the 1.5B model's Set1 draft) is keyed by the name of the entity
     its key numbers, a column the re-key adds (:func:`.rekey.name_to_add`,
     ``laureate_name``); each row's name is then read from its chunk like any value."""
+    if not rows and (named := _named_key(schema, table, key)) is not None:
+        return [named]
     own = stems(table.name)
     names, mislabeled = name_columns(table.name), mislabeled_names(table.name)
     added = name_to_add(table.name, key)
@@ -247,12 +262,8 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
                 or c.name == key \
                 or _references(schema, table, c.name) or not _unique_per_chunk(rows, c.name):
             continue
-        if not (c.name in ("name", "title", "full_name", "fullname", added)
-                or any(c.name.startswith(s) for s in own)):
-            continue
-        if not rows:
-            if c.name in names:
-                return [c.name]
+        if not rows or not (c.name in ("name", "title", "full_name", "fullname", added)
+                            or any(c.name.startswith(s) for s in own)):
             continue
         seen, unstated = _unstated(rows, table, c.name, texts)
         n = len(seen)
@@ -404,14 +415,10 @@ def empty_tables(schema: Schema, rows: Sequence[Row],
         detail = f"the trial extraction found no {name} row in {len(texts)} probe chunk(s)"
         fix = None
         key = _id_key(t)
-        if key is not None and id_named(key, name) and not _references(schema, t, key):
-            names = [c.name for c in t.columns
-                     if c.type == "TEXT" and c.name != key and slug(c.name) in name_columns(name)
-                     and (c.single_valued or slug(c.name) in mislabeled_names(name))
-                     and not _references(schema, t, c.name)]
-            if names:
-                fix = SchemaPatch(op="rekey", table=name, column=names[0])
-                detail += f"; no text states its key {key}: key {name} by {names[0]}"
+        if key is not None and id_named(key, name) and not _references(schema, t, key) and (
+                named := _named_key(schema, t, key)) is not None:
+            fix = SchemaPatch(op="rekey", table=name, column=named)
+            detail += f"; no text states its key {key}: key {name} by {named}"
         # the key's column, as an invented key's signal names it: what refers to it moves
         # with the re-key, and detect_all does not ask about those references too
         out.append(Signal(kind="missing_relationship", table=name,
