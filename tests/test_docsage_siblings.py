@@ -14,6 +14,7 @@ from quaderno.index.hits import Hit
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.ask import SchemaDiscovery, _drafted
+from quaderno.methods.docsage.containers import container_kind
 from quaderno.methods.docsage.draft import MAX_COLUMNS, SchemaDraft
 from quaderno.methods.docsage.rekey import plural, singular
 from quaderno.methods.docsage.siblings import merge_siblings, proper_names, siblings
@@ -55,18 +56,19 @@ def draft(d: dict) -> SchemaDraft:
     return SchemaDraft.model_validate(d)
 
 
-def test_the_set2_tables_one_per_company_merge_into_the_commissions_table():
+def test_the_set2_tables_one_per_company_merge_into_companies_referring_to_the_commission():
     schema, notes = _drafted(draft(SET2_STAT), question=STAT, texts=DOCS)
-    # the commission the question names is the table of its companies; the companies the
-    # documents name merge into it
-    assert [t.name for t in schema.tables] == ["drournliamarketscommission"]
+    # the companies the documents name make the table of their kind; the commission the
+    # question names, drawn with the same columns, is what each company refers to
+    assert [t.name for t in schema.tables] == ["companies", "commissions"]
     table = schema.tables[0]
     assert table.column_names == ["id", "company_name", "sector", "country", "employees",
-                                  "revenue", "chief_executive"]
+                                  "revenue", "chief_executive", "commission_name"]
     assert table.primary_key == ["id"]
     assert notes[0] == ("tables 'GrounlenkreEnergy', 'GouqinEnergy', 'ZuvhaernliaEnergy' "
-                        "merged into 'DrournliaMarketsCommission': the same columns, each "
-                        "table named after one entity")
+                        "merged into 'companies': the same columns, each table named after "
+                        "one entity")
+    assert notes[1].startswith("table 'DrournliaMarketsCommission' merged into 'companies'")
     # without the documents no table is named after an instance, and nothing is merged
     alone, notes = _drafted(draft(SET2_STAT), question=STAT)
     assert len(alone.tables) == 4 and not any("merged" in n for n in notes)
@@ -82,11 +84,11 @@ def test_without_a_container_the_companies_make_a_table_named_after_their_kind()
 
 def test_the_merged_table_gains_the_columns_only_a_sibling_had_and_the_requirements_follow():
     schema, _ = _drafted(draft(SET2_REL), question=STAT, texts=DOCS)
-    [table] = schema.tables
-    assert table.name == "drournliamarketscommission" and "offices" in table.column_names
+    table = schema.tables[0]
+    assert table.name == "companies" and "offices" in table.column_names
     r = schema.requirements
-    assert r.entity_types == ["drournliamarketscommission"]
-    assert r.join_path == ["drournliamarketscommission"]
+    assert r.entity_types == ["companies"]
+    assert r.join_path == ["companies"]
 
 
 def test_siblings_with_ordinary_names_are_different_kinds_and_stay_apart():
@@ -313,11 +315,11 @@ def test_the_initial_schema_merges_siblings_named_in_the_sample_it_was_drawn_fro
                               kb="c"), score=1.0, rank=i + 1, retriever="kw")
               for i, t in enumerate(DOCS)]
     schema, notes = asyncio.run(SchemaDiscovery().initial(ep, sample))
-    assert [t.name for t in schema.tables] == ["drournliamarketscommission"]
+    assert [t.name for t in schema.tables] == ["companies", "commissions"]
     schema, _ = asyncio.run(SchemaDiscovery().initial(ep, sample[:1]))
-    # the sample names one company: its table merges into the commission's, the rest stay
-    assert [t.name for t in schema.tables] == ["drournliamarketscommission", "gouqinenergy",
-                                               "zuvhaernliaenergy"]
+    # the sample names one company: its table is the companies', the rest stay
+    assert [t.name for t in schema.tables] == ["companies", "gouqinenergy",
+                                               "zuvhaernliaenergy", "commissions"]
 
 
 def test_columns_naming_a_merged_sibling_are_dropped_and_references_elsewhere_kept():
@@ -339,13 +341,13 @@ def test_columns_naming_a_merged_sibling_are_dropped_and_references_elsewhere_ke
         {"name": "regulators", "primary_key": ["id"],
          "columns": [{"name": "id", "type": "INT"}, {"name": "name"}]}]})
     schema, _ = _drafted(d, question=STAT, texts=DOCS)
-    assert [t.name for t in schema.tables] == ["drournliamarketscommission", "regulators"]
-    companies = schema.table("drournliamarketscommission")
+    assert [t.name for t in schema.tables] == ["companies", "regulators", "commissions"]
+    companies = schema.table("companies")
     assert "grounlenkreenergy_id" not in companies.column_names
     assert "grounlenkreenergy_name" not in companies.column_names
-    assert companies.column_names[-2:] == ["offices", "regulator_id"]
-    [fk] = companies.foreign_keys
-    assert (fk.cols, fk.ref_table) == (["regulator_id"], "regulators")
+    assert companies.column_names[-3:] == ["offices", "regulator_id", "commission_name"]
+    assert [(fk.cols, fk.ref_table) for fk in companies.foreign_keys] == [
+        (["regulator_id"], "regulators"), (["commission_name"], "commissions")]
 
 
 # -- the second review's cases -------------------------------------------------------------
@@ -360,7 +362,8 @@ def test_a_possessive_in_the_question_still_names_the_container():
     question = ("What is the average number of offices of the Drournlia Markets "
                 "Commission's energy companies?")
     merged, _ = merge_siblings(d, question, DOCS)
-    assert [t.name for t in merged.tables] == ["DrournliaMarketsCommission"]
+    assert [t.name for t in merged.tables] == ["companies", "commissions"]
+    assert "companies.commission_name" in merged.required_attributes
 
 
 def test_a_table_the_question_names_without_its_kind_is_one_of_the_instances():
@@ -416,10 +419,10 @@ def test_requirements_follow_the_merge_unless_they_name_what_it_dropped():
                                 "DrournliaMarketsCommission.gouqinenergy_id",
                                 "DrournliaMarketsCommission.revenue"]})
     schema, _ = _drafted(d, question=STAT, texts=DOCS)
-    assert [t.name for t in schema.tables] == ["drournliamarketscommission"]
+    assert [t.name for t in schema.tables] == ["companies", "commissions"]
     # offices, which no sibling had, is still asked for: ASK's missing relationship
-    assert schema.requirements.attributes == ["drournliamarketscommission.offices",
-                                              "drournliamarketscommission.revenue"]
+    assert schema.requirements.attributes == ["companies.offices", "companies.revenue",
+                                              "companies.commission_name"]
 
 
 def test_heading_words_written_in_lower_case_in_another_number_are_no_names():
@@ -459,7 +462,7 @@ def test_columns_named_after_a_merged_table_are_dropped_however_its_words_are_sp
          "columns": [*COMPANY, {"name": "grounlenkre_energy_name"}]},
         {"name": "GrounlenkreEnergy", "columns": COMPANY, "primary_key": ["id"]}]})
     schema, _ = _drafted(d, question=STAT, texts=DOCS)
-    [t] = schema.tables
+    t = schema.table("companies")
     assert not {"gouqin_energy_id", "grounlenkre_energy_name"} & set(t.column_names)
 
 
@@ -471,3 +474,85 @@ def test_a_short_name_clears_no_description_it_happens_to_spell():
     merged, _ = merge_siblings(d, "", ["Bo and Gouqin Energy are companies."])
     assert [t.name for t in merged.tables] == ["companies"]
     assert merged.tables[0].description == "Companies of the board"
+
+
+# -- containers beside the members' table ---------------------------------------------------
+# benchmarks/results/docsage-synth-measuring/docsage-containers-set2: the companies twice
+CONTAINED = {"tables": [
+    {"name": "companies", "primary_key": ["company_name"],
+     "columns": [*COMPANY[1:], {"name": "offices", "type": "INT"}]},
+    {"name": "drournliamarketscommission", "primary_key": ["company_name"],
+     "columns": [*COMPANY[1:], {"name": "slogan"}],
+     "foreign_keys": [{"column": "company_name", "references_table": "companies",
+                       "references_column": "company_name"}]}],
+    "required_attributes": ["companies.offices", "drournliamarketscommission.sector"],
+    "entity_types": ["companies", "drournliamarketscommission"]}
+
+
+def test_a_container_beside_the_members_table_becomes_a_reference_to_its_kind():
+    """The measuring model drew the commission's companies beside the companies, the same
+    columns twice and nothing saying which company is in the commission; it then wrote the
+    commission into ``sector``. The commission becomes a reference of each company."""
+    schema, notes = _drafted(draft(CONTAINED), question=STAT, texts=DOCS)
+    assert [t.name for t in schema.tables] == ["companies", "commissions"]
+    companies = schema.table("companies")
+    assert companies.column_names == ["company_name", "sector", "country", "employees",
+                                      "revenue", "chief_executive", "offices", "slogan",
+                                      "commission_name"]
+    assert "Drournlia Markets Commission" in companies.column("commission_name").description
+    [fk] = companies.foreign_keys
+    assert (fk.cols, fk.ref_table, fk.ref_cols) == (["commission_name"], "commissions",
+                                                    ["commission_name"])
+    assert schema.table("commissions").primary_key == ["commission_name"]
+    r = schema.requirements
+    assert r.attributes == ["companies.offices", "companies.sector",
+                            "companies.commission_name"]
+    assert r.entity_types == ["companies"]
+    assert notes[0] == (
+        "table 'drournliamarketscommission' merged into 'companies': the same columns; "
+        "'Drournlia Markets Commission' is a commission the question filters 'companies' "
+        "by: companies.commission_name names it, a reference to "
+        "commissions.commission_name, a new table 'commissions'")
+
+
+def test_a_container_reference_reuses_the_drafts_own_column_and_table_of_its_kind():
+    d = draft({**CONTAINED, "tables": [
+        {**CONTAINED["tables"][0], "columns": [*CONTAINED["tables"][0]["columns"],
+                                               {"name": "commission"}]},
+        {**CONTAINED["tables"][1], "columns": COMPANY[1:]},
+        {"name": "commission", "columns": [{"name": "name"}, {"name": "chair"}]}]})
+    schema, _ = _drafted(d, question=STAT, texts=DOCS)
+    assert [t.name for t in schema.tables] == ["companies", "commission"]
+    companies = schema.table("companies")
+    assert companies.column_names.count("commission") == 1
+    assert "commission_name" not in companies.column_names
+    [fk] = companies.foreign_keys
+    assert (fk.cols, fk.ref_table, fk.ref_cols) == (["commission"], "commission", ["name"])
+
+
+@pytest.mark.parametrize("written,kind", [
+    ("Drournlia Markets Commission", "commission"), ("League of Merounddian Cities", "league"),
+    ("University of Gryrn", "university"), ("Stedrurial Medal", "medal"), ("Gryrn", "")])
+def test_a_containers_kind_is_read_from_its_name(written, kind):
+    assert container_kind(written) == kind
+
+
+def test_a_container_whose_name_says_no_kind_stays_a_table():
+    d = draft({**CONTAINED, "tables": [CONTAINED["tables"][0],
+                                       {**CONTAINED["tables"][1], "name": "Drournlia"}]})
+    question = "What is the average number of offices of the companies in Drournlia?"
+    schema, notes = _drafted(d, question=question, texts=["Drournlia has 4 companies."])
+    assert [t.name for t in schema.tables] == ["companies", "drournlia"]
+    assert not any("merged" in n for n in notes)
+
+
+def test_at_the_column_cap_the_reference_takes_the_place_of_a_merged_column():
+    wide = [{"name": "company_name"}, *({"name": f"c{i}"} for i in range(MAX_COLUMNS - 2))]
+    d = draft({"tables": [
+        {"name": "companies", "primary_key": ["company_name"], "columns": wide},
+        {"name": "DrournliaMarketsCommission", "primary_key": ["company_name"],
+         "columns": [*wide, {"name": "slogan"}]}]})
+    schema, _ = _drafted(d, question=STAT, texts=DOCS)
+    columns = schema.table("companies").column_names
+    assert len(columns) == MAX_COLUMNS and columns[-1] == "commission_name"
+    assert "slogan" not in columns

@@ -227,5 +227,23 @@ def from_schema(schema: Schema) -> SchemaDraft:
                        required_attributes=r.attributes, join_path=r.join_path)
 
 
+def rename_table(draft: SchemaDraft, old: str, new: str) -> None:
+    """Every mention of table ``old`` in ``draft`` (references, constraints, requirements,
+    entity types, join path) names ``new``, in place; the tables themselves are not
+    renamed."""
+    def swap(name: str) -> str:
+        return new if slug(name) == slug(old) else name
+    for t in draft.tables:
+        for fk in t.foreign_keys:
+            fk.references_table = swap(fk.references_table)
+    for c in draft.constraints:
+        c.table = swap(c.table)
+    draft.required_attributes = [f"{swap(t)}.{c}" if sep else a
+                                 for a in draft.required_attributes
+                                 for t, sep, c in [a.partition(".")]]
+    draft.entity_types = list(dict.fromkeys(swap(e) for e in draft.entity_types))
+    draft.join_path = list(dict.fromkeys(swap(t) for t in draft.join_path))
+
+
 __all__ = ["SchemaDraft", "DraftTable", "DraftColumn", "DraftForeignKey", "DraftConstraint",
-           "to_schema", "from_schema", "slug", "identifier"]
+           "to_schema", "from_schema", "rename_table", "slug", "identifier"]

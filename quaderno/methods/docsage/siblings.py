@@ -16,15 +16,20 @@ An instance's name is a proper name the sample documents write (:func:`proper_na
 capitalized, with a word the texts never write in lower case, so "Players" opening a
 sentence is not one). A sibling named after something the question names while it asks about
 the kind ("the companies in the Drournlia Markets Commission": ``DrournliaMarketsCommission``)
-is a container: the table of its members, which the question filters by. Containers are never
-merged away. The instances merge:
+is a container: the table of its members, which the question filters by. The instances merge:
 
 * into the sibling named after the entity their shared name column names (``companies`` or
   ``energy_companies``, for ``company_name``) when there is one;
+* else, when a container's name says a kind of its own ("Drournlia Markets Commission"), into
+  a table named after their entity, the widest of them giving its columns and key;
 * else into the one container the question names (the commission's table of companies);
-* else into a table named after that entity, the sibling with most columns giving its
-  columns and key;
+* else into a table named after their entity, as above;
 * else into the first of them the question's requirements name (else the first drawn).
+
+A container whose name says its kind, beside the table of its members' kind (drawn so, or
+made by the merge), is merged into it too, and that table gains a reference naming the
+container (``companies.commission_name`` to ``commissions``: :mod:`.containers`). Other
+containers are never merged away.
 
 The merged table gains the other siblings' columns it lacks (the columns a requirement or
 constraint names first; never their ids or columns named after them), up to the draft's
@@ -40,8 +45,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from quaderno.methods.docsage.containers import container_kind, refer_to_container
 from quaderno.methods.docsage.draft import (MAX_COLUMNS, DraftForeignKey, DraftTable,
-                                            SchemaDraft, slug)
+                                            SchemaDraft, rename_table, slug)
 from quaderno.methods.docsage.rekey import id_named, name_columns, plural, singular, stems
 
 MIN_SHARED = 3   # columns two tables must share to be siblings
@@ -161,8 +167,9 @@ def merge_siblings(draft: SchemaDraft, question: str,
                    texts: Iterable[str]) -> tuple[SchemaDraft, list[str]]:
     """``draft`` with each group of sibling tables named after instances (proper names in
     ``texts``, the documents the model read) merged into one table, as the module doc says
-    (a container the ``question`` names stays, and takes them when there is no table of
-    their kind), and a note per merge."""
+    (a container the ``question`` names becomes a reference of the table of its members'
+    kind when its name says a kind; else it stays, and takes them when there is no table
+    of their kind), and a note per merge."""
     draft = draft.model_copy(deep=True)
     texts = [question, *texts]
     names = proper_names(texts)
@@ -179,19 +186,78 @@ def merge_siblings(draft: SchemaDraft, question: str,
         # Gouqin Energy")
         of_kind = not kind or bool({kind, plural(kind)} & asked_words)
         containers = [t for t in rest if _bare(t.name) in asked and of_kind]
+        if kinds:   # beside the members' table a container is a reference (containers.py)
+            referred = _refer(draft, kinds[0], containers, kind, question)
+            notes += referred.values()
+            rest = _without(rest, [t for t in containers if t.name in referred])
+            containers = _without(containers, [t for t in containers if t.name in referred])
         instances = [t for t in _without(rest, containers) if _bare(t.name) in names]
-        # the table of the kind, else the one container the question names
-        home = kinds[:1] or (containers if len(containers) == 1 else [])
-        if not instances or len(instances) + len(home) < 2:
+        # without a table of the kind, the instances make one, named after it, when a
+        # container can then refer to it; else the one container the question names holds
+        # them
+        taken = {slug(t.name) for t in _without(draft.tables, instances)}
+        refer = not kinds and bool(kind) and instances and \
+            not {slug(plural(kind)), slug(singular(kind))} & taken and \
+            any(_referable(t, kind, question) for t in containers)
+        home = kinds[:1] or (containers if len(containers) == 1 and not refer else [])
+        if not instances or (len(instances) + len(home) < 2 and not refer):
             continue
         before = [t.name for t in [*home, *instances]]
         into, gone = _target(draft, instances, home, kind)
         cut = _merge(draft, into, gone, before)
-        notes.append(f"tables {', '.join(repr(n) for n in before if n != into.name)} merged "
-                     f"into {into.name!r}: the same columns, each table named after one entity"
-                     + (f" (columns past the cap of {MAX_COLUMNS} left out: {', '.join(cut)})"
-                        if cut else ""))
+        if len(before) > 1:
+            notes.append(f"tables {', '.join(repr(n) for n in before if n != into.name)} "
+                         f"merged into {into.name!r}: the same columns, each table named "
+                         "after one entity"
+                         + (f" (columns past the cap of {MAX_COLUMNS} left out: "
+                            f"{', '.join(cut)})" if cut else ""))
+        else:
+            notes.append(f"table {before[0]!r} renamed {into.name!r}: it is named after one "
+                         f"{kind}, and the question asks about the {plural(kind)}")
+        if refer:
+            notes += _refer(draft, into, containers, kind, question, before).values()
     return draft, notes
+
+
+def _referable(container: DraftTable, kind: str, question: str) -> bool:
+    """The ``container``'s name, as the question writes it, says a kind of its own: its
+    members' table can refer to it (:func:`.containers.container_kind`)."""
+    return container_kind(_written(question, _bare(container.name))) not in (
+        "", singular(slug(kind or "")))
+
+
+def _written(question: str, bare: str) -> str:
+    """The proper name of ``question`` whose bare slug is ``bare``, as the question writes
+    it ("Drournlia Markets Commission"); "" when none is."""
+    for m in _PROPER.finditer(question):
+        words = [_POSSESSIVE.sub("", w) for w in m.group(0).split()]
+        for i in range(len(words)):
+            for j in range(len(words), i, -1):
+                if _bare(" ".join(words[i:j])) == bare:
+                    return " ".join(words[i:j])
+    return ""
+
+
+def _refer(draft: SchemaDraft, members: DraftTable, containers: list[DraftTable], kind: str,
+           question: str, merged: Iterable[str] = ()) -> dict[str, str]:
+    """Each container whose name says its kind merged into ``members``, which gains a
+    reference naming it (:func:`.containers.refer_to_container`): container name -> note.
+    ``merged``: the tables merged into ``members`` before (columns named after them are
+    not taken from the container either)."""
+    notes = {}
+    for t in containers:
+        if not _referable(t, kind, question):
+            continue
+        written = _written(question, _bare(t.name))
+        have = {slug(c.name) for c in members.columns}
+        cut = _merge(draft, members, [t], [members.name, t.name, *merged])
+        added = {slug(c.name) for c in members.columns} - have
+        how = refer_to_container(draft, members, kind, written, added)
+        notes[t.name] = (f"table {t.name!r} merged into {members.name!r}: the same columns"
+                         + (f"; {how}" if how else "")
+                         + (f" (columns past the cap of {MAX_COLUMNS} left out: "
+                            f"{', '.join(cut)})" if cut else ""))
+    return notes
 
 
 def _target(draft: SchemaDraft, instances: list[DraftTable], home: list[DraftTable],
@@ -204,28 +270,12 @@ def _target(draft: SchemaDraft, instances: list[DraftTable], home: list[DraftTab
     if kind and slug(plural(kind)) not in taken and slug(singular(kind)) not in taken:
         old = base.name
         base.name = plural(kind)
-        _rename(draft, old, base.name)
+        rename_table(draft, old, base.name)
         return base, _without(instances, [base])
     asked = {slug(n) for n in [*draft.entity_types, *draft.join_path,
                                *(a.partition(".")[0] for a in draft.required_attributes)]}
     first = next((t for t in instances if slug(t.name) in asked), instances[0])
     return first, _without(instances, [first])
-
-
-def _rename(draft: SchemaDraft, old: str, new: str) -> None:
-    """Every mention of table ``old`` names ``new``."""
-    def swap(name: str) -> str:
-        return new if slug(name) == slug(old) else name
-    for t in draft.tables:
-        for fk in t.foreign_keys:
-            fk.references_table = swap(fk.references_table)
-    for c in draft.constraints:
-        c.table = swap(c.table)
-    draft.required_attributes = [f"{swap(t)}.{c}" if sep else a
-                                 for a in draft.required_attributes
-                                 for t, sep, c in [a.partition(".")]]
-    draft.entity_types = list(dict.fromkeys(swap(e) for e in draft.entity_types))
-    draft.join_path = list(dict.fromkeys(swap(t) for t in draft.join_path))
 
 
 def _about(column: str, table: str) -> bool:
@@ -285,7 +335,7 @@ def _merge(draft: SchemaDraft, into: DraftTable, gone: list[DraftTable],
         if not (slug(tb) in gone_names and any(_about(c, n) for n in merged))
         and not (slug(tb) == slug(into.name) and slug(c) in drop)]
     for t in gone:
-        _rename(draft, t.name, into.name)
+        rename_table(draft, t.name, into.name)
     _clear_descriptions(into, merged)
     for t in draft.tables:  # one reference once; none from a column to itself
         seen: set[tuple[str, str, str]] = set()
