@@ -236,6 +236,27 @@ def test_rows_under_an_id_no_chunk_states_merge_only_under_one_name() -> None:
             if r.values["laureate_id"] == 1] == ["Xandria University"]
 
 
+def test_only_an_id_is_judged_invented_and_a_name_in_the_key_aligns_its_rows() -> None:
+    """A year the chunk writes as "this year" is no invented id, and a key that holds the
+    name with the id aligns rows by it (the review of 20fe17b)."""
+    by_name = Schema.model_validate({"tables": [
+        {"name": "laureate", "primary_key": ["laureate_id", "name"],
+         "columns": [{"name": "laureate_id", "type": "INT"}, {"name": "name"},
+                     {"name": "grant", "type": "INT"}, {"name": "institution"}]}]})
+    rows = [row("laureate", "a#0", laureate_id=1, name="Nendzu Rixtox", grant=500),
+            row("laureate", "c#0", laureate_id=1, name="Nendzu Rixtox",
+                institution="Xandria University")]
+    assert len(merge_entities(by_name, rows, texts=PRIZE_TEXTS)) == 1
+    yearly = Schema.model_validate({"tables": [
+        {"name": "results", "primary_key": ["company_name", "year"],
+         "columns": [{"name": "company_name"}, {"name": "year", "type": "INT"},
+                     {"name": "revenue", "type": "INT"}, {"name": "staff", "type": "INT"}]}]})
+    rows = [row("results", "a#0", company_name="Acme", year=2020, revenue=9),
+            row("results", "b#0", company_name="Acme", year=2020, staff=40)]
+    texts = {"a#0": "This year Acme earned 9.", "b#0": "Acme has 40 staff this year."}
+    assert len(merge_entities(yearly, rows, texts=texts)) == 1
+
+
 def test_an_invented_id_without_a_column_for_the_name_merges_nothing() -> None:
     schema = Schema.model_validate({"tables": [
         {"name": "clubs", "primary_key": ["club_id"],

@@ -99,6 +99,13 @@ def test_only_what_the_stored_tuples_hold_is_offered_and_is_still_re_used(
         ("harbour", ["name", "depth"])]
     ([(offered, n)]) = store.known_tables(filled=True)
     assert (offered.name, offered.column_names, n) == ("company", ["name", "founded"], 3)
+    # a damaged entry (get() reads it as a miss) adds nothing and breaks nothing
+    with sqlite3.connect(store.path) as conn:
+        conn.execute("UPDATE tuples SET rows = ? WHERE table_name = 'harbour' AND "
+                     "chunk_id = 'd0#0'", ('["x", {"values": "y"}, {"values": {"depth": 3}',))
+        conn.execute("UPDATE tuples SET rows = ? WHERE table_name = 'harbour' AND "
+                     "chunk_id = 'd1#0'", ('["x", {"values": "y"}, 7]',))
+    assert [t.name for t, _ in store.known_tables(filled=True)] == ["company"]
     again = FakeLLM(respond=lambda r: "{}")
     results = asyncio.run(extract(LM(again), CHUNKS[:3], Schema(tables=[offered]), NONE,
                                   store=store))

@@ -35,7 +35,7 @@ from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.extract import mentions
 from quaderno.methods.docsage.normalize import (entity_key, fold_text, is_null, key_columns,
                                                 normalize_entity, normalize_value)
-from quaderno.methods.docsage.rekey import may_add_as_key
+from quaderno.methods.docsage.rekey import id_named, may_add_as_key
 from quaderno.methods.docsage.rows import Correction, Row, value_chunk
 from quaderno.methods.docsage.schema import Schema, Table
 
@@ -190,22 +190,25 @@ def stated_in(row: Row, column: str, texts: Mapping[str, str]) -> bool | None:
 
 
 def _unstated_ids(table: Table, row: Row, texts: Mapping[str, str]) -> list[str]:
-    """``row``'s whole-number key columns whose value its chunk does not state."""
+    """``row``'s key columns holding an id (a whole number in a column named as one:
+    ``laureate_id``, not a ``year``) whose value its chunk does not state."""
     return [k for k in key_columns(table)
-            if table.column(k).type == "INT" and stated_in(row, k, texts) is False]
+            if table.column(k).type == "INT" and id_named(k, table.name)
+            and stated_in(row, k, texts) is False]
 
 
-def _same_name(table: Table, ids: Sequence[str], a: Row, b: Row,
-               aliases: Mapping[str, str] | None) -> bool:
-    """Rows keyed by invented ``ids`` name one entity: a column naming the table's entity
-    (``name``, ``laureate_name`` for ``laureate_id``: :func:`.rekey.may_add_as_key`) holds
-    the same name in both, and none holds two."""
-    names = [c.name for c in table.columns
-             if c.type == "TEXT" and c.name not in key_columns(table)
-             and any(may_add_as_key(c.name, table.name, k) for k in ids)]
-    pairs = [(normalize_entity(a.values.get(c), aliases), normalize_entity(b.values.get(c),
-                                                                          aliases))
-             for c in names]
+def _name_columns(table: Table, ids: Sequence[str]) -> list[str]:
+    """The columns naming the entity ``table``'s ``ids`` number (``name``,
+    ``laureate_name`` for ``laureate_id``: :func:`.rekey.may_add_as_key`), in the key or
+    not."""
+    return [c.name for c in table.columns
+            if c.type == "TEXT" and any(may_add_as_key(c.name, table.name, k) for k in ids)]
+
+
+def _same_name(names: Mapping[str, str], row: Row, aliases: Mapping[str, str] | None) -> bool:
+    """``row`` gives the entity the same ``names`` (column -> normalized name, the other
+    row's) in some column and a different one in none."""
+    pairs = [(x, normalize_entity(row.values.get(c), aliases)) for c, x in names.items()]
     return any(x and x == y for x, y in pairs) and not any(x and y and x != y
                                                            for x, y in pairs)
 
@@ -222,6 +225,7 @@ def merge_entities(schema: Schema, rows: Sequence[Row],
     Order: the first row of each merged group keeps its place."""
     out: list[Row] = []
     clusters: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    unstated: dict[int, list[str]] = {}   # out index -> its key's unstated ids
     for r in rows:
         table = schema.table(r.table)
         key = entity_key(table, r.values, aliases) if table is not None else ()
@@ -230,16 +234,20 @@ def merge_entities(schema: Schema, rows: Sequence[Row],
             continue
         types = {c.name: c.type for c in table.columns}
         invented = _unstated_ids(table, r, texts) if texts else []
+        names = {c: normalize_entity(r.values.get(c), aliases)
+                 for c in _name_columns(table, invented)}
 
-        def one_entity(base: Row) -> bool:
-            if not compatible(base.values, r.values, types):
+        def one_entity(i: int) -> bool:
+            # an id neither row's chunk states aligns them only by the entity's name
+            if any(k in unstated[i] for k in invented) and not _same_name(names, out[i],
+                                                                          aliases):
                 return False
-            ids = [k for k in invented if k in _unstated_ids(table, base, texts or {})]
-            return not ids or _same_name(table, ids, base, r, aliases)
-        target = next((i for i in clusters.get((r.table, key), []) if one_entity(out[i])),
-                      None)
+            return compatible(out[i].values, r.values, types)
+        target = next((i for i in clusters.get((r.table, key), []) if one_entity(i)), None)
         if target is None:
             clusters.setdefault((r.table, key), []).append(len(out))
+            # a merge fills empty cells only: the kept row's key, and its chunk, stay
+            unstated[len(out)] = invented
             out.append(r)
             continue
         base = out[target]

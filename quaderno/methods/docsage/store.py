@@ -221,10 +221,7 @@ class TupleStore:
             "ORDER BY 3 DESC, 2").fetchall()
         values: dict[str, set[str]] = {}
         if filled:
-            for sig, column in conn.execute(
-                    "SELECT t.table_sig, v.key FROM tuples t, json_each(t.rows) r, "
-                    "json_each(r.value, '$.values') v WHERE v.type != 'null' "
-                    "GROUP BY 1, 2"):
+            for sig, column in conn.execute(_FILLED):
                 values.setdefault(sig, set()).add(column)
         out = []
         for sig, body, n in found:
@@ -239,6 +236,19 @@ class TupleStore:
                 table = delta_table(table, [c for c in table.column_names if c in values[sig]])
             out.append((table, int(n)))
         return out
+
+
+# (table signature, column) for every column some stored row has a value of; an entry that
+# is not a JSON list of rows with a "values" object (damaged: get() reads it as a miss)
+# adds nothing. One pass over every stored row: linear in the store's size.
+_FILLED = """
+SELECT t.table_sig, v.key FROM tuples t,
+  json_each(CASE WHEN json_valid(t.rows) THEN t.rows ELSE '[]' END) r,
+  json_each(CASE WHEN r.type = 'object' THEN
+              CASE WHEN json_type(r.value, '$.values') = 'object'
+                   THEN json_extract(r.value, '$.values') ELSE '{}' END
+            ELSE '{}' END) v
+WHERE v.type != 'null' GROUP BY 1, 2"""
 
 
 def delta_table(table: Table, columns: Sequence[str]) -> Table:
