@@ -497,8 +497,8 @@ def test_a_container_beside_the_members_table_becomes_a_reference_to_its_kind():
     assert [t.name for t in schema.tables] == ["companies", "commissions"]
     companies = schema.table("companies")
     assert companies.column_names == ["company_name", "sector", "country", "employees",
-                                      "revenue", "chief_executive", "offices", "slogan",
-                                      "commission_name"]
+                                      "revenue", "chief_executive", "offices",
+                                      "commission_name", "slogan"]
     assert "Drournlia Markets Commission" in companies.column("commission_name").description
     [fk] = companies.foreign_keys
     assert (fk.cols, fk.ref_table, fk.ref_cols) == (["commission_name"], "commissions",
@@ -510,9 +510,8 @@ def test_a_container_beside_the_members_table_becomes_a_reference_to_its_kind():
     assert r.entity_types == ["companies"]
     assert notes[0] == (
         "table 'drournliamarketscommission' merged into 'companies': the same columns; "
-        "'Drournlia Markets Commission' is a commission the question filters 'companies' "
-        "by: companies.commission_name names it, a reference to "
-        "commissions.commission_name, a new table 'commissions'")
+        "'Drournlia Markets Commission' is the commission the question filters 'companies' "
+        "by: companies.commission_name names it, a reference to the new table 'commissions'")
 
 
 def test_a_container_reference_reuses_the_drafts_own_column_and_table_of_its_kind():
@@ -552,7 +551,76 @@ def test_at_the_column_cap_the_reference_takes_the_place_of_a_merged_column():
         {"name": "companies", "primary_key": ["company_name"], "columns": wide},
         {"name": "DrournliaMarketsCommission", "primary_key": ["company_name"],
          "columns": [*wide, {"name": "slogan"}]}]})
-    schema, _ = _drafted(d, question=STAT, texts=DOCS)
+    schema, notes = _drafted(d, question=STAT, texts=DOCS)
     columns = schema.table("companies").column_names
     assert len(columns) == MAX_COLUMNS and columns[-1] == "commission_name"
-    assert "slogan" not in columns
+    assert "slogan" not in columns and "left out: slogan" in notes[0]
+    # a members' table already at the cap has no room for the reference: both tables stay
+    full = [*wide, {"name": "founded"}]
+    d = draft({"tables": [
+        {"name": "companies", "primary_key": ["company_name"], "columns": full},
+        {"name": "DrournliaMarketsCommission", "primary_key": ["company_name"],
+         "columns": full}]})
+    schema, notes = _drafted(d, question=STAT, texts=DOCS)
+    assert [t.name for t in schema.tables] == ["companies", "drournliamarketscommission"]
+
+
+def test_named_entities_the_question_compares_are_no_containers():
+    """Two companies the question names are compared, not filtered by; a kind ending other
+    siblings' names (Energy) is one of theirs; a name not written as what the members are
+    in is no container (the review of 9d8a7f3)."""
+    d = draft({"tables": [
+        {"name": "companies", "primary_key": ["company_name"], "columns": COMPANY[1:]},
+        {"name": "GouqinEnergy", "primary_key": ["company_name"], "columns": COMPANY[1:]},
+        {"name": "GrounlenkreEnergy", "primary_key": ["company_name"],
+         "columns": COMPANY[1:]}]})
+    question = "Which of the companies has more employees, Gouqin Energy or Grounlenkre Energy?"
+    schema, notes = _drafted(d, question=question, texts=DOCS)
+    assert not any("filters" in n for n in notes)
+    assert [t.name for t in schema.tables] == ["companies", "gouqinenergy", "grounlenkreenergy"]
+    one = draft({**CONTAINED, "tables": [CONTAINED["tables"][0], {
+        **CONTAINED["tables"][1], "name": "GouqinEnergy"}, {
+        **CONTAINED["tables"][1], "name": "DrournliaMarketsCommission"}]})
+    question = "How many offices do the companies in the Gouqin Energy group have?"
+    schema, notes = _drafted(one, question=question, texts=DOCS)
+    assert "commissions" not in [t.name for t in schema.tables]
+    question = "Drournlia Markets Commission: how many offices do its companies have?"
+    schema, notes = _drafted(draft(CONTAINED), question=question, texts=DOCS)
+    assert [t.name for t in schema.tables] == ["companies", "drournliamarketscommission"]
+
+
+@pytest.mark.parametrize("column", [{"name": "commission_name", "type": "INT"},
+                                    {"name": "commission_name", "type": "DOUBLE"}])
+def test_a_column_of_the_kinds_name_and_another_type_leaves_the_container(column):
+    d = draft({**CONTAINED, "tables": [
+        {**CONTAINED["tables"][0], "columns": [*COMPANY[1:], column]},
+        {**CONTAINED["tables"][1], "columns": COMPANY[1:]}]})
+    schema, _ = _drafted(d, question=STAT, texts=DOCS)
+    assert [t.name for t in schema.tables] == ["companies", "drournliamarketscommission"]
+
+
+def test_a_reference_the_members_have_to_the_kind_is_kept_and_a_bad_key_gets_none():
+    # the members refer to the commission already: nothing is added but the requirement
+    d = draft({**CONTAINED, "tables": [
+        {**CONTAINED["tables"][0],
+         "columns": [*COMPANY[1:], {"name": "commission_id", "type": "INT"}],
+         "foreign_keys": [{"column": "commission_id", "references_table": "commissions",
+                           "references_column": "id"}]},
+        {**CONTAINED["tables"][1], "columns": COMPANY[1:]},
+        {"name": "commissions", "primary_key": ["id"],
+         "columns": [{"name": "id", "type": "INT"}, {"name": "chair"}]}]})
+    schema, _ = _drafted(d, question=STAT, texts=DOCS)
+    companies = schema.table("companies")
+    assert [t.name for t in schema.tables] == ["companies", "commissions"]
+    assert [(fk.cols, fk.ref_table) for fk in companies.foreign_keys] == [
+        (["commission_id"], "commissions")]
+    assert "companies.commission_id" in schema.requirements.attributes
+    # a table of the kind with no TEXT name to refer to: the column, and no foreign key
+    d = draft({**CONTAINED, "tables": [
+        CONTAINED["tables"][0], {**CONTAINED["tables"][1], "columns": COMPANY[1:]},
+        {"name": "Commissions", "columns": [{"name": "chair"}, {"name": "founded"}]}]})
+    schema, notes = _drafted(d, question=STAT, texts=DOCS)
+    assert [t.name for t in schema.tables] == ["companies", "commissions"]
+    assert "commission_name" in schema.table("companies").column_names
+    assert schema.table("companies").foreign_keys == []
+    assert "new table" not in notes[0]

@@ -6,23 +6,27 @@ columns: a second copy of the companies, read from the same chunks, and no colum
 which company is in the commission. Extraction then wrote the commission into ``sector`` or
 ``country``, and the SQL filtered ``sector = 'Drournlia Markets Commission'``
 (``docsage-containers-set2``). Relationally, membership is a reference:
-``companies.commission_name`` to ``commissions(commission_name)``. So, once
-:func:`.siblings.merge_siblings` has folded the container's columns into the members'
-table, :func:`refer_to_container` gives that table a column naming the container's kind
-(or keeps one it has: ``commission``, ``commission_name``), declared as a foreign key to a
-table of that kind (the draft's own, else a new one keyed by the kind's name), and requires
-it. A reference a chunk says has ended ("left the commission in 2005") is then emptied like
-any other (:mod:`.ended`).
+``companies.commission_name``
+to ``commissions(commission_name)``. So, once :func:`.siblings.merge_siblings` has folded
+the container's columns into the members' table, :func:`refer_to_container` gives that table
+a column naming the container's kind (or keeps one it has: a reference to a table of the
+kind, a TEXT ``commission`` or ``commission_name``), declared as a foreign key to a table of
+that kind (the draft's own, by its TEXT key or name column, else a new one keyed by the
+kind's name), and requires it. The column is placed before the merge, so the column cap
+never leaves it out. A reference a chunk says has ended ("left the commission in 2005") is
+then emptied like any other (:mod:`.ended`).
 
 The kind is read from the container's name as the question writes it: the word before "of"
 ("League of Merounddian Cities": league), else the last word ("Drournlia Markets
-Commission": commission). A one-word name says no kind, and is left as it is.
+Commission": commission). A one-word name says no kind, and is left as it is; so is a
+container the question does not write as what the members are in, one whose kind ends
+another sibling's name, and one of two (:func:`.siblings._referable`).
 """
 
 from __future__ import annotations
 
-from quaderno.methods.docsage.draft import (MAX_COLUMNS, MAX_TABLES, DraftColumn,
-                                            DraftForeignKey, DraftTable, SchemaDraft, slug)
+from quaderno.methods.docsage.draft import (MAX_TABLES, DraftColumn, DraftForeignKey,
+                                            DraftTable, SchemaDraft, slug)
 from quaderno.methods.docsage.rekey import plural, singular
 
 _MAX_REFERENCES, _MAX_REQUIRED = 4, 12   # the draft's caps (draft.py)
@@ -44,60 +48,78 @@ def _names_kind(column: str, kind: str) -> bool:
     return slug(column) in (kind, f"{kind}_name", f"{kind}name", f"{kind}_title")
 
 
+def _of_kind(table: str, kind: str) -> bool:
+    own = slug(table)
+    return own in (kind, plural(kind)) or singular(own) == kind
+
+
+def reference_column(draft: SchemaDraft, members: DraftTable, kind: str) -> str | None:
+    """The column of ``members`` that is to name a container of ``kind``: one referring to
+    a table of the kind already (``commission_id``), else a TEXT column naming the kind
+    (``commission``, ``commission_name``), else ``<kind>_name`` to be added; None when that
+    name is taken by a column of another type."""
+    for fk in members.foreign_keys:
+        if _of_kind(fk.references_table, kind):
+            return fk.column
+    named = [c for c in members.columns if _names_kind(c.name, kind)]
+    text = [c for c in named if c.type == "TEXT"]
+    if text:
+        return text[0].name
+    new = f"{kind}_name"
+    return None if any(slug(c.name) == new for c in members.columns) else new
+
+
 def _kind_table(draft: SchemaDraft, kind: str,
-                members: DraftTable) -> tuple[DraftTable, str] | None:
-    """The draft's table of ``kind`` and the column it is keyed by, when it has one."""
+                members: DraftTable) -> tuple[DraftTable | None, str]:
+    """The draft's table of ``kind`` and its TEXT column naming each one (a one-column TEXT
+    key, else ``name`` or ``<kind>_name``): (table, column), (table, "") when the table
+    has no such column, (None, "") when the draft has no table of the kind."""
     for t in draft.tables:
-        if t is members or slug(t.name) not in (kind, plural(kind)):
+        if t is members or not _of_kind(t.name, kind):
             continue
-        if len(t.primary_key) == 1:
-            return t, t.primary_key[0]
-        named = [c.name for c in t.columns if _names_kind(c.name, kind) or slug(c.name) == "name"]
-        return (t, named[0]) if named else None
-    return None
+        text = {slug(c.name): c.name for c in t.columns if c.type == "TEXT"}
+        if len(t.primary_key) == 1 and slug(t.primary_key[0]) in text:
+            return t, text[slug(t.primary_key[0])]
+        named = [text[n] for n in text if n == "name" or _names_kind(n, kind)]
+        return t, (named[0] if named else "")
+    return None, ""
 
 
 def refer_to_container(draft: SchemaDraft, members: DraftTable, member_kind: str,
-                       written: str, merged: set[str]) -> str:
-    """``members`` (the table the container was merged into) given a reference naming the
-    container's kind, in place; ``written``: the container's name as the question writes
-    it, ``merged``: the slugs of the columns the merge added (one may give way at the
-    column cap). A note of what was done, or "" when nothing was."""
+                       written: str, column: str) -> str:
+    """``members`` (the table the container was merged into) given its reference to the
+    container, in place: ``column`` (:func:`reference_column`, already one of its columns)
+    described when it has no description, a foreign key to the draft's table of the
+    container's kind (or a new one keyed by its name) unless the column has one, and a
+    required attribute; ``written``: the container's name as the question writes it.
+    A note of what was done."""
     kind = container_kind(written)
-    if not kind or kind == singular(slug(member_kind or "")):
-        return ""
-    column = next((c for c in members.columns if _names_kind(c.name, kind)), None)
-    if column is None:
-        if len(members.columns) >= MAX_COLUMNS:
-            added = [c for c in members.columns if slug(c.name) in merged]
-            if not added:
-                return ""
-            members.columns.remove(added[-1])
-        column = DraftColumn(name=f"{kind}_name", description=(
-            f"the {kind} this {member_kind or 'entity'} is part of or listed in, as the text "
-            f"names it (such as {written!r}); empty when the text names none"))
-        members.columns.append(column)
-    target = _kind_table(draft, kind, members)
-    made = ""
-    if target is None and len(draft.tables) < MAX_TABLES:
-        table = DraftTable(name=plural(kind), description=f"each {kind}, by its name",
-                           columns=[DraftColumn(name=f"{kind}_name",
-                                                description=f"the {kind}'s name")],
-                           primary_key=[f"{kind}_name"])
-        draft.tables.append(table)
-        target, made = (table, f"{kind}_name"), f", a new table {table.name!r}"
-    if target is not None and len(members.foreign_keys) < _MAX_REFERENCES and not any(
-            slug(fk.column) == slug(column.name) for fk in members.foreign_keys):
-        members.foreign_keys.append(DraftForeignKey(
-            column=column.name, references_table=target[0].name,
-            references_column=target[1]))
-    attribute = f"{members.name}.{column.name}"
+    col = next(c for c in members.columns if slug(c.name) == slug(column))
+    if not col.description:
+        col.description = (f"the {kind} this {member_kind or 'entity'} is part of or listed "
+                           f"in, as the text names it (such as {written!r}); empty when the "
+                           "text names none")
+    note = (f"{written!r} is the {kind} the question filters {members.name!r} by: "
+            f"{members.name}.{col.name} names it")
+    if not any(slug(fk.column) == slug(col.name) for fk in members.foreign_keys):
+        table, key = _kind_table(draft, kind, members)
+        if table is None and len(draft.tables) < MAX_TABLES:
+            table, key = DraftTable(name=plural(kind), description=f"each {kind}, by its name",
+                                    columns=[DraftColumn(name=f"{kind}_name",
+                                                         description=f"the {kind}'s name")],
+                                    primary_key=[f"{kind}_name"]), f"{kind}_name"
+            draft.tables.append(table)
+            note += f", a reference to the new table {table.name!r}"
+        elif key:
+            note += f", a reference to {table.name}.{key}"
+        if table is not None and key and len(members.foreign_keys) < _MAX_REFERENCES:
+            members.foreign_keys.append(DraftForeignKey(
+                column=col.name, references_table=table.name, references_column=key))
+    attribute = f"{members.name}.{col.name}"
     if attribute not in draft.required_attributes and \
             len(draft.required_attributes) < _MAX_REQUIRED:
         draft.required_attributes.append(attribute)
-    return (f"{written!r} is a {kind} the question filters {members.name!r} by: "
-            f"{members.name}.{column.name} names it"
-            + (f", a reference to {target[0].name}.{target[1]}" if target else "") + made)
+    return note
 
 
-__all__ = ["container_kind", "refer_to_container"]
+__all__ = ["container_kind", "reference_column", "refer_to_container"]

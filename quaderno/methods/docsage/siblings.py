@@ -45,9 +45,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from quaderno.methods.docsage.containers import container_kind, refer_to_container
-from quaderno.methods.docsage.draft import (MAX_COLUMNS, DraftForeignKey, DraftTable,
-                                            SchemaDraft, rename_table, slug)
+from quaderno.methods.docsage.containers import (container_kind, reference_column,
+                                                 refer_to_container)
+from quaderno.methods.docsage.draft import (MAX_COLUMNS, DraftColumn, DraftForeignKey,
+                                            DraftTable, SchemaDraft, rename_table, slug)
 from quaderno.methods.docsage.rekey import id_named, name_columns, plural, singular, stems
 
 MIN_SHARED = 3   # columns two tables must share to be siblings
@@ -186,8 +187,9 @@ def merge_siblings(draft: SchemaDraft, question: str,
         # Gouqin Energy")
         of_kind = not kind or bool({kind, plural(kind)} & asked_words)
         containers = [t for t in rest if _bare(t.name) in asked and of_kind]
+        referable = _referable(containers, group, kind, question)
         if kinds:   # beside the members' table a container is a reference (containers.py)
-            referred = _refer(draft, kinds[0], containers, kind, question)
+            referred = _refer(draft, kinds[0], referable, kind, question)
             notes += referred.values()
             rest = _without(rest, [t for t in containers if t.name in referred])
             containers = _without(containers, [t for t in containers if t.name in referred])
@@ -196,9 +198,8 @@ def merge_siblings(draft: SchemaDraft, question: str,
         # container can then refer to it; else the one container the question names holds
         # them
         taken = {slug(t.name) for t in _without(draft.tables, instances)}
-        refer = not kinds and bool(kind) and instances and \
-            not {slug(plural(kind)), slug(singular(kind))} & taken and \
-            any(_referable(t, kind, question) for t in containers)
+        refer = not kinds and bool(kind) and bool(instances) and bool(referable) and \
+            not {slug(plural(kind)), slug(singular(kind))} & taken
         home = kinds[:1] or (containers if len(containers) == 1 and not refer else [])
         if not instances or (len(instances) + len(home) < 2 and not refer):
             continue
@@ -215,15 +216,31 @@ def merge_siblings(draft: SchemaDraft, question: str,
             notes.append(f"table {before[0]!r} renamed {into.name!r}: it is named after one "
                          f"{kind}, and the question asks about the {plural(kind)}")
         if refer:
-            notes += _refer(draft, into, containers, kind, question, before).values()
+            notes += _refer(draft, into, referable, kind, question, before).values()
     return draft, notes
 
 
-def _referable(container: DraftTable, kind: str, question: str) -> bool:
-    """The ``container``'s name, as the question writes it, says a kind of its own: its
-    members' table can refer to it (:func:`.containers.container_kind`)."""
-    return container_kind(_written(question, _bare(container.name))) not in (
-        "", singular(slug(kind or "")))
+def _referable(containers: list[DraftTable], group: list[DraftTable], kind: str,
+               question: str) -> list[DraftTable]:
+    """The container the members' table can refer to, when there is one: the question
+    writes it as what the members are in or of ("in the Drournlia Markets Commission", "the
+    Commission's companies"), its name says a kind of its own
+    (:func:`.containers.container_kind`), no other sibling's name ends in that kind (Gouqin
+    Energy beside Grounlenkre Energy is one of them), and no other container is referable
+    (two named in one question are compared, not filtered by)."""
+    out = []
+    for t in containers:
+        written = _written(question, _bare(t.name))
+        ref = container_kind(written)
+        if ref in ("", singular(slug(kind or ""))) or not re.search(
+                rf"\b(?:in|of|within|from|under|at|on|across|inside|among)\s+(?:the\s+)?"
+                rf"{re.escape(written)}\b|{re.escape(written)}['’]s?\s", question):
+            continue
+        if any(o is not t and singular(slug(o.name).split("_")[-1]) == ref
+               or _bare(o.name).endswith(ref) for o in group if o is not t):
+            continue
+        out.append(t)
+    return out if len(out) == 1 else []
 
 
 def _written(question: str, bare: str) -> str:
@@ -246,17 +263,18 @@ def _refer(draft: SchemaDraft, members: DraftTable, containers: list[DraftTable]
     not taken from the container either)."""
     notes = {}
     for t in containers:
-        if not _referable(t, kind, question):
-            continue
         written = _written(question, _bare(t.name))
+        column = reference_column(draft, members, container_kind(written))
         have = {slug(c.name) for c in members.columns}
+        if column is None or (slug(column) not in have and len(have) >= MAX_COLUMNS):
+            continue
+        if slug(column) not in have:   # placed first: the merge's cap never leaves it out
+            members.columns.append(DraftColumn(name=column))
         cut = _merge(draft, members, [t], [members.name, t.name, *merged])
-        added = {slug(c.name) for c in members.columns} - have
-        how = refer_to_container(draft, members, kind, written, added)
-        notes[t.name] = (f"table {t.name!r} merged into {members.name!r}: the same columns"
-                         + (f"; {how}" if how else "")
-                         + (f" (columns past the cap of {MAX_COLUMNS} left out: "
-                            f"{', '.join(cut)})" if cut else ""))
+        how = refer_to_container(draft, members, kind, written, column)
+        notes[t.name] = (f"table {t.name!r} merged into {members.name!r}: the same columns; "
+                         + how + (f" (columns past the cap of {MAX_COLUMNS} left out: "
+                                  f"{', '.join(cut)})" if cut else ""))
     return notes
 
 
