@@ -6,15 +6,15 @@ columns: a second copy of the companies, read from the same chunks, and no colum
 which company is in the commission. Extraction then wrote the commission into ``sector`` or
 ``country``, and the SQL filtered ``sector = 'Drournlia Markets Commission'``
 (``docsage-containers-set2``). Relationally, membership is a reference:
-``companies.commission_name``
-to ``commissions(commission_name)``. So, once :func:`.siblings.merge_siblings` has folded
-the container's columns into the members' table, :func:`refer_to_container` gives that table
-a column naming the container's kind (or keeps one it has: a reference to a table of the
-kind, a TEXT ``commission`` or ``commission_name``), declared as a foreign key to a table of
-that kind (the draft's own, by its TEXT key or name column, else a new one keyed by the
-kind's name), and requires it. The column is placed before the merge, so the column cap
-never leaves it out. A reference a chunk says has ended ("left the commission in 2005") is
-then emptied like any other (:mod:`.ended`).
+``companies.commission_name`` to ``commissions(commission_name)``. So, once
+:func:`.siblings.merge_siblings` has folded the container's columns into the members' table,
+:func:`refer_to_container` gives that table a column naming the container's kind (or keeps
+one it has: a reference to a table of the kind, a TEXT ``commission`` or
+``commission_name``), declared as a foreign key to a table of that kind (the draft's own, by
+its TEXT key or name column, else a new one keyed by the kind's name), and requires it. The
+column is placed before the merge, so the column cap never leaves it out. A reference a
+chunk says has ended ("left the commission in 2005") is then emptied like any other
+(:mod:`.ended`).
 
 The kind is read from the container's name as the question writes it: the word before "of"
 ("League of Merounddian Cities": league), else the last word ("Drournlia Markets
