@@ -37,6 +37,7 @@ from quaderno.methods.docsage.amounts import READER_VERSION, read_row
 from quaderno.methods.docsage.confidence import agreement_rows, logprob_confidences
 from quaderno.methods.docsage.copies import self_copies
 from quaderno.methods.docsage.ended import ended_links, ended_references
+from quaderno.methods.docsage.misplaced import misplaced
 from quaderno.methods.docsage.normalize import is_null, key_columns
 from quaderno.methods.docsage.rows import Provenance, Row, coerce
 from quaderno.methods.docsage.schema import Column, Schema, Table
@@ -438,7 +439,8 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
 
     async def read(chunk: Chunk) -> ChunkResult:
         # stored rows are as the model wrote them (numbers already read); what the text says
-        # has ended is applied on every read, so the store needs no new key for it
+        # has ended, and names in the wrong column, are applied on every read, so the store
+        # needs no new key for them
         result = await one(chunk)
         for name, rows in result.rows.items():
             table = schema.table(name)
@@ -447,6 +449,8 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                                           chunk.text)
                 result.rows[name] = rows
                 result.ended += ended
+        # a referenced entity's name written into another column (misplaced.py)
+        result.rows = misplaced(schema, result.rows)
         return result
 
     if trace is not None:

@@ -1,0 +1,66 @@
+"""A referenced entity's name written into another column, emptied (an extraction repair).
+
+With ``companies.commission_name`` referring to ``commissions``, the 1.5B measuring model
+still wrote the commission into the company's ``sector`` ("Drournlia Markets Commission")
+and into its ``chief_executive``, and ``sector = 'energy'`` then missed those companies
+(``docsage-references-set2``). A row's TEXT cell that names an entity of a table one of its
+foreign keys refers to (another table, not its own) is misplaced when the column is not
+that reference: the entity the reference names, or one the same chunk gives a row of in the
+referenced table. The cell is emptied with a correction (``reason="misplaced"``); when the
+reference itself is empty it takes the name. Key columns and references are left as they
+are, and so is a table that refers to itself (a company's parent company is a company).
+Applied on every read, like :mod:`.ended`, so stored tuples need no new key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from quaderno.methods.docsage.normalize import key_columns, key_name, normalize_entity
+from quaderno.methods.docsage.rows import Correction, Row
+from quaderno.methods.docsage.schema import Schema
+
+
+def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]]) -> dict[str, list[Row]]:
+    """One chunk's ``rows`` (table name -> rows) with every misplaced name emptied (module
+    docstring)."""
+    out = {name: list(rs) for name, rs in rows.items()}
+    for name, table_rows in out.items():
+        table = schema.table(name)
+        if table is None:
+            continue
+        refs = [(fk.cols[0], fk.ref_table) for fk in table.foreign_keys
+                if len(fk.cols) == 1 and fk.ref_table != table.name
+                and table.column(fk.cols[0]).type == "TEXT"]
+        if not refs:
+            continue
+        fixed = set(key_columns(table)) | {c for c, _ in refs}
+        free = [c.name for c in table.columns if c.type == "TEXT" and c.name not in fixed]
+        stated = {ref: {normalize_entity(n) for r in out.get(ref, [])
+                        if (t := schema.table(ref)) is not None and (n := key_name(t, r.values))}
+                  for _, ref in refs}
+        for i, row in enumerate(table_rows):
+            values, notes = dict(row.values), []
+            for col, ref in refs:
+                names = stated[ref] | ({normalize_entity(values[col])}
+                                       if isinstance(values.get(col), str) else set())
+                names.discard("")
+                for c in free:
+                    value = values.get(c)
+                    if not isinstance(value, str) or normalize_entity(value) not in names:
+                        continue
+                    values[c] = None
+                    notes.append(Correction(column=c, old=value, new=None, reason="misplaced",
+                                            by="as-stated"))
+                    if values.get(col) is None:
+                        values[col] = value
+                        notes.append(Correction(column=col, old=None, new=value,
+                                                reason="misplaced", by="as-stated"))
+            if notes:
+                prov = row.provenance.model_copy(update={
+                    "corrections": [*row.provenance.corrections, *notes]})
+                table_rows[i] = row.model_copy(update={"values": values, "provenance": prov})
+    return out
+
+
+__all__ = ["misplaced"]

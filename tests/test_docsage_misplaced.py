@@ -1,0 +1,92 @@
+"""A referenced entity's name written into another column is emptied on read, and the
+reference takes it when it is empty (the measuring model's Set2 companies with
+``sector = 'Drournlia Markets Commission'``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
+from quaderno.methods.docsage.misplaced import misplaced
+from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.store import TupleStore
+
+SCHEMA = Schema.model_validate({"tables": [
+    {"name": "companies", "primary_key": ["company_name"],
+     "columns": [{"name": "company_name"}, {"name": "sector"}, {"name": "chief_executive"},
+                 {"name": "offices", "type": "INT"}, {"name": "commission_name"},
+                 {"name": "parent"}],
+     "foreign_keys": [{"cols": ["commission_name"], "ref_table": "commissions",
+                       "ref_cols": ["commission_name"]},
+                      {"cols": ["parent"], "ref_table": "companies",
+                       "ref_cols": ["company_name"]}]},
+    {"name": "commissions", "primary_key": ["commission_name"],
+     "columns": [{"name": "commission_name"}]}]})
+
+
+def row(table: str, **values) -> Row:
+    return Row(table=table, values=values, provenance=Provenance(chunk_id="d1#0"))
+
+
+def test_a_name_the_reference_holds_is_emptied_from_the_other_columns() -> None:
+    rows = {"companies": [row("companies", company_name="Kriarngyrtia Energy",
+                              sector="Drournlia Markets Commission",
+                              chief_executive="drournlia markets commission",
+                              commission_name="Drournlia Markets Commission")]}
+    [fixed] = misplaced(SCHEMA, rows)["companies"]
+    assert fixed.values["sector"] is None and fixed.values["chief_executive"] is None
+    assert fixed.values["commission_name"] == "Drournlia Markets Commission"
+    assert [(c.column, c.reason) for c in fixed.provenance.corrections] == [
+        ("sector", "misplaced"), ("chief_executive", "misplaced")]
+
+
+def test_a_name_the_chunk_gives_a_row_of_moves_into_an_empty_reference() -> None:
+    rows = {"companies": [row("companies", company_name="Viathpox Systems",
+                              sector="Sopael Markets Commission", commission_name=None),
+                          row("companies", company_name="Gouqin Energy", sector="energy",
+                              commission_name=None)],
+            "commissions": [row("commissions", commission_name="Sopael Markets Commission")]}
+    out = misplaced(SCHEMA, rows)
+    viathpox, gouqin = out["companies"]
+    assert (viathpox.values["sector"], viathpox.values["commission_name"]) == (
+        None, "Sopael Markets Commission")
+    assert gouqin.values == rows["companies"][1].values
+    assert out["commissions"] == rows["commissions"]
+
+
+def test_keys_and_references_to_the_table_itself_are_left_as_they_are() -> None:
+    """A company named like another's parent is a company; the commission as a company's
+    name is a key, not a cell to empty."""
+    rows = {"companies": [row("companies", company_name="Drournlia Markets Commission",
+                              parent="Gouqin Energy", sector="Gouqin Energy",
+                              commission_name="Drournlia Markets Commission")]}
+    [same] = misplaced(SCHEMA, rows)["companies"]
+    assert same.values == rows["companies"][0].values
+
+
+def test_every_read_of_the_store_applies_it(tmp_path) -> None:
+    chunk = Chunk(id="d1#0", text="Kriarngyrtia Energy is a company of the Drournlia Markets "
+                                  "Commission; it has 14 offices.")
+    reply = {"companies": [{"company_name": "Kriarngyrtia Energy",
+                            "sector": "Drournlia Markets Commission", "offices": 14,
+                            "commission_name": None}],
+             "commissions": [{"commission_name": "Drournlia Markets Commission"}]}
+    fake = FakeLLM(respond=lambda request: json.dumps(reply))
+
+    async def twice(store):
+        settings = ExtractionSettings(confidence="none")
+        first = await extract(LM(fake), [chunk], SCHEMA, settings, store=store)
+        again = await extract(LM(fake), [chunk], SCHEMA, settings, store=store)
+        return all_rows(first), all_rows(again)
+    first, again = asyncio.run(twice(TupleStore(tmp_path)))
+    assert len(fake.requests) == 1     # the second read came from the store
+    for rows in (first, again):
+        [company] = [r for r in rows if r.table == "companies"]
+        assert company.values["sector"] is None
+        assert company.values["commission_name"] == "Drournlia Markets Commission"
+        assert company.values["offices"] == 14
