@@ -356,6 +356,42 @@ def test_money_still_takes_amounts_beside_a_headcount() -> None:
                     "Riaska reports 21 regional offices.")[0]["offices"] == 21
 
 
+FIRMS = Schema.model_validate({"tables": [
+    {"name": "companies", "primary_key": ["company_name"],
+     "columns": [{"name": "company_name"}, {"name": "employees", "type": "INT"},
+                 {"name": "offices", "type": "DOUBLE"}]}]}).tables[0]
+
+
+@pytest.mark.parametrize(("text", "values", "emptied", "quoted"), [
+    # docsage-references-set2: "183 offices" read as Kriarngyrtia Energy's employees
+    ("As for sector, Kriarngyrtia is recorded under energy. The company has 183 offices.",
+     {"employees": 183}, "employees", "183 offices"),
+    # docsage-containers-set2: a headcount copied into offices
+    ("A total of 60600 employees was recorded for Grounlenkre Energy.",
+     {"employees": 60600, "offices": 60600}, "offices", "60600 employees"),
+])
+def test_a_count_of_things_is_no_headcount_and_the_other_way_round(text, values, emptied,
+                                                                    quoted) -> None:
+    read, changes = read_row(FIRMS, {"company_name": "X", **values}, text)
+    assert read[emptied] is None
+    assert [(c.column, c.reason, c.evidence_quote) for c in changes] == [
+        (emptied, "unit", quoted)]
+    kept = {c: v for c, v in values.items() if c != emptied}
+    assert all(read[c] == v for c, v in kept.items())
+
+
+def test_a_count_of_the_columns_own_kind_or_an_unknown_one_is_kept() -> None:
+    text = "Acme has 183 offices, 2,300 staff and 40 plants; 12 divisions report to it."
+    read, changes = read_row(FIRMS, {"company_name": "Acme", "employees": 2300,
+                                     "offices": 183}, text)
+    assert (read["employees"], read["offices"], changes) == (2300, 183, [])
+    # "40 plants" are things, as offices are; a divisions count says neither
+    read, _ = read_row(FIRMS, {"company_name": "Acme", "offices": 40}, text)
+    assert read["offices"] == 40
+    read, _ = read_row(FIRMS, {"company_name": "Acme", "employees": 12}, text)
+    assert read["employees"] == 12
+
+
 def test_other_columns_and_plain_counts_keep_their_numbers() -> None:
     text = ("Mergras covers 283 square kilometres, spends $3.2616 billion and has 2053 "
             "thousand inhabitants.")

@@ -23,8 +23,10 @@ quoting the text's number. A column that counts people or things (population, em
 never takes a number the text writes as money or as a measure ("$3.2616 billion", "283
 square kilometres": the 1.5B model put both into a city's population), and a column of
 money (revenue, budget, a currency unit) never takes a number written as a count of people
-or things ("75,440 employees": three companies' revenues on Set2); such a cell becomes NULL
-(``reason="unit"``). A calendar year (a column named so) below 1000 that the text does
+or things ("75,440 employees": three companies' revenues on Set2); a count of people never
+takes a number written as a count of things, nor the other way round ("183 offices" as a
+company's employees, "60600 employees" as its offices, both on Set2); such a cell becomes
+NULL (``reason="unit"``). A calendar year (a column named so) below 1000 that the text does
 not state (0 for "not given", which the 1.5B model wrote for 8 of 23 Set1 rows) becomes NULL
 (``reason="placeholder"``): an average birth year must not count it. So does a 0 in any
 numeric column but a key that the text writes neither as 0 nor with a word that may mean
@@ -46,7 +48,7 @@ from quaderno.methods.docsage.schema import Column, Table
 # part of the tuple store's key (extract.prompt_fingerprint): a change of how numbers are
 # read (or of the other repairs extraction makes, copies.py) must not re-use tuples read
 # the old way
-READER_VERSION = "as-stated-7"
+READER_VERSION = "as-stated-8"
 
 _WORDS = {"thousand": 3, "million": 6, "mn": 6, "mln": 6, "billion": 9, "bn": 9,
           "trillion": 12}
@@ -73,6 +75,10 @@ _HEADCOUNT = re.compile(r"(population|inhabitants|residents|employees|staff|head
 _COUNTED = re.compile(r"[ \u00a0]+(?:[a-z-]+[ \u00a0]+)?(?:employees|staff|workers|"
                       r"inhabitants|residents|people|persons|members|students|visitors|seats|"
                       r"players|offices|branches|stores|shops|plants)\b", re.I)
+# what a count counts: people, or things (the nouns of _COUNTED, and column names)
+_PEOPLE = re.compile(r"(?i)population|inhabitants|residents|employees|staff|headcount|workers|"
+                     r"members|students|players|people|persons|visitors")
+_THINGS = re.compile(r"(?i)offices|branches|stores|shops|plants|seats")
 # columns holding money, by name or description
 _MONEY_NAME = re.compile(r"(?i)revenue|budget|cost|price|payroll|grant|salary|salaries|"
                          r"income|profit|sales|spending|funding|turnover|wage|fee|earning|"
@@ -95,6 +101,7 @@ class Mention(NamedTuple):
     currency: bool = False
     measure: bool = False
     counted: bool = False     # a count of people or things after it ("75,440 employees")
+    noun: str = ""            # ... and what it counts ("employees")
 
     @property
     def value(self) -> Decimal:
@@ -135,9 +142,10 @@ def mentions_in(text: str) -> list[Mention]:
         elif m["word"]:
             scale = _WORDS[m["word"].lower()]
         measure = bool(_MEASURE.match(text, m.end()))
-        counted = not scale and bool(_COUNTED.match(text, m.end()))
+        what = None if scale else _COUNTED.match(text, m.end())
         out.append(Mention(Decimal(m["num"].replace(",", "")), scale, m.start(), m.end(),
-                           currency, measure, counted))
+                           currency, measure, what is not None,
+                           what.group(0).split()[-1].lower() if what else ""))
     return out
 
 
@@ -212,12 +220,24 @@ def money(col: Column) -> bool:
         or _MONEY_NAME.search(f"{col.name} {col.description}"))
 
 
+def _counted_kind(text: str) -> str:
+    """"people" or "things" when ``text`` (a column's name and description, or the noun a
+    number counts) says which it counts, else ""."""
+    people, things = bool(_PEOPLE.search(text)), bool(_THINGS.search(text))
+    return "people" if people and not things else "things" if things and not people else ""
+
+
 def foreign(col: Column, m: Mention) -> bool:
     """``m`` is written as something ``col`` cannot hold: money or a measure for a count,
-    a count of people or things for money."""
-    if counts(col):
-        return m.currency or m.measure
-    return money(col) and m.counted
+    a count of people or things for money, a count of things for a count of people and the
+    other way round ("183 offices" for employees, "60,600 employees" for offices)."""
+    if money(col):
+        return m.counted
+    kind = _counted_kind(f"{col.name} {col.description}") if col.type in ("INT",
+                                                                         "DOUBLE") else ""
+    if kind and m.counted and _counted_kind(m.noun) not in ("", kind):
+        return True
+    return counts(col) and (m.currency or m.measure)
 
 
 def rescalable(table: Table, col: Column) -> bool:
