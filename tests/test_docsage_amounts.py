@@ -380,6 +380,23 @@ def test_a_count_of_things_is_no_headcount_and_the_other_way_round(text, values,
     assert all(read[c] == v for c, v in kept.items())
 
 
+@pytest.mark.parametrize(("column", "text", "written"), [
+    # words of money inside a headcount's name or description (the review of 0bf93a1)
+    ({"name": "population", "type": "INT", "description": "number of residents of the capital"},
+     "Vhaern has 1,200,000 residents.", 1200000),
+    ({"name": "sales_employees", "type": "INT"}, "It has 300 sales employees.", 300),
+    ({"name": "sales_staff", "type": "INT"}, "Some 45 staff sell.", 45),
+    ({"name": "students", "type": "INT", "description": "at the nonprofit university"},
+     "It teaches 12,000 students.", 12000),
+])
+def test_a_headcount_keeps_its_count_whatever_money_words_its_name_holds(column, text,
+                                                                          written) -> None:
+    table = Schema.model_validate({"tables": [
+        {"name": "t", "primary_key": ["name"], "columns": [{"name": "name"}, column]}]}).tables[0]
+    read, changes = read_row(table, {"name": "x", column["name"]: written}, text)
+    assert read[column["name"]] == written and changes == []
+
+
 def test_a_count_of_the_columns_own_kind_or_an_unknown_one_is_kept() -> None:
     text = "Acme has 183 offices, 2,300 staff and 40 plants; 12 divisions report to it."
     read, changes = read_row(FIRMS, {"company_name": "Acme", "employees": 2300,

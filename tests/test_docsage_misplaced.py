@@ -90,3 +90,40 @@ def test_every_read_of_the_store_applies_it(tmp_path) -> None:
         assert company.values["sector"] is None
         assert company.values["commission_name"] == "Drournlia Markets Commission"
         assert company.values["offices"] == 14
+
+
+def test_an_ended_membership_is_not_brought_back_from_another_column(tmp_path) -> None:
+    """ended.py empties the reference of a former member; the commission the model also
+    wrote into sector is emptied too, and does not fill the reference again (the review of
+    b9efbe2)."""
+    chunk = Chunk(id="d1#0", text="Kelvo Trust was a company of the Drournlia Markets "
+                                  "Commission from 1990 until it left in 2005.")
+    reply = {"companies": [{"company_name": "Kelvo Trust",
+                            "sector": "Drournlia Markets Commission",
+                            "commission_name": "Drournlia Markets Commission"}],
+             "commissions": [{"commission_name": "Drournlia Markets Commission"}]}
+    fake = FakeLLM(respond=lambda request: json.dumps(reply))
+    rows = asyncio.run(extract(LM(fake), [chunk], SCHEMA, ExtractionSettings(confidence="none"),
+                               store=TupleStore(tmp_path)))
+    [kelvo] = [r for r in all_rows(rows) if r.table == "companies"]
+    assert (kelvo.values["sector"], kelvo.values["commission_name"]) == (None, None)
+    assert [c.reason for c in kelvo.provenance.corrections] == ["ended", "misplaced"]
+
+
+def test_a_table_with_more_to_say_than_names_is_named_rightly_elsewhere() -> None:
+    """A match's winner is one of its teams, a company's founder may be its chief
+    executive: references to tables holding more than names are no reason to empty."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "matches", "primary_key": ["match_id"],
+         "columns": [{"name": "match_id"}, {"name": "home_team"}, {"name": "away_team"},
+                     {"name": "winner"}],
+         "foreign_keys": [{"cols": ["home_team"], "ref_table": "teams",
+                           "ref_cols": ["team_name"]},
+                          {"cols": ["away_team"], "ref_table": "teams",
+                           "ref_cols": ["team_name"]}]},
+        {"name": "teams", "primary_key": ["team_name"],
+         "columns": [{"name": "team_name"}, {"name": "city"}]}]})
+    rows = {"matches": [row("matches", match_id="m1", home_team="Rovers", away_team="United",
+                            winner="United")],
+            "teams": [row("teams", team_name="United", city="Vhaern")]}
+    assert misplaced(schema, rows)["matches"][0].values["winner"] == "United"

@@ -624,3 +624,38 @@ def test_a_reference_the_members_have_to_the_kind_is_kept_and_a_bad_key_gets_non
     assert "commission_name" in schema.table("companies").column_names
     assert schema.table("companies").foreign_keys == []
     assert "new table" not in notes[0]
+
+
+@pytest.mark.parametrize("question", [
+    "In the Drournlia Markets Commission, what is the average number of offices of the "
+    "companies whose sector is energy?",
+    "What is the average number of offices of the energy companies belonging to the "
+    "Drournlia Markets Commission?",
+    "How many offices do the companies regulated by the Drournlia Markets Commission have?",
+])
+def test_a_container_is_read_however_the_question_writes_the_membership(question):
+    schema, _ = _drafted(draft(CONTAINED), question=question, texts=DOCS)
+    assert [t.name for t in schema.tables] == ["companies", "commissions"]
+
+
+def test_an_id_reference_gets_no_names_description_and_a_full_table_no_new_table():
+    d = draft({**CONTAINED, "tables": [
+        {**CONTAINED["tables"][0],
+         "columns": [*COMPANY[1:], {"name": "commission_id", "type": "INT"}],
+         "foreign_keys": [{"column": "commission_id", "references_table": "commissions",
+                           "references_column": "id"}]},
+        {**CONTAINED["tables"][1], "columns": COMPANY[1:]},
+        {"name": "commissions", "primary_key": ["id"],
+         "columns": [{"name": "id", "type": "INT"}, {"name": "name"}]}]})
+    schema, _ = _drafted(d, question=STAT, texts=DOCS)
+    assert schema.table("companies").column("commission_id").description == ""
+    # four references already: no fifth, and no table nothing would refer to
+    full = {**CONTAINED["tables"][0], "columns": COMPANY[1:],
+            "foreign_keys": [{"column": c, "references_table": "companies",
+                              "references_column": "company_name"}
+                             for c in ("sector", "country", "revenue", "chief_executive")]}
+    schema, notes = _drafted(draft({**CONTAINED, "tables": [
+        full, {**CONTAINED["tables"][1], "columns": COMPANY[1:]}]}), question=STAT, texts=DOCS)
+    assert [t.name for t in schema.tables] == ["companies"]
+    assert "commission_name" in schema.table("companies").column_names
+    assert "new table" not in notes[0]

@@ -231,13 +231,13 @@ def foreign(col: Column, m: Mention) -> bool:
     """``m`` is written as something ``col`` cannot hold: money or a measure for a count,
     a count of people or things for money, a count of things for a count of people and the
     other way round ("183 offices" for employees, "60,600 employees" for offices)."""
-    if money(col):
-        return m.counted
     kind = _counted_kind(f"{col.name} {col.description}") if col.type in ("INT",
                                                                          "DOUBLE") else ""
     if kind and m.counted and _counted_kind(m.noun) not in ("", kind):
         return True
-    return counts(col) and (m.currency or m.measure)
+    if counts(col):
+        return m.currency or m.measure
+    return money(col) and m.counted
 
 
 def rescalable(table: Table, col: Column) -> bool:

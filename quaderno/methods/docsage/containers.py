@@ -95,13 +95,14 @@ def refer_to_container(draft: SchemaDraft, members: DraftTable, member_kind: str
     A note of what was done."""
     kind = container_kind(written)
     col = next(c for c in members.columns if slug(c.name) == slug(column))
-    if not col.description:
+    if not col.description and col.type == "TEXT":   # an id reference is re-keyed by ASK
         col.description = (f"the {kind} this {member_kind or 'entity'} is part of or listed "
                            f"in, as the text names it (such as {written!r}); empty when the "
                            "text names none")
     note = (f"{written!r} is the {kind} the question filters {members.name!r} by: "
             f"{members.name}.{col.name} names it")
-    if not any(slug(fk.column) == slug(col.name) for fk in members.foreign_keys):
+    if len(members.foreign_keys) < _MAX_REFERENCES and not any(
+            slug(fk.column) == slug(col.name) for fk in members.foreign_keys):
         table, key = _kind_table(draft, kind, members)
         if table is None and len(draft.tables) < MAX_TABLES:
             table, key = DraftTable(name=plural(kind), description=f"each {kind}, by its name",
@@ -112,7 +113,7 @@ def refer_to_container(draft: SchemaDraft, members: DraftTable, member_kind: str
             note += f", a reference to the new table {table.name!r}"
         elif key:
             note += f", a reference to {table.name}.{key}"
-        if table is not None and key and len(members.foreign_keys) < _MAX_REFERENCES:
+        if table is not None and key:
             members.foreign_keys.append(DraftForeignKey(
                 column=col.name, references_table=table.name, references_column=key))
     attribute = f"{members.name}.{col.name}"

@@ -4,21 +4,34 @@ With ``companies.commission_name`` referring to ``commissions``, the 1.5B measur
 still wrote the commission into the company's ``sector`` ("Drournlia Markets Commission")
 and into its ``chief_executive``, and ``sector = 'energy'`` then missed those companies
 (``docsage-references-set2``). A row's TEXT cell that names an entity of a table one of its
-foreign keys refers to (another table, not its own) is misplaced when the column is not
-that reference: the entity the reference names, or one the same chunk gives a row of in the
-referenced table. The cell is emptied with a correction (``reason="misplaced"``); when the
-reference itself is empty it takes the name. Key columns and references are left as they
-are, and so is a table that refers to itself (a company's parent company is a company).
-Applied on every read, like :mod:`.ended`, so stored tuples need no new key.
+foreign keys refers to (another table, not its own, that holds names and nothing else, as
+``commissions(commission_name)`` does) is misplaced when the column is not that reference:
+the entity the reference names, or one the same chunk gives a row of in the referenced
+table. The cell is emptied with a correction (``reason="misplaced"``); when the reference
+itself is empty, and no text said it has ended (:mod:`.ended`), it takes the name. Key
+columns and references are left as they are, and so is a table that refers to itself (a
+company's parent company is a company) or to a table with more to say than names (a match's
+winner rightly names one of its teams). Applied on every read after :mod:`.ended`, so stored
+tuples need no new key.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.normalize import key_columns, key_name, normalize_entity
 from quaderno.methods.docsage.rows import Correction, Row
 from quaderno.methods.docsage.schema import Schema
+
+
+def _names_only(schema: Schema, name: str) -> bool:
+    """``name`` is a table of names and nothing else (``commissions(commission_name)``, as
+    :mod:`.containers` makes it): what refers to it only says which one. A table with more
+    to say (a team's city, a person's birth year) holds entities another column may name
+    rightly (a match's winner, a company's founder)."""
+    table = schema.table(name)
+    return table is not None and set(table.column_names) <= set(key_columns(table))
 
 
 def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]]) -> dict[str, list[Row]]:
@@ -31,7 +44,7 @@ def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]]) -> dict[str, li
             continue
         refs = [(fk.cols[0], fk.ref_table) for fk in table.foreign_keys
                 if len(fk.cols) == 1 and fk.ref_table != table.name
-                and table.column(fk.cols[0]).type == "TEXT"]
+                and table.column(fk.cols[0]).type == "TEXT" and _names_only(schema, fk.ref_table)]
         if not refs:
             continue
         fixed = set(key_columns(table)) | {c for c, _ in refs}
@@ -41,6 +54,7 @@ def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]]) -> dict[str, li
                   for _, ref in refs}
         for i, row in enumerate(table_rows):
             values, notes = dict(row.values), []
+            ended = ended_columns(row)
             for col, ref in refs:
                 names = stated[ref] | ({normalize_entity(values[col])}
                                        if isinstance(values.get(col), str) else set())
@@ -52,7 +66,7 @@ def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]]) -> dict[str, li
                     values[c] = None
                     notes.append(Correction(column=c, old=value, new=None, reason="misplaced",
                                             by="as-stated"))
-                    if values.get(col) is None:
+                    if values.get(col) is None and col not in ended:
                         values[col] = value
                         notes.append(Correction(column=col, old=None, new=value,
                                                 reason="misplaced", by="as-stated"))

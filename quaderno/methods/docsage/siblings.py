@@ -28,8 +28,10 @@ is a container: the table of its members, which the question filters by. The ins
 
 A container whose name says its kind, beside the table of its members' kind (drawn so, or
 made by the merge), is merged into it too, and that table gains a reference naming the
-container (``companies.commission_name`` to ``commissions``: :mod:`.containers`). Other
-containers are never merged away.
+container (``companies.commission_name`` to ``commissions``: :mod:`.containers`), when the
+question writes it as what the members are in, of, belong to or are regulated by ("the
+companies in the Commission", "the Commission's companies"), no other sibling's name ends
+in its kind and no other container qualifies. Other containers are never merged away.
 
 The merged table gains the other siblings' columns it lacks (the columns a requirement or
 constraint names first; never their ids or columns named after them), up to the draft's
@@ -233,8 +235,9 @@ def _referable(containers: list[DraftTable], group: list[DraftTable], kind: str,
         written = _written(question, _bare(t.name))
         ref = container_kind(written)
         if ref in ("", singular(slug(kind or ""))) or not re.search(
-                rf"\b(?:in|of|within|from|under|at|on|across|inside|among)\s+(?:the\s+)?"
-                rf"{re.escape(written)}\b|{re.escape(written)}['’]s?\s", question):
+                rf"(?i:\b(?:in|of|within|from|under|at|on|across|inside|among|to|with|by)"
+                rf"\s+(?:the\s+)?){re.escape(written)}\b|{re.escape(written)}['’]s?\s",
+                question):
             continue
         if any(o is not t and singular(slug(o.name).split("_")[-1]) == ref
                or _bare(o.name).endswith(ref) for o in group if o is not t):
