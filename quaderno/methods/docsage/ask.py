@@ -34,6 +34,7 @@ from quaderno.methods.docsage.records import AskLog, AskRound, Clarification
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Column, Schema, Table, generic_schema
 from quaderno.methods.docsage.siblings import merge_siblings
+from quaderno.methods.docsage.single_numbers import single_numbers
 from quaderno.methods.docsage.steps import (ANSWER_CLARIFICATION, CLARIFY, INIT_SCHEMA,
                                             REFINE_SCHEMA, UPDATE_SCHEMA, fenced)
 from quaderno.methods.docsage.terms import content_words, overlap
@@ -75,11 +76,13 @@ def _drafted(draft: SchemaDraft, version: int = 0, question: str = "",
     name is made one column (:func:`.whole_names.whole_names`), and tables named after one
     entity each, a proper name in ``texts`` (the documents the model read), are merged into
     one table, their kind's or the container's the ``question`` names
-    (:func:`.siblings.merge_siblings`)."""
+    (:func:`.siblings.merge_siblings`); a number marked multi-valued in a table that says
+    nothing of when is one value (:func:`.single_numbers.single_numbers`)."""
     draft, merged = whole_names(draft)
     draft, joined = merge_siblings(draft, question, texts)
+    draft, numbers = single_numbers(draft)
     schema, notes = to_schema(draft, version=version)
-    return schema, merged + joined + notes
+    return schema, merged + joined + numbers + notes
 
 
 def _texts(hits: Sequence[Hit]) -> list[str]:
