@@ -397,6 +397,16 @@ def test_a_headcount_keeps_its_count_whatever_money_words_its_name_holds(column,
     assert read[column["name"]] == written and changes == []
 
 
+@pytest.mark.parametrize(("text", "seats"), [("The Orrin Theatre seats 1,200 people.", 1200),
+                                             ("The assembly has 120 members.", 120)])
+def test_a_capacity_in_seats_takes_a_count_of_people(text, seats) -> None:
+    hall = Schema.model_validate({"tables": [
+        {"name": "halls", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "seats", "type": "INT"}]}]}).tables[0]
+    read, changes = read_row(hall, {"name": "x", "seats": seats}, text)
+    assert read["seats"] == seats and changes == []
+
+
 def test_a_count_of_the_columns_own_kind_or_an_unknown_one_is_kept() -> None:
     text = "Acme has 183 offices, 2,300 staff and 40 plants; 12 divisions report to it."
     read, changes = read_row(FIRMS, {"company_name": "Acme", "employees": 2300,

@@ -659,3 +659,12 @@ def test_an_id_reference_gets_no_names_description_and_a_full_table_no_new_table
     assert [t.name for t in schema.tables] == ["companies"]
     assert "commission_name" in schema.table("companies").column_names
     assert "new table" not in notes[0]
+
+
+@pytest.mark.parametrize("question", [
+    "Which of the companies compete with the Drournlia Markets Commission?",
+    "How do the companies' offices compare to the Drournlia Markets Commission?",
+])
+def test_with_or_to_without_a_verb_of_membership_names_no_container(question):
+    schema, _ = _drafted(draft(CONTAINED), question=question, texts=DOCS)
+    assert "commissions" not in [t.name for t in schema.tables]

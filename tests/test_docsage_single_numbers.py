@@ -4,6 +4,8 @@ neither merged nor checked)."""
 
 from __future__ import annotations
 
+import pytest
+
 from quaderno.methods.docsage.ask import _drafted
 from quaderno.methods.docsage.draft import SchemaDraft
 from quaderno.methods.docsage.single_numbers import single_numbers
@@ -20,6 +22,11 @@ def test_numbers_of_an_entity_table_without_a_time_column_are_one_value_each() -
     schema, notes = _drafted(SchemaDraft.model_validate({"tables": [COMPANIES]}))
     table = schema.table("companies")
     assert {c.name for c in table.columns if not c.single_valued} == {"sector", "products"}
+    # keyed by its own id, as the model drew it before ASK re-keyed it by name
+    by_id = {**COMPANIES, "primary_key": ["id"],
+             "columns": [{"name": "id", "type": "INT"}, *COMPANIES["columns"]]}
+    draft, _ = single_numbers(SchemaDraft.model_validate({"tables": [by_id]}))
+    assert [c.single_valued for c in draft.tables[0].columns[3:5]] == [True, True]
     assert notes == ["table 'companies': employees, revenue marked single-valued: one number "
                      "per entity, since no column says when"]
 
@@ -34,3 +41,26 @@ def test_a_column_saying_when_or_a_composite_key_keeps_the_marks() -> None:
         draft, notes = single_numbers(SchemaDraft.model_validate({"tables": [table]}))
         assert notes == []
         assert not draft.tables[0].columns[2].single_valued      # employees
+
+
+@pytest.mark.parametrize("table", [
+    # keyed by the laureate, not by the award: one prize money per award (review of d74d0b8)
+    {"name": "awards", "primary_key": ["laureate"], "columns": [
+        {"name": "laureate"}, {"name": "award_name", "single_valued": False},
+        {"name": "prize_money", "type": "INT", "single_valued": False}]},
+    # keyed by another entity's id
+    {"name": "awards", "primary_key": ["laureate_id"], "columns": [
+        {"name": "laureate_id", "type": "INT"},
+        {"name": "prize_money", "type": "INT", "single_valued": False}]},
+    # no key at all
+    {"name": "awards", "columns": [{"name": "laureate"},
+                                   {"name": "prize_money", "type": "INT",
+                                    "single_valued": False}]},
+    # a price per product
+    {"name": "companies", "primary_key": ["company_name"], "columns": [
+        {"name": "company_name"}, {"name": "product", "single_valued": False},
+        {"name": "product_price", "type": "DOUBLE", "single_valued": False}]},
+])
+def test_numbers_that_may_be_one_per_value_of_something_else_keep_the_mark(table) -> None:
+    draft, notes = single_numbers(SchemaDraft.model_validate({"tables": [table]}))
+    assert notes == [] and not draft.tables[0].columns[-1].single_valued

@@ -24,7 +24,8 @@ never takes a number the text writes as money or as a measure ("$3.2616 billion"
 square kilometres": the 1.5B model put both into a city's population), and a column of
 money (revenue, budget, a currency unit) never takes a number written as a count of people
 or things ("75,440 employees": three companies' revenues on Set2); a count of people never
-takes a number written as a count of things, nor the other way round ("183 offices" as a
+takes a number written as a count of things (offices, branches, stores, plants), nor the
+other way round ("183 offices" as a
 company's employees, "60600 employees" as its offices, both on Set2); such a cell becomes
 NULL (``reason="unit"``). A calendar year (a column named so) below 1000 that the text does
 not state (0 for "not given", which the 1.5B model wrote for 8 of 23 Set1 rows) becomes NULL
@@ -78,7 +79,8 @@ _COUNTED = re.compile(r"[ \u00a0]+(?:[a-z-]+[ \u00a0]+)?(?:employees|staff|worke
 # what a count counts: people, or things (the nouns of _COUNTED, and column names)
 _PEOPLE = re.compile(r"(?i)population|inhabitants|residents|employees|staff|headcount|workers|"
                      r"members|students|players|people|persons|visitors")
-_THINGS = re.compile(r"(?i)offices|branches|stores|shops|plants|seats")
+# (not seats: "seats 1,200 people", "120 members" state a capacity in people)
+_THINGS = re.compile(r"(?i)offices|branches|stores|shops|plants")
 # columns holding money, by name or description
 _MONEY_NAME = re.compile(r"(?i)revenue|budget|cost|price|payroll|grant|salary|salaries|"
                          r"income|profit|sales|spending|funding|turnover|wage|fee|earning|"

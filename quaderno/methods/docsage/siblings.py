@@ -222,6 +222,11 @@ def merge_siblings(draft: SchemaDraft, question: str,
     return draft, notes
 
 
+# "to", "with", "by" say membership only after a verb of it ("compete with" does not)
+_JOINED = (r"(?:belong(?:s|ing)?|affiliated|registered|regulated|supervised|"
+           r"listed|admitted|accredited)\s+(?:to|with|by)")
+
+
 def _referable(containers: list[DraftTable], group: list[DraftTable], kind: str,
                question: str) -> list[DraftTable]:
     """The container the members' table can refer to, when there is one: the question
@@ -235,7 +240,7 @@ def _referable(containers: list[DraftTable], group: list[DraftTable], kind: str,
         written = _written(question, _bare(t.name))
         ref = container_kind(written)
         if ref in ("", singular(slug(kind or ""))) or not re.search(
-                rf"(?i:\b(?:in|of|within|from|under|at|on|across|inside|among|to|with|by)"
+                rf"(?i:\b(?:in|of|within|from|under|at|on|across|inside|among|{_JOINED})"
                 rf"\s+(?:the\s+)?){re.escape(written)}\b|{re.escape(written)}['’]s?\s",
                 question):
             continue
