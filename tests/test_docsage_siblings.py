@@ -668,3 +668,11 @@ def test_an_id_reference_gets_no_names_description_and_a_full_table_no_new_table
 def test_with_or_to_without_a_verb_of_membership_names_no_container(question):
     schema, _ = _drafted(draft(CONTAINED), question=question, texts=DOCS)
     assert "commissions" not in [t.name for t in schema.tables]
+
+
+def test_a_container_drawn_twice_is_one_container():
+    """The measuring model copied the offered commission table twice into one Set2 draft."""
+    d = draft({**CONTAINED, "tables": [CONTAINED["tables"][1], CONTAINED["tables"][0],
+                                       CONTAINED["tables"][1]]})
+    schema, _ = _drafted(d, question=STAT, texts=DOCS)
+    assert [t.name for t in schema.tables] == ["companies", "commissions"]

@@ -234,7 +234,8 @@ def _referable(containers: list[DraftTable], group: list[DraftTable], kind: str,
     Commission's companies"), its name says a kind of its own
     (:func:`.containers.container_kind`), no other sibling's name ends in that kind (Gouqin
     Energy beside Grounlenkre Energy is one of them), and no other container is referable
-    (two named in one question are compared, not filtered by)."""
+    (two named in one question are compared, not filtered by); every copy of it when the
+    model drew it twice."""
     out = []
     for t in containers:
         written = _written(question, _bare(t.name))
@@ -244,11 +245,12 @@ def _referable(containers: list[DraftTable], group: list[DraftTable], kind: str,
                 rf"\s+(?:the\s+)?){re.escape(written)}\b|{re.escape(written)}['’]s?\s",
                 question):
             continue
-        if any(o is not t and singular(slug(o.name).split("_")[-1]) == ref
-               or _bare(o.name).endswith(ref) for o in group if o is not t):
+        # (a copy of the container, drawn twice, is the container)
+        if any(singular(slug(o.name).split("_")[-1]) == ref or _bare(o.name).endswith(ref)
+               for o in group if _bare(o.name) != _bare(t.name)):
             continue
         out.append(t)
-    return out if len(out) == 1 else []
+    return out if len({_bare(t.name) for t in out}) == 1 else []
 
 
 def _written(question: str, bare: str) -> str:
