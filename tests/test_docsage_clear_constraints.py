@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from quaderno.methods.docsage.aliases import (alias_map, canonicalize, domains,
-                                              merge_entities)
+                                              merge_entities, same_case)
 from quaderno.methods.docsage.anomalies import (alignment_conflicts, fk_matches, null_rates,
                                                 value_anomalies)
 from quaderno.methods.docsage.constraints import check, staged_order
@@ -267,6 +267,25 @@ def test_an_invented_id_without_a_column_for_the_name_merges_nothing() -> None:
     texts = {"a#0": "The club plays in Zorn.", "b#0": "Founded in 1901, the club ..."}
     assert len(merge_entities(schema, rows, texts=texts)) == 2
     assert len(merge_entities(schema, rows)) == 1
+
+
+def test_a_value_written_in_several_cases_is_one_value() -> None:
+    """docsage-repairs-set2 had sectors 'Energy' and 'energy': ``sector = 'energy'`` missed
+    one. Names of entities are canonicalize's; keys and references stay as written here."""
+    rows = [row("company", "a#0", name="Acme", product="Toys", city="Zorn"),
+            row("company", "b#0", name="Bolt", product="toys", city="zorn"),
+            row("company", "c#0", name="Crux", product="toys", city="Pax"),
+            row("office", "d#0", company="ACME", town="Zorn", region="north"),
+            row("office", "e#0", company="acme", town="zorn", region="North")]
+    out = same_case(SCHEMA, rows)
+    assert [r.values["product"] for r in out[:3]] == ["toys", "toys", "toys"]
+    assert [r.values["city"] for r in out[:3]] == ["Zorn", "zorn", "Pax"]   # a reference
+    # a tie: the lower-case spelling; office's first text column keys it, and stays
+    assert [r.values["region"] for r in out[3:]] == ["north", "north"]
+    assert [r.values["company"] for r in out[3:]] == ["ACME", "acme"]
+    assert [(c.column, c.old, c.new, c.reason) for c in out[0].provenance.corrections] == [
+        ("product", "Toys", "toys", "case")]
+    assert same_case(SCHEMA, out) == out
 
 
 def test_alias_merge_removes_false_fd_and_fk_violations() -> None:

@@ -10,6 +10,8 @@ import json
 from quaderno.corpus.chunk import Chunk
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
+from quaderno.methods.docsage.clear import ClearConfig, run_clear
+from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.misplaced import misplaced
 from quaderno.methods.docsage.rows import Provenance, Row
@@ -127,3 +129,22 @@ def test_a_table_with_more_to_say_than_names_is_named_rightly_elsewhere() -> Non
                             winner="United")],
             "teams": [row("teams", team_name="United", city="Vhaern")]}
     assert misplaced(schema, rows)["matches"][0].values["winner"] == "United"
+
+
+def test_clears_committee_cannot_vote_a_misplaced_name_back() -> None:
+    """docsage-repairs-set2: the read emptied Kriarngyrtia Energy's sector, then CLEAR's
+    committee re-read the chunk, voted the commission back into it, and the company was
+    left out of ``sector = 'energy'``."""
+    chunk = Chunk(id="d1#0", text="Kriarngyrtia Energy is a company of the Drournlia Markets "
+                                  "Commission; it has 14 offices.")
+    reply = {"companies": [{"company_name": "Kriarngyrtia Energy",
+                            "sector": "Drournlia Markets Commission", "offices": 14,
+                            "commission_name": "Drournlia Markets Commission"}],
+             "commissions": [{"commission_name": "Drournlia Markets Commission"}]}
+    fake = FakeLLM(respond=lambda request: json.dumps(reply))
+    result = asyncio.run(run_clear(LM(fake), SCHEMA, [chunk], config=ClearConfig(level_b=False),
+                                   calibration=Calibration(tau_low=0.95)))
+    assert result.report.llm_calls_correct > 0        # the committee did vote
+    [company] = [r for r in result.rows if r.table == "companies"]
+    assert company.values["sector"] is None
+    assert company.values["commission_name"] == "Drournlia Markets Commission"

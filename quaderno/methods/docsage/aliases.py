@@ -169,6 +169,39 @@ def canonicalize(schema: Schema, rows: Sequence[Row], aliases: Mapping[str, str]
     return rows, groups
 
 
+def same_case(schema: Schema, rows: Sequence[Row]) -> list[Row]:
+    """Rows with each value of a TEXT column that names no entity (a ``sector``, a
+    ``country``: not a key or a reference, which :func:`canonicalize` reads) written in
+    several cases ("Energy", "energy") rewritten to its most frequent spelling (on a tie,
+    the lower-case one), with a correction (``reason="case"``): ``sector = 'energy'`` then
+    finds them all, and rows differing only so are one entity's."""
+    named = {(t, c) for cols in domains(schema).values() for t, c in cols}
+    spellings: dict[tuple[str, str, str], Counter[str]] = {}
+    for r in rows:
+        table = schema.table(r.table)
+        for col in table.columns if table is not None else []:
+            v = r.values.get(col.name)
+            if col.type == "TEXT" and isinstance(v, str) and v.strip() and \
+                    (r.table, col.name) not in named:
+                spellings.setdefault((r.table, col.name, v.strip().casefold()),
+                                     Counter())[v] += 1
+    best = {k: max(c.items(), key=lambda kv: (kv[1], kv[0] == kv[0].lower(), kv[0]))[0]
+            for k, c in spellings.items() if len(c) > 1}
+    out = list(rows)
+    for i, r in enumerate(out):
+        changes = {c: (v, new) for c, v in r.values.items() if isinstance(v, str)
+                   and (new := best.get((r.table, c, v.strip().casefold()), v)) != v}
+        if changes:
+            prov = r.provenance.model_copy(update={"corrections": [
+                *r.provenance.corrections,
+                *(Correction(column=c, old=o, new=n, reason="case", by="alias-merge")
+                  for c, (o, n) in changes.items())]})
+            out[i] = r.model_copy(update={
+                "values": {**r.values, **{c: n for c, (_, n) in changes.items()}},
+                "provenance": prov})
+    return out
+
+
 def compatible(a: Mapping[str, Any], b: Mapping[str, Any], types: Mapping[str, str]) -> bool:
     """No column where both rows have a value and the values differ."""
     for col, typ in types.items():

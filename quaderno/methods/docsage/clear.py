@@ -35,7 +35,7 @@ from quaderno.corpus.chunk import Chunk
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.aliases import (AliasGroup, canonicalize, merge_entities,
-                                              stated_in)
+                                              same_case, stated_in)
 from quaderno.methods.docsage.anomalies import match_parent
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.constraints import CheckResult, Violation, check
@@ -44,6 +44,7 @@ from quaderno.methods.docsage.correct import (Retrieve, apply_cell, committee_ba
 from quaderno.methods.docsage.ended import ended_by, ended_columns, without_ended_links
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
                                               extract)
+from quaderno.methods.docsage.misplaced import misplaced_rows
 from quaderno.methods.docsage.normalize import (key_columns, normalize_entity,
                                                 normalize_value, row_identity)
 from quaderno.methods.docsage.rows import Row, value_chunk
@@ -399,6 +400,8 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
                 report.tuples_flagged = len(cells)
                 if config.correction and cells:
                     rows = await run.committee(rows, cells, "low-confidence")
+                    # a vote re-reads the chunk and may write the name back (misplaced.py)
+                    rows = misplaced_rows(schema, rows)
                 span.outputs = {"cells_flagged": report.cells_flagged}
         # link rows a chunk says have ended are named as the others are, then every row of
         # the same link is left out, whichever chunk it was read from (ended.py)
@@ -409,7 +412,7 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
         for g in groups:
             run.spellings.setdefault(g.canonical, []).extend(
                 x for x in g.spellings if x != g.canonical)
-        rows = merge_entities(schema, rows, aliases, run.texts)
+        rows = merge_entities(schema, same_case(schema, rows), aliases, run.texts)
         report.alias_groups = len(groups)
         remaining: list[Violation] = []
         if config.level_b:

@@ -12,7 +12,8 @@ itself is empty, and no text said it has ended (:mod:`.ended`), it takes the nam
 columns and references are left as they are, and so is a table that refers to itself (a
 company's parent company is a company) or to a table with more to say than names (a match's
 winner rightly names one of its teams). Applied on every read after :mod:`.ended`, so stored
-tuples need no new key.
+tuples need no new key, and again after CLEAR's committee (:func:`misplaced_rows`), whose
+votes re-read the chunk.
 """
 
 from __future__ import annotations
@@ -77,4 +78,20 @@ def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]]) -> dict[str, li
     return out
 
 
-__all__ = ["misplaced"]
+def misplaced_rows(schema: Schema, rows: Sequence[Row]) -> list[Row]:
+    """:func:`misplaced` over rows of many chunks, each chunk's rows together, in the order
+    given: CLEAR applies it again after its committee, whose votes re-read the chunk and
+    can put the name back."""
+    by_chunk: dict[str, dict[str, list[int]]] = {}
+    for i, r in enumerate(rows):
+        by_chunk.setdefault(r.provenance.chunk_id, {}).setdefault(r.table, []).append(i)
+    out = list(rows)
+    for places in by_chunk.values():
+        fixed = misplaced(schema, {t: [rows[i] for i in idx] for t, idx in places.items()})
+        for t, idx in places.items():
+            for i, r in zip(idx, fixed[t]):
+                out[i] = r
+    return out
+
+
+__all__ = ["misplaced", "misplaced_rows"]
