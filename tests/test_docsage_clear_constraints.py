@@ -288,6 +288,34 @@ def test_a_value_written_in_several_cases_is_one_value() -> None:
     assert same_case(SCHEMA, out) == out
 
 
+def test_case_that_may_mean_something_and_joined_columns_keep_their_spelling() -> None:
+    """Codes, symbols and units ("CO" and "Co", "MW" and "mW"), every key column, and a
+    reference with what it points at are left as written (the review of 0d5d8d9)."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "plant", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "unit"}, {"name": "formula"},
+                     {"name": "sector"}]},
+        {"name": "listing", "primary_key": ["ticker", "exchange"],
+         "columns": [{"name": "ticker"}, {"name": "exchange"}]},
+        {"name": "holding", "columns": [{"name": "holder"}, {"name": "ticker"},
+                                        {"name": "exchange"}],
+         "foreign_keys": [{"cols": ["ticker", "exchange"], "ref_table": "listing",
+                           "ref_cols": ["ticker", "exchange"]}]}]})
+    rows = [row("plant", "a#0", name="A", unit="MW", formula="CO", sector="Energy"),
+            row("plant", "b#0", name="B", unit="MW", formula="CO", sector="energy"),
+            row("plant", "c#0", name="C", unit="mW", formula="Co", sector="energy "),
+            row("listing", "d#0", ticker="ABCD", exchange="Nyse"),
+            row("listing", "e#0", ticker="abcd", exchange="nyse"),
+            row("holding", "f#0", holder="Ann Lee", ticker="ABCD", exchange="NYSE")]
+    out = same_case(schema, rows)
+    assert [r.values["unit"] for r in out[:3]] == ["MW", "MW", "mW"]
+    assert [r.values["formula"] for r in out[:3]] == ["CO", "CO", "Co"]
+    # spaces around a value are no other spelling (loading strips them): one correction
+    assert [r.values["sector"].strip() for r in out[:3]] == ["energy", "energy", "energy"]
+    assert [len(r.provenance.corrections) for r in out[:3]] == [1, 0, 0]
+    assert [r.values for r in out[3:]] == [r.values for r in rows[3:]]
+
+
 def test_alias_merge_removes_false_fd_and_fk_violations() -> None:
     schema = Schema.model_validate({"tables": [
         {"name": "company", "primary_key": ["name"],
