@@ -421,3 +421,30 @@ def test_clear_keeps_a_nameless_row_under_an_invented_id_apart_from_a_named_one(
                            config=ClearConfig(level_a=False, correction=False)))
     assert sorted((r.values["name"] or "", r.values["institution"] or "")
                   for r in result.rows) == [("", "Xandria University"), ("Nendzu Rixtox", "")]
+
+
+def test_a_judged_number_its_quote_does_not_state_is_refused() -> None:
+    """docsage-case-set2: the judge kept a committee's 0 offices over the 183 a chunk
+    states, quoting a sentence of another chunk with no number in it."""
+    table = Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "offices", "type": "INT"}]}]}).tables[0]
+    chunks = {"d32#0": Chunk(id="d32#0", text="Several partnerships of the company were "
+                                               "renewed without change."),
+              "d29#0": Chunk(id="d29#0", text="The company has 183 offices.")}
+    trace = Trace()
+    judge = json.dumps({"value": "0", "passage": 1,
+                        "quote": "Several partnerships of the company were renewed"})
+    res, _ = run(resolve_conflict(LM(FakeLLM([judge])), entity=["Kriarngyrtia Energy"],
+                                  table=table, column="offices",
+                                  candidates=[(0, "d32#0"), (183, "d29#0")], chunks=chunks,
+                                  retrieve=None, trace=trace))
+    assert any("does not state 0; refused" in f for f in trace.fallbacks)
+    assert res.by != "backtracking" and res.value != 0
+    # the same judge quoting the sentence that states its number is taken
+    judge = json.dumps({"value": "183", "passage": 2, "quote": "The company has 183 offices"})
+    res, _ = run(resolve_conflict(LM(FakeLLM([judge])), entity=["Kriarngyrtia Energy"],
+                                  table=table, column="offices",
+                                  candidates=[(0, "d32#0"), (183, "d29#0")], chunks=chunks,
+                                  retrieve=None))
+    assert (res.value, res.by, res.evidence_chunk) == (183, "backtracking", "d29#0")

@@ -34,7 +34,7 @@ from quaderno.errors import LLMError, StepError
 from quaderno.llm.lm import LM
 from quaderno.llm.steps import Step
 from quaderno.llm.trace import Trace
-from quaderno.methods.docsage.amounts import read_cell, stated_spans
+from quaderno.methods.docsage.amounts import read_cell, stated_mentions, stated_spans
 from quaderno.methods.docsage.extract import (ExtractionSettings, extract_chunk,
                                               extraction_model, failed_calls, surface_forms)
 from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, entity_key, fold_text,
@@ -281,6 +281,13 @@ async def resolve_conflict(lm: LM, *, entity: Sequence[str], table: Table, colum
                     if trace is not None:
                         trace.fallback(f"docsage.clear.judge: value {j.value!r} is neither a "
                                        "candidate nor in the quote; refused")
+                elif typ in ("INT", "DOUBLE") and not stated_mentions(
+                        j.quote, value := allowed.get(chosen, picked), table.column(column)):
+                    # a candidate its quote does not state: the Set2 judge kept a committee's
+                    # 0 offices over a chunk's 183, quoting a sentence with no number
+                    if trace is not None:
+                        trace.fallback(f"docsage.clear.judge: quote {j.quote[:60]!r} does not "
+                                       f"state {value!r}; refused")
                 else:
                     value = allowed.get(chosen, picked)
                     return Resolution(value=value, by="backtracking", evidence_chunk=source.id,
