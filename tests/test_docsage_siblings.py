@@ -599,16 +599,21 @@ def test_a_column_of_the_kinds_name_and_another_type_leaves_the_container(column
     assert [t.name for t in schema.tables] == ["companies", "drournliamarketscommission"]
 
 
-def test_a_reference_the_members_have_to_the_kind_is_kept_and_a_bad_key_gets_none():
-    # the members refer to the commission already: nothing is added but the requirement
-    d = draft({**CONTAINED, "tables": [
+def _referring_by_id(column: str) -> SchemaDraft:
+    """CONTAINED with the companies already referring to commissions(id, ``column``)."""
+    return draft({**CONTAINED, "tables": [
         {**CONTAINED["tables"][0],
          "columns": [*COMPANY[1:], {"name": "commission_id", "type": "INT"}],
          "foreign_keys": [{"column": "commission_id", "references_table": "commissions",
                            "references_column": "id"}]},
         {**CONTAINED["tables"][1], "columns": COMPANY[1:]},
         {"name": "commissions", "primary_key": ["id"],
-         "columns": [{"name": "id", "type": "INT"}, {"name": "chair"}]}]})
+         "columns": [{"name": "id", "type": "INT"}, {"name": column}]}]})
+
+
+def test_a_reference_the_members_have_to_the_kind_is_kept_and_a_bad_key_gets_none():
+    # the members refer to the commission already: nothing is added but the requirement
+    d = _referring_by_id("chair")
     schema, _ = _drafted(d, question=STAT, texts=DOCS)
     companies = schema.table("companies")
     assert [t.name for t in schema.tables] == ["companies", "commissions"]
@@ -639,14 +644,7 @@ def test_a_container_is_read_however_the_question_writes_the_membership(question
 
 
 def test_an_id_reference_gets_no_names_description_and_a_full_table_no_new_table():
-    d = draft({**CONTAINED, "tables": [
-        {**CONTAINED["tables"][0],
-         "columns": [*COMPANY[1:], {"name": "commission_id", "type": "INT"}],
-         "foreign_keys": [{"column": "commission_id", "references_table": "commissions",
-                           "references_column": "id"}]},
-        {**CONTAINED["tables"][1], "columns": COMPANY[1:]},
-        {"name": "commissions", "primary_key": ["id"],
-         "columns": [{"name": "id", "type": "INT"}, {"name": "name"}]}]})
+    d = _referring_by_id("name")
     schema, _ = _drafted(d, question=STAT, texts=DOCS)
     assert schema.table("companies").column("commission_id").description == ""
     # four references already: no fifth, and no table nothing would refer to

@@ -25,11 +25,10 @@ another sibling's name, and one of two (:func:`.siblings._referable`).
 
 from __future__ import annotations
 
-from quaderno.methods.docsage.draft import (MAX_TABLES, DraftColumn, DraftForeignKey,
-                                            DraftTable, SchemaDraft, slug)
+from quaderno.methods.docsage.draft import (MAX_REFERENCES, MAX_REQUIRED, MAX_TABLES,
+                                            DraftColumn, DraftForeignKey, DraftTable,
+                                            SchemaDraft, slug)
 from quaderno.methods.docsage.rekey import plural, singular
-
-_MAX_REFERENCES, _MAX_REQUIRED = 4, 12   # the draft's caps (draft.py)
 
 
 def container_kind(written: str) -> str:
@@ -101,7 +100,7 @@ def refer_to_container(draft: SchemaDraft, members: DraftTable, member_kind: str
                            "text names none")
     note = (f"{written!r} is the {kind} the question filters {members.name!r} by: "
             f"{members.name}.{col.name} names it")
-    if len(members.foreign_keys) < _MAX_REFERENCES and not any(
+    if len(members.foreign_keys) < MAX_REFERENCES and not any(
             slug(fk.column) == slug(col.name) for fk in members.foreign_keys):
         table, key = _kind_table(draft, kind, members)
         if table is None and len(draft.tables) < MAX_TABLES:
@@ -118,7 +117,7 @@ def refer_to_container(draft: SchemaDraft, members: DraftTable, member_kind: str
                 column=col.name, references_table=table.name, references_column=key))
     attribute = f"{members.name}.{col.name}"
     if attribute not in draft.required_attributes and \
-            len(draft.required_attributes) < _MAX_REQUIRED:
+            len(draft.required_attributes) < MAX_REQUIRED:
         draft.required_attributes.append(attribute)
     return note
 

@@ -273,6 +273,7 @@ async def resolve_conflict(lm: LM, *, entity: Sequence[str], table: Table, colum
                 trace.fallback(f"docsage.clear.judge: value {refused}; refused")
             if chosen is not None and 1 <= j.passage <= len(passages):
                 source = passages[j.passage - 1]
+                value = allowed.get(chosen, picked)
                 if not quote_in(j.quote, source.text):
                     if trace is not None:
                         trace.fallback(f"docsage.clear.judge: quote {j.quote[:60]!r} is not in "
@@ -281,15 +282,14 @@ async def resolve_conflict(lm: LM, *, entity: Sequence[str], table: Table, colum
                     if trace is not None:
                         trace.fallback(f"docsage.clear.judge: value {j.value!r} is neither a "
                                        "candidate nor in the quote; refused")
-                elif typ in ("INT", "DOUBLE") and not stated_mentions(
-                        j.quote, value := allowed.get(chosen, picked), table.column(column)):
+                elif typ in ("INT", "DOUBLE") and not stated_mentions(j.quote, value,
+                                                                      table.column(column)):
                     # a candidate its quote does not state: the Set2 judge kept a committee's
                     # 0 offices over a chunk's 183, quoting a sentence with no number
                     if trace is not None:
                         trace.fallback(f"docsage.clear.judge: quote {j.quote[:60]!r} does not "
                                        f"state {value!r}; refused")
                 else:
-                    value = allowed.get(chosen, picked)
                     return Resolution(value=value, by="backtracking", evidence_chunk=source.id,
                                       evidence_quote=j.quote.strip(), retrieved=ids), calls
         except (StepError, LLMError) as exc:

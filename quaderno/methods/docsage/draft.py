@@ -24,6 +24,7 @@ from quaderno.methods.docsage.schema import (Column, Constraint, ForeignKey,
 
 
 MAX_TABLES, MAX_COLUMNS = 4, 12  # a question's schema is small (spec §1: minimal)
+MAX_REFERENCES, MAX_REQUIRED = 4, 12  # foreign keys per table, required attributes
 
 
 def capped(n: int, **kw: Any) -> Any:
@@ -69,7 +70,7 @@ class DraftTable(_Capped):
     description: str = ""
     columns: list[DraftColumn] = capped(MAX_COLUMNS)
     primary_key: list[str] = capped(3, default_factory=list)
-    foreign_keys: list[DraftForeignKey] = capped(4, default_factory=list)
+    foreign_keys: list[DraftForeignKey] = capped(MAX_REFERENCES, default_factory=list)
 
 
 class DraftConstraint(BaseModel):
@@ -89,7 +90,7 @@ class SchemaDraft(_Capped):
                                                               "primary key")
     constraints: list[DraftConstraint] = capped(6, default_factory=list)
     entity_types: list[str] = capped(4, default_factory=list)
-    required_attributes: list[str] = capped(12, default_factory=list,
+    required_attributes: list[str] = capped(MAX_REQUIRED, default_factory=list,
                                             description="table.column values the answer needs")
     join_path: list[str] = capped(MAX_TABLES, default_factory=list,
                                   description="the tables the question joins, in order")

@@ -50,8 +50,9 @@ def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]]) -> dict[str, li
             continue
         fixed = set(key_columns(table)) | {c for c, _ in refs}
         free = [c.name for c in table.columns if c.type == "TEXT" and c.name not in fixed]
+        # the names the chunk's rows of each referenced table give (_names_only: it exists)
         stated = {ref: {normalize_entity(n) for r in out.get(ref, [])
-                        if (t := schema.table(ref)) is not None and (n := key_name(t, r.values))}
+                        if (n := key_name(schema.table(ref), r.values))}
                   for _, ref in refs}
         for i, row in enumerate(table_rows):
             values, notes = dict(row.values), []

@@ -49,8 +49,9 @@ from collections.abc import Iterable
 
 from quaderno.methods.docsage.containers import (container_kind, reference_column,
                                                  refer_to_container)
-from quaderno.methods.docsage.draft import (MAX_COLUMNS, DraftColumn, DraftForeignKey,
-                                            DraftTable, SchemaDraft, rename_table, slug)
+from quaderno.methods.docsage.draft import (MAX_COLUMNS, MAX_REFERENCES, DraftColumn,
+                                            DraftForeignKey, DraftTable, SchemaDraft,
+                                            rename_table, slug)
 from quaderno.methods.docsage.rekey import id_named, name_columns, plural, singular, stems
 
 MIN_SHARED = 3   # columns two tables must share to be siblings
@@ -374,7 +375,7 @@ def _merge(draft: SchemaDraft, into: DraftTable, gone: list[DraftTable],
                 continue
             seen.add(key)
             kept.append(fk)
-        t.foreign_keys = kept[:4]
+        t.foreign_keys = kept[:MAX_REFERENCES]
     seen_c: set[tuple[str, str, tuple[str, ...]]] = set()
     constraints = []
     for k in draft.constraints:
