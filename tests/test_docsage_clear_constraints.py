@@ -4,16 +4,23 @@ clean ones."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+
 import pytest
 
-from quaderno.methods.docsage.aliases import (alias_map, canonicalize, domains,
-                                              merge_entities, same_case)
+from quaderno.corpus.chunk import Chunk
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.methods.docsage.aliases import alias_map, canonicalize, domains, merge_entities
 from quaderno.methods.docsage.anomalies import (alignment_conflicts, fk_matches, null_rates,
                                                 value_anomalies)
+from quaderno.methods.docsage.clear import ClearConfig, run_clear
 from quaderno.methods.docsage.constraints import check, staged_order
 from quaderno.methods.docsage.normalize import normalize_entity
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.spellings import column_word, same_case
 
 SCHEMA = Schema.model_validate({
     "tables": [
@@ -316,6 +323,41 @@ def test_case_that_may_mean_something_and_joined_columns_keep_their_spelling() -
     assert [r.values for r in out[3:]] == [r.values for r in rows[3:]]
 
 
+def test_a_value_restating_its_column_is_what_it_holds_where_others_write_it_so() -> None:
+    """docsage-case-set2 wrote Roustoustus Systems' sector "energy sector", and
+    ``sector = 'energy'`` left it out of the average. The column word goes only where
+    another row writes the value bare; keys and references keep theirs."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "sector"}, {"name": "disease_type"},
+                     {"name": "club"}, {"name": "parent_company"}],
+         "foreign_keys": [{"cols": ["parent_company"], "ref_table": "companies",
+                           "ref_cols": ["company_name"]}]}]})
+    rows = [row("companies", "a#0", company_name="Roustoustus Systems",
+                sector="energy sector", disease_type="Type 2 diabetes", club="Bridge Club",
+                parent_company="Zorn Company"),
+            row("companies", "b#0", company_name="Riandgiax Systems", sector="energy",
+                disease_type="type", club="Chess Club"),
+            row("companies", "c#0", company_name="Zorn", sector="The Telecom Sectors",
+                club="Bridge"),
+            row("companies", "d#0", company_name="Kriarngyrtia Company", sector="Telecom"),
+            row("companies", "e#0", company_name="Gouqin", sector="mining sector"),
+            row("companies", "f#0", company_name="Hx", sector="sector")]
+    out = column_word(schema, rows)
+    assert [r.values["sector"] for r in out] == [
+        "energy", "energy", "Telecom", "Telecom", "mining sector", "sector"]
+    # "Type 2 diabetes" does not end in its column's word; "Bridge" is written bare
+    assert [r.values["club"] for r in out[:3]] == ["Bridge", "Chess Club", "Bridge"]
+    assert out[0].values["disease_type"] == "Type 2 diabetes"
+    # a reference and a key keep theirs ("Zorn Company", "Kriarngyrtia Company")
+    assert out[0].values["parent_company"] == "Zorn Company"
+    assert out[3].values["company_name"] == "Kriarngyrtia Company"
+    assert [(c.column, c.old, c.new, c.reason) for c in out[0].provenance.corrections] == [
+        ("sector", "energy sector", "energy", "column word"),
+        ("club", "Bridge Club", "Bridge", "column word")]
+    assert column_word(schema, out) == out
+
+
 def test_alias_merge_removes_false_fd_and_fk_violations() -> None:
     schema = Schema.model_validate({"tables": [
         {"name": "company", "primary_key": ["name"],
@@ -396,3 +438,23 @@ def test_null_rates_per_column() -> None:
     rates = null_rates(SCHEMA, clean_rows())
     assert rates["company.dissolved"] == pytest.approx(0.5)
     assert rates["company.name"] == 0.0 and "city.name" in rates
+
+
+def test_clear_reads_a_restated_column_word_before_the_merge() -> None:
+    """Through run_clear: "energy sector" read from one chunk is "energy" as another chunk's
+    company has it, so both rows answer ``sector = 'energy'``."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "sector"}]}]})
+    chunks = [Chunk(id="a#0", text="Roustoustus Systems is active in the energy sector."),
+              Chunk(id="b#0", text="Riandgiax Systems works in energy.")]
+    sectors = {"Roustoustus": "energy sector", "Riandgiax": "energy"}
+
+    def reply(request) -> str:
+        text = request.messages[-1].content
+        name = next(n for n in sectors if n in text)
+        return json.dumps({"companies": [{"company_name": f"{name} Systems",
+                                          "sector": sectors[name]}]})
+    result = asyncio.run(run_clear(LM(FakeLLM(respond=reply)), schema, chunks,
+                                   config=ClearConfig(level_a=False, level_b=False)))
+    assert sorted(r.values["sector"] for r in result.rows) == ["energy", "energy"]

@@ -169,54 +169,6 @@ def canonicalize(schema: Schema, rows: Sequence[Row], aliases: Mapping[str, str]
     return rows, groups
 
 
-# a value whose case may carry meaning: a code, a symbol, a unit ("CO" and "Co", "MW" and
-# "mW", "iOS"): short, or a capital after a small letter inside a word
-_CASED = re.compile(r"[a-z][A-Z]")
-
-
-def _plain_word(value: str) -> bool:
-    return sum(ch.isalpha() for ch in value) >= 4 and not _CASED.search(value)
-
-
-def same_case(schema: Schema, rows: Sequence[Row]) -> list[Row]:
-    """Rows with each value of a plain TEXT column (a ``sector``, a ``country``: not a key
-    column of any table, a reference or what a reference points at, which
-    :func:`canonicalize` and the joins read) written in several cases ("Energy", "energy")
-    rewritten to its most frequent spelling (on a tie, the lower-case one, else the first
-    written), with a correction (``reason="case"``): ``sector = 'energy'`` then finds them
-    all. Values whose case may mean something (codes, symbols, units: "CO" and "Co", "MW"
-    and "mW") are left as written."""
-    fixed = {(t.name, k) for t in schema.tables for k in key_columns(t)}
-    for t in schema.tables:
-        for fk in t.foreign_keys:
-            fixed |= {(t.name, c) for c in fk.cols} | {(fk.ref_table, c) for c in fk.ref_cols}
-    spellings: dict[tuple[str, str, str], Counter[str]] = {}
-    for r in rows:
-        table = schema.table(r.table)
-        for col in table.columns if table is not None else []:
-            v = r.values.get(col.name)
-            if col.type == "TEXT" and isinstance(v, str) and _plain_word(v.strip()) and \
-                    (r.table, col.name) not in fixed:
-                spellings.setdefault((r.table, col.name, v.strip().casefold()),
-                                     Counter())[v.strip()] += 1
-    best = {k: max(c.items(), key=lambda kv: (kv[1], kv[0] == kv[0].lower()))[0]
-            for k, c in spellings.items() if len(c) > 1}
-    out = list(rows)
-    for i, r in enumerate(out):
-        changes = {c: (v, new) for c, v in r.values.items() if isinstance(v, str)
-                   and (new := best.get((r.table, c, v.strip().casefold()), v.strip()))
-                   != v.strip()}
-        if changes:
-            prov = r.provenance.model_copy(update={"corrections": [
-                *r.provenance.corrections,
-                *(Correction(column=c, old=o, new=n, reason="case", by="alias-merge")
-                  for c, (o, n) in changes.items())]})
-            out[i] = r.model_copy(update={
-                "values": {**r.values, **{c: n for c, (_, n) in changes.items()}},
-                "provenance": prov})
-    return out
-
-
 def compatible(a: Mapping[str, Any], b: Mapping[str, Any], types: Mapping[str, str]) -> bool:
     """No column where both rows have a value and the values differ."""
     for col, typ in types.items():

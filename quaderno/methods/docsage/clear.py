@@ -35,7 +35,7 @@ from quaderno.corpus.chunk import Chunk
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.aliases import (AliasGroup, canonicalize, merge_entities,
-                                              same_case, stated_in)
+                                              stated_in)
 from quaderno.methods.docsage.anomalies import match_parent
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.constraints import CheckResult, Violation, check
@@ -48,6 +48,8 @@ from quaderno.methods.docsage.misplaced import misplaced_rows
 from quaderno.methods.docsage.normalize import (key_columns, normalize_entity,
                                                 normalize_value, row_identity)
 from quaderno.methods.docsage.rows import Row, value_chunk
+from quaderno.methods.docsage.spellings import plain_spellings
+from quaderno.methods.docsage.unstated import unstated_rows
 from quaderno.methods.docsage.schema import Schema, Table
 
 log = logging.getLogger(__name__)
@@ -400,8 +402,9 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
                 report.tuples_flagged = len(cells)
                 if config.correction and cells:
                     rows = await run.committee(rows, cells, "low-confidence")
-                    # a vote re-reads the chunk and may write the name back (misplaced.py)
-                    rows = misplaced_rows(schema, rows)
+                    # a vote re-reads the chunk and may write a misplaced name or an
+                    # unstated value back (misplaced.py, unstated.py)
+                    rows = unstated_rows(schema, misplaced_rows(schema, rows), run.texts)
                 span.outputs = {"cells_flagged": report.cells_flagged}
         # link rows a chunk says have ended are named as the others are, then every row of
         # the same link is left out, whichever chunk it was read from (ended.py)
@@ -412,7 +415,7 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
         for g in groups:
             run.spellings.setdefault(g.canonical, []).extend(
                 x for x in g.spellings if x != g.canonical)
-        rows = merge_entities(schema, same_case(schema, rows), aliases, run.texts)
+        rows = merge_entities(schema, plain_spellings(schema, rows), aliases, run.texts)
         report.alias_groups = len(groups)
         remaining: list[Violation] = []
         if config.level_b:

@@ -42,6 +42,7 @@ from quaderno.methods.docsage.normalize import is_null, key_columns
 from quaderno.methods.docsage.rows import Provenance, Row, coerce
 from quaderno.methods.docsage.schema import Column, Schema, Table
 from quaderno.methods.docsage.store import delta_table, join_rows
+from quaderno.methods.docsage.unstated import unstated
 
 log = logging.getLogger(__name__)
 
@@ -449,8 +450,10 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                                           chunk.text)
                 result.rows[name] = rows
                 result.ended += ended
-        # a referenced entity's name written into another column (misplaced.py)
-        result.rows = misplaced(schema, result.rows)
+        # a referenced entity's name written into another column (misplaced.py), and values
+        # the chunk as the model saw it (its title too) does not state (unstated.py)
+        result.rows = unstated(schema, misplaced(schema, result.rows), chunk.id,
+                               chunk.render())
         return result
 
     if trace is not None:

@@ -1,0 +1,158 @@
+"""A value its chunk does not state is emptied on read and after CLEAR's committee (the
+measuring model's invented Set2 headcounts and countries, ``docsage-case-set2``); what the
+chunk states in another form, keys and references stay."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.methods.docsage.clear import ClearConfig, run_clear
+from quaderno.methods.docsage.confidence import Calibration
+from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
+from quaderno.methods.docsage.rows import Correction, Provenance, Row
+from quaderno.methods.docsage.schema import Column, Schema
+from quaderno.methods.docsage.store import TupleStore
+from quaderno.methods.docsage.unstated import number_stated, text_stated, unstated, unstated_rows
+
+SCHEMA = Schema.model_validate({"tables": [
+    {"name": "companies", "primary_key": ["company_name"],
+     "columns": [{"name": "company_name"}, {"name": "country"}, {"name": "sector"},
+                 {"name": "employees", "type": "INT"},
+                 {"name": "revenue", "type": "DOUBLE", "unit": "USD"},
+                 {"name": "commission_name"}],
+     "foreign_keys": [{"cols": ["commission_name"], "ref_table": "commissions",
+                       "ref_cols": ["commission_name"]}]},
+    {"name": "commissions", "primary_key": ["commission_name"],
+     "columns": [{"name": "commission_name"}]}]})
+
+TEXT = ("Rastou Bank is a company of the DMC. The company is active in the banking sector. "
+        "As of 2024, Rastou Bank disclosed $63.9074 billion as annual revenue. It holds a 12% "
+        "share, runs three plants, and its seat is in Vundvhaerane.")
+
+
+@pytest.mark.parametrize(("value", "col", "stated"), [
+    (63907400000, Column(name="revenue", type="DOUBLE", unit="USD"), True),
+    (63.9074, Column(name="revenue", type="DOUBLE", unit="USD billion"), True),
+    (63.9074, Column(name="revenue", type="DOUBLE"), True),          # its digits
+    (63.91e9, Column(name="revenue", type="DOUBLE"), True),          # rounded, 4 digits
+    (64e9, Column(name="revenue", type="DOUBLE"), False),            # 2 digits: not read so
+    (0.12, Column(name="share", type="DOUBLE"), True),               # 12%
+    (3, Column(name="plants", type="INT"), True),                    # "three"
+    (2024, Column(name="year", type="INT"), True),
+    (0, Column(name="employees", type="INT"), True),                 # read_row's to judge
+    (100, Column(name="employees", type="INT"), False),
+    (200000000, Column(name="revenue", type="DOUBLE"), False),
+    (4, Column(name="plants", type="INT"), False),
+    ("n/a", Column(name="employees", type="INT"), True),             # no number
+])
+def test_a_number_is_stated_as_written_scaled_rounded_or_in_words(value, col, stated) -> None:
+    assert number_stated(TEXT, value, col) is stated
+
+
+def test_a_text_is_stated_by_any_word_or_its_stem() -> None:
+    assert text_stated(TEXT, "banking")
+    assert text_stated(TEXT, "Vundvhaerane Republic")            # one word is enough
+    assert text_stated("a telecommunications firm", "Telecom")   # the first five letters
+    assert text_stated("chief executive: D. Rinbaernvaer", "Distaend Rinbaernvaer")
+    assert not text_stated(TEXT, "South Africa")
+    assert not text_stated(TEXT, "Finland")
+    assert text_stated(TEXT, "Co.")                               # nothing to look for
+
+
+def row(table: str, chunk: str = "d1#0", **values) -> Row:
+    return Row(table=table, values=values, provenance=Provenance(chunk_id=chunk))
+
+
+def test_keys_and_references_stay_the_rest_is_checked() -> None:
+    rows = {"companies": [row("companies", company_name="Rastou", country="South Africa",
+                              sector="banking", employees=100, revenue=63907400000.0,
+                              commission_name="Drournlia Markets Commission")],
+            "commissions": [row("commissions", commission_name="Sopael Markets Commission")]}
+    out = unstated(SCHEMA, rows, "d1#0", TEXT)
+    [company] = out["companies"]
+    assert company.values == {"company_name": "Rastou", "country": None, "sector": "banking",
+                              "employees": None, "revenue": 63907400000.0,
+                              "commission_name": "Drournlia Markets Commission"}
+    assert [(c.column, c.old, c.reason) for c in company.provenance.corrections] == [
+        ("country", "South Africa", "unstated"), ("employees", 100, "unstated")]
+    assert out["commissions"] == rows["commissions"]
+
+
+def test_a_value_from_another_chunk_is_checked_against_that_chunk() -> None:
+    """A backtracking quote or an alias merge brings a cell from another chunk."""
+    moved = Correction(column="employees", old=None, new=51090, reason="conflict",
+                       by="backtrack", evidence_chunk="d2#0")
+    r = row("companies", company_name="Roustoustus Systems", employees=51090, country="Zorn")
+    r = r.model_copy(update={"provenance": r.provenance.model_copy(
+        update={"corrections": [moved]})})
+    texts = {"d1#0": "Roustoustus Systems has its seat in Zorn.",
+             "d2#0": "Tallies of employees put the company at 51090."}
+    [same] = unstated_rows(SCHEMA, [r], texts)
+    assert same.values == r.values
+    [emptied] = unstated_rows(SCHEMA, [r], {**texts, "d2#0": "It has 120 offices."})
+    assert emptied.values["employees"] is None and emptied.values["country"] == "Zorn"
+    # a chunk not given is no reason to empty
+    assert unstated_rows(SCHEMA, [r], {}) == [r]
+
+
+def test_a_word_only_the_rows_own_name_writes_states_nothing() -> None:
+    """docsage-case-set2 gave Dixvhukrand Energy the sector "energy", which only its name
+    says (the chunk says "insurance" elsewhere); a chunk saying it too keeps it."""
+    text = "Dixvhukrand Energy\nDixvhukrand Energy (DE) is a company with 670 offices."
+    rows = {"companies": [row("companies", company_name="Dixvhukrand Energy",
+                              sector="Energy", country="Dixvhukrand")]}
+    [company] = unstated(SCHEMA, rows, "d1#0", text)["companies"]
+    assert (company.values["sector"], company.values["country"]) == (None, None)
+    [kept] = unstated(SCHEMA, rows, "d1#0", text + " It is active in the energy sector.")[
+        "companies"]
+    assert kept.values["sector"] == "Energy"
+
+
+def _reply(request) -> str:
+    return json.dumps({"companies": [{"company_name": "Rastou Bank", "country": "Finland",
+                                      "sector": "banking", "employees": 100,
+                                      "revenue": "$63.9074 billion",
+                                      "commission_name": "DMC"}],
+                       "commissions": []})
+
+
+def test_every_read_of_the_store_applies_it(tmp_path) -> None:
+    chunk = Chunk(id="d1#0", text=TEXT)
+    fake = FakeLLM(respond=_reply)
+
+    async def twice(store):
+        settings = ExtractionSettings(confidence="none")
+        first = await extract(LM(fake), [chunk], SCHEMA, settings, store=store)
+        again = await extract(LM(fake), [chunk], SCHEMA, settings, store=store)
+        return all_rows(first), all_rows(again)
+    first, again = asyncio.run(twice(TupleStore(tmp_path)))
+    assert len(fake.requests) == 1     # the second read came from the store
+    for rows in (first, again):
+        [company] = rows
+        assert (company.values["country"], company.values["employees"]) == (None, None)
+        assert company.values["revenue"] == 63907400000
+        assert company.values["sector"] == "banking"
+
+
+def test_a_title_the_model_was_shown_states_what_it_writes(tmp_path) -> None:
+    chunk = Chunk(id="d1#0", title="Rastou Bank of Finland", text=TEXT)
+    rows = asyncio.run(extract(LM(FakeLLM(respond=_reply)), [chunk], SCHEMA,
+                               ExtractionSettings(confidence="none"), store=TupleStore(tmp_path)))
+    assert all_rows(rows)[0].values["country"] == "Finland"
+
+
+def test_clears_committee_cannot_vote_an_unstated_value_back() -> None:
+    fake = FakeLLM(respond=_reply)
+    result = asyncio.run(run_clear(LM(fake), SCHEMA, [Chunk(id="d1#0", text=TEXT)],
+                                   config=ClearConfig(level_b=False),
+                                   calibration=Calibration(tau_low=0.95)))
+    assert result.report.llm_calls_correct > 0        # the committee did vote
+    [company] = [r for r in result.rows if r.table == "companies"]
+    assert (company.values["country"], company.values["employees"]) == (None, None)
+    assert company.values["revenue"] == 63907400000
