@@ -37,6 +37,7 @@ from quaderno.methods.docsage.amounts import READER_VERSION, read_row
 from quaderno.methods.docsage.confidence import agreement_rows, logprob_confidences
 from quaderno.methods.docsage.copies import self_copies
 from quaderno.methods.docsage.ended import ended_links, ended_references
+from quaderno.methods.docsage.lists import split_lists
 from quaderno.methods.docsage.misplaced import misplaced
 from quaderno.methods.docsage.normalize import is_null, key_columns
 from quaderno.methods.docsage.rows import Provenance, Row, coerce
@@ -446,6 +447,8 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
         for name, rows in result.rows.items():
             table = schema.table(name)
             if table is not None:
+                # a roster written into one cell is a row per name first (lists.py)
+                rows = split_lists(table, rows, chunk.render())
                 rows, ended = ended_links(table, ended_references(table, rows, chunk.text),
                                           chunk.text)
                 result.rows[name] = rows

@@ -1,0 +1,105 @@
+"""A roster the model wrote into one cell becomes a row per name on read (the measuring
+model's "Riaska, Gouqin Energy, BS, ..." as one company, ``docsage-case-set2``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
+from quaderno.methods.docsage.lists import items, split_lists
+from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.store import TupleStore
+
+SCHEMA = Schema.model_validate({"tables": [
+    {"name": "companies", "primary_key": ["company_name"],
+     "columns": [{"name": "company_name"}, {"name": "employees", "type": "INT"},
+                 {"name": "commission_name"}],
+     "foreign_keys": [{"cols": ["commission_name"], "ref_table": "commissions",
+                       "ref_cols": ["commission_name"]}]},
+    {"name": "commissions", "primary_key": ["commission_name"],
+     "columns": [{"name": "commission_name"}, {"name": "member", "single_valued": False},
+                 {"name": "founded", "type": "INT"}],
+     "foreign_keys": [{"cols": ["member"], "ref_table": "companies",
+                       "ref_cols": ["company_name"]}]}]})
+
+ROSTER = ("Members of the Drournlia Markets Commission (DMC) include Riaska, Gouqin Energy, BS, "
+          "Roustoustus. Former members: Gedroun Bank (left 2009), Vykaexfun Holdings (left "
+          "1992), Zorn Bank (left 1990). Acme, Inc. and Smith, John are mentioned too.")
+
+
+@pytest.mark.parametrize(("value", "names"), [
+    ("Riaska, Gouqin Energy, BS, Roustoustus", ["Riaska", "Gouqin Energy", "BS", "Roustoustus"]),
+    ("riaska; gouqin energy and BS.", ["riaska", "gouqin energy", "BS"]),
+    ("Riaska, Gouqin Energy", None),                 # two: "Smith, John" reads so too
+    ("Acme, Inc., Riaska", None),                    # a legal suffix is no name
+    ("Riaska, Gouqin Energy, Kelvo Trust", None),    # the chunk names no Kelvo Trust
+    ("Riaska", None),
+    ("Gouq, Riaska, BS", None),                      # "Gouq" only inside a longer word
+])
+def test_a_list_is_three_names_or_more_the_chunk_writes(value, names) -> None:
+    assert items(value, ROSTER) == names
+
+
+def row(table: str, **values) -> Row:
+    return Row(table=table, values=values,
+               provenance=Provenance(chunk_id="d10#0", confidence={"employees": 0.4}))
+
+
+def test_a_list_in_a_key_is_a_row_per_name_with_the_group_and_nothing_else() -> None:
+    [roster] = [row("companies", company_name="Riaska, Gouqin Energy, BS", employees=0,
+                    commission_name="Drournlia Markets Commission")]
+    out = split_lists(SCHEMA.table("companies"), [roster], ROSTER)
+    assert [r.values for r in out] == [
+        {"company_name": n, "employees": None,
+         "commission_name": "Drournlia Markets Commission"}
+        for n in ("Riaska", "Gouqin Energy", "BS")]
+    assert [(c.column, c.old, c.new, c.reason) for c in out[1].provenance.corrections] == [
+        ("company_name", "Riaska, Gouqin Energy, BS", "Gouqin Energy", "list"),
+        ("employees", 0, None, "list")]
+    assert all(r.provenance.chunk_id == "d10#0" for r in out)
+    # a row that is no list stays as it is
+    single = row("companies", company_name="Riaska", employees=5)
+    assert split_lists(SCHEMA.table("companies"), [single], ROSTER) == [single]
+
+
+def test_a_list_in_a_multi_valued_reference_keeps_every_other_value() -> None:
+    r = row("commissions", commission_name="Drournlia Markets Commission",
+            member="Riaska, Gouqin Energy and Roustoustus", founded=1950)
+    out = split_lists(SCHEMA.table("commissions"), [r], ROSTER)
+    assert [(x.values["member"], x.values["founded"]) for x in out] == [
+        ("Riaska", 1950), ("Gouqin Energy", 1950), ("Roustoustus", 1950)]
+
+
+def test_every_read_splits_then_ends_former_members(tmp_path) -> None:
+    """Split before ended.py: the former members' row per name loses its commission, the
+    members' rows keep theirs; the store's second read gives the same rows."""
+    reply = {"companies": [
+        {"company_name": "Riaska, Gouqin Energy, BS, Roustoustus", "employees": 0,
+         "commission_name": "Drournlia Markets Commission"},
+        {"company_name": "Gedroun Bank, Vykaexfun Holdings, Zorn Bank", "employees": None,
+         "commission_name": "Drournlia Markets Commission"}], "commissions": []}
+    fake = FakeLLM(respond=lambda request: json.dumps(reply))
+    chunk = Chunk(id="d10#0", text=ROSTER)
+
+    async def twice(store):
+        settings = ExtractionSettings(confidence="none")
+        first = await extract(LM(fake), [chunk], SCHEMA, settings, store=store)
+        again = await extract(LM(fake), [chunk], SCHEMA, settings, store=store)
+        return all_rows(first), all_rows(again)
+    first, again = asyncio.run(twice(TupleStore(tmp_path)))
+    assert len(fake.requests) == 1
+    for rows in (first, again):
+        got = {r.values["company_name"]: r.values["commission_name"] for r in rows}
+        assert got == {"Riaska": "Drournlia Markets Commission",
+                       "Gouqin Energy": "Drournlia Markets Commission",
+                       "BS": "Drournlia Markets Commission",
+                       "Roustoustus": "Drournlia Markets Commission",
+                       "Gedroun Bank": None, "Vykaexfun Holdings": None, "Zorn Bank": None}
+        assert all(r.values["employees"] is None for r in rows)
