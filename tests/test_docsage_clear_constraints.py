@@ -326,35 +326,40 @@ def test_case_that_may_mean_something_and_joined_columns_keep_their_spelling() -
 def test_a_value_restating_its_column_is_what_it_holds_where_others_write_it_so() -> None:
     """docsage-case-set2 wrote Roustoustus Systems' sector "energy sector", and
     ``sector = 'energy'`` left it out of the average. The column word goes only where
-    another row writes the value bare; keys and references keep theirs."""
+    another row writes the value bare; keys, references and names ending in a capitalized
+    column word ("Mexico City", the review of 6438ff9) keep theirs."""
     schema = Schema.model_validate({"tables": [
         {"name": "companies", "primary_key": ["company_name"],
          "columns": [{"name": "company_name"}, {"name": "sector"}, {"name": "disease_type"},
-                     {"name": "club"}, {"name": "parent_company"}],
+                     {"name": "club"}, {"name": "city"}, {"name": "parent_company"}],
          "foreign_keys": [{"cols": ["parent_company"], "ref_table": "companies",
                            "ref_cols": ["company_name"]}]}]})
     rows = [row("companies", "a#0", company_name="Roustoustus Systems",
-                sector="energy sector", disease_type="Type 2 diabetes", club="Bridge Club",
-                parent_company="Zorn Company"),
+                sector="energy sector", disease_type="Type 2 diabetes", club="bridge club",
+                city="Mexico City", parent_company="Zorn Company"),
             row("companies", "b#0", company_name="Riandgiax Systems", sector="energy",
-                disease_type="type", club="Chess Club"),
+                disease_type="type", club="Chess Club", city="Mexico"),
             row("companies", "c#0", company_name="Zorn", sector="The Telecom Sectors",
-                club="Bridge"),
-            row("companies", "d#0", company_name="Kriarngyrtia Company", sector="Telecom"),
+                club="bridge", city="the Kansas City"),
+            row("companies", "d#0", company_name="Kriarngyrtia Company", sector="Telecom",
+                city="Kansas"),
             row("companies", "e#0", company_name="Gouqin", sector="mining sector"),
-            row("companies", "f#0", company_name="Hx", sector="sector")]
+            row("companies", "f#0", company_name="Hx", sector="sector"),
+            row("companies", "g#0", company_name="Qx", sector="Energy Sector")]
     out = column_word(schema, rows)
     assert [r.values["sector"] for r in out] == [
-        "energy", "energy", "Telecom", "Telecom", "mining sector", "sector"]
-    # "Type 2 diabetes" does not end in its column's word; "Bridge" is written bare
-    assert [r.values["club"] for r in out[:3]] == ["Bridge", "Chess Club", "Bridge"]
+        "energy", "energy", "Telecom", "Telecom", "mining sector", "sector", "Energy"]
+    # "Type 2 diabetes" does not end in its column's word; "bridge" is written bare
+    assert [r.values["club"] for r in out[:3]] == ["bridge", "Chess Club", "bridge"]
     assert out[0].values["disease_type"] == "Type 2 diabetes"
+    # a name is no restated column, unless "the" leads
+    assert [r.values["city"] for r in out[:3]] == ["Mexico City", "Mexico", "Kansas"]
     # a reference and a key keep theirs ("Zorn Company", "Kriarngyrtia Company")
     assert out[0].values["parent_company"] == "Zorn Company"
     assert out[3].values["company_name"] == "Kriarngyrtia Company"
     assert [(c.column, c.old, c.new, c.reason) for c in out[0].provenance.corrections] == [
         ("sector", "energy sector", "energy", "column word"),
-        ("club", "Bridge Club", "Bridge", "column word")]
+        ("club", "bridge club", "bridge", "column word")]
     assert column_word(schema, out) == out
 
 

@@ -14,6 +14,7 @@ from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.clear import ClearConfig, run_clear
 from quaderno.methods.docsage.confidence import Calibration
+from quaderno.methods.docsage.detect import _new_key
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.rows import Correction, Provenance, Row
 from quaderno.methods.docsage.schema import Column, Schema
@@ -156,3 +157,98 @@ def test_clears_committee_cannot_vote_an_unstated_value_back() -> None:
     [company] = [r for r in result.rows if r.table == "companies"]
     assert (company.values["country"], company.values["employees"]) == (None, None)
     assert company.values["revenue"] == 63907400000
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Revenue in FY2019 rose.", 2019),
+    ("She finished 3rd.", 3),
+    ("She finished third.", 3),
+    ("Population: 1.234.567 inhabitants.", 1234567),
+    ("Population 3.2m.", 3200000),
+    ("It has twenty-one stores.", 21),
+    ("Die Marge lag bei 12,5 %.", 0.125),
+    ("c.1850 it was founded", 1850),
+])
+def test_numbers_other_readers_find_are_stated(text, value) -> None:
+    """The review of 6438ff9: forms amounts.mentions_in does not read."""
+    assert number_stated(text, value, Column(name="n", type="DOUBLE"))
+
+
+@pytest.mark.parametrize(("text", "value", "stated"), [
+    ("The firm is based in Zürich.", "Zurich", True),       # accents aside
+    ("The firm is based in Zurich.", "Zürich", True),
+    ("公司总部位于北京市海淀区", "北京市", True),                 # no spaces between words
+    ("A leader in ecommerce.", "E-commerce", True),
+    ("It is a bank.", "Banking", True),                      # the start of a word
+    ("It is a bank.", "South Africa", False),
+])
+def test_text_is_read_as_the_package_folds_it(text, value, stated) -> None:
+    assert text_stated(text, value) is stated
+
+
+def test_a_label_in_small_letters_stays_an_invented_name_goes() -> None:
+    schema = Schema.model_validate({"tables": [
+        {"name": "people", "primary_key": ["full_name"],
+         "columns": [{"name": "full_name"}, {"name": "gender"}, {"name": "country"},
+                     {"name": "last_name"}, {"name": "capital"}, {"name": "region"}]}]})
+    text = "Ann Vorlund ran for her club in Eurasia. She won twice."
+    rows = {"people": [row("people", full_name="Ann Vorlund", gender="female",
+                           country="Finland", last_name="Vorlund", region="Eurasia")]}
+    [ann] = unstated(schema, rows, "d1#0", text)["people"]
+    # "female" is a reading of "she"; Finland is named nowhere; a column for a form of the
+    # name takes it; the name "Ann" blanks no "Eurasia"
+    assert ann.values == {"full_name": "Ann Vorlund", "gender": "female", "country": None,
+                          "last_name": "Vorlund", "region": "Eurasia"}
+    city = {"people": [row("people", full_name="Singapore", capital="Singapore")]}
+    assert unstated(schema, city, "d1#0", "Singapore is a city-state.") == city
+
+
+def test_a_value_another_table_points_at_is_left() -> None:
+    schema = Schema.model_validate({"tables": [
+        {"name": "listings", "primary_key": ["company"],
+         "columns": [{"name": "company"}, {"name": "ticker"}]},
+        {"name": "trades", "columns": [{"name": "ticker"}, {"name": "volume", "type": "INT"}],
+         "foreign_keys": [{"cols": ["ticker"], "ref_table": "listings",
+                           "ref_cols": ["ticker"]}]}]})
+    rows = {"listings": [row("listings", company="Rastou Bank", ticker="Zyx Corp")]}
+    assert unstated(schema, rows, "d1#0", "Rastou Bank trades on the exchange.") == rows
+
+
+def test_the_constraint_committee_cannot_vote_an_unstated_value_back() -> None:
+    """The review of 6438ff9: Level B's committee re-extracts a value out of range; its
+    vote is read like any other."""
+    schema = Schema.model_validate({
+        "tables": [{"name": "companies", "primary_key": ["company_name"],
+                    "columns": [{"name": "company_name"},
+                                {"name": "employees", "type": "INT"}]}],
+        "constraints": [{"kind": "range", "table": "companies", "column": "employees",
+                         "low": 0, "high": 1000}]})
+    replies = iter([5000] + [100] * 20)
+
+    def reply(request) -> str:
+        return json.dumps({"companies": [{"company_name": "Rastou Bank",
+                                          "employees": next(replies)}]})
+    chunk = Chunk(id="d1#0", text="Rastou Bank reports 5000 employees.")
+    result = asyncio.run(run_clear(LM(FakeLLM(respond=reply)), schema, [chunk],
+                                   config=ClearConfig(level_a=False)))
+    assert result.report.llm_calls_correct > 0
+    [company] = result.rows
+    assert company.values["employees"] is None
+    assert "unstated" in [c.reason for c in company.provenance.corrections]
+
+
+def test_asks_key_choice_counts_a_name_the_read_emptied_as_unstated() -> None:
+    """The review of 6438ff9: nine invented titles emptied on read must not make the one
+    stated title look like a name every row states."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "laureates", "primary_key": ["laureate_id"],
+         "columns": [{"name": "laureate_id", "type": "INT"}, {"name": "title"},
+                     {"name": "year", "type": "INT"}]}]})
+    texts = {f"c{i}": f"In {1950 + i} the medal went to a physicist." for i in range(10)}
+    texts["c0"] = "In 1950 the medal went to Ann Vorlund."
+    read = [r for i in range(10) for r in unstated(schema, {"laureates": [Row(
+        table="laureates", values={"laureate_id": i + 1, "year": 1950 + i,
+                                   "title": f"Laureate Person{i}" if i else "Ann Vorlund"},
+        provenance=Provenance(chunk_id=f"c{i}"))]}, f"c{i}", texts[f"c{i}"])["laureates"]]
+    assert [r.values["title"] for r in read].count(None) == 9
+    assert _new_key(schema, schema.tables[0], "laureate_id", read, texts, 0.5) != ["title"]

@@ -218,7 +218,11 @@ class _Run:
         keep = [r for r in rows if (t := self.schema.table(r.table)) is None
                 or any(r.values.get(k) is not None for k in key_columns(t))]
         self.report.tuples_removed += len(rows) - len(keep)
-        return keep
+        if not cells:
+            return keep
+        # a vote re-reads the chunk and may write a misplaced name or an unstated value
+        # back (misplaced.py, unstated.py)
+        return unstated_rows(self.schema, misplaced_rows(self.schema, keep), self.texts)
 
     async def fix(self, rows: list[Row], result: CheckResult) -> list[Row]:
         """One correction round over Level B's violations."""
@@ -402,9 +406,6 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
                 report.tuples_flagged = len(cells)
                 if config.correction and cells:
                     rows = await run.committee(rows, cells, "low-confidence")
-                    # a vote re-reads the chunk and may write a misplaced name or an
-                    # unstated value back (misplaced.py, unstated.py)
-                    rows = unstated_rows(schema, misplaced_rows(schema, rows), run.texts)
                 span.outputs = {"cells_flagged": report.cells_flagged}
         # link rows a chunk says have ended are named as the others are, then every row of
         # the same link is left out, whichever chunk it was read from (ended.py)

@@ -48,6 +48,7 @@ from quaderno.methods.docsage.rekey import (entity_of_key, id_column, id_named,
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
 from quaderno.methods.docsage.terms import missing_measures
+from quaderno.methods.docsage.unstated import was_unstated
 
 SignalKind = Literal["missing_relationship", "alignment_conflict", "value_anomaly"]
 PRIORITY: dict[str, int] = {"missing_relationship": 0, "alignment_conflict": 1,
@@ -151,15 +152,19 @@ def unmeasured(schema: Schema, question: str, rows: Sequence[Row] = ()) -> list[
     return out
 
 
-def _unstated(rows: Sequence[Row], table: Table, column: str,
-              texts: Mapping[str, str]) -> tuple[list[Row], list[Row]]:
+def _unstated(rows: Sequence[Row], table: Table, column: str, texts: Mapping[str, str],
+              emptied: bool = False) -> tuple[list[Row], list[Row]]:
     """(the rows with a value of ``column`` and their chunk's text, those of them whose
-    chunk does not state it)."""
+    chunk does not state it). With ``emptied``, a value the read emptied as unstated
+    (:mod:`.unstated`) counts as one not stated, and its row among both: the model wrote
+    it."""
     col = table.column(column)
+    gone = [r for r in rows if emptied and is_null(r.values.get(column))
+            and was_unstated(r, column) and r.provenance.chunk_id in texts]
     seen = [r for r in rows
             if not is_null(r.values.get(column)) and r.provenance.chunk_id in texts]
-    return seen, [r for r in seen if not mentions(texts[r.provenance.chunk_id],
-                                                  r.values[column], col.type)]
+    return seen + gone, [r for r in seen if not mentions(texts[r.provenance.chunk_id],
+                                                         r.values[column], col.type)] + gone
 
 
 def _references(schema: Schema, table: Table, column: str) -> bool:
@@ -265,7 +270,7 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
         if not rows or not (c.name in ("name", "title", "full_name", "fullname", added)
                             or any(c.name.startswith(s) for s in own)):
             continue
-        seen, unstated = _unstated(rows, table, c.name, texts)
+        seen, unstated = _unstated(rows, table, c.name, texts, emptied=True)
         n = len(seen)
         if n and n - len(unstated) > share * n:
             distinct = len({str(r.values.get(c.name)) for r in rows

@@ -9,8 +9,10 @@ another's "energy sector" (``docsage-repairs-set2``, ``docsage-case-set2``):
 * :func:`column_word`: a value that restates its column's name after what it holds ("energy
   sector" in ``sector``, "the Telecom Sector") becomes what it holds ("energy"), when another
   row of the column holds that value as it stands; a value nobody else writes bare is left
-  (a ``type`` of "Type 2 diabetes" is not "Type 2", and "Bridge Club" in ``club`` keeps its
-  word unless some row writes "Bridge");
+  (a ``type`` of "Type 2 diabetes" is not "Type 2", and "bridge club" in ``club`` keeps its
+  word unless some row writes "bridge"), and so is a name ending in a capitalized column
+  word ("Mexico City" in ``city``, "Orange County"), except in columns of kinds ("Energy
+  Sector");
 * :func:`same_case`: a value written in several cases ("Energy", "energy") becomes its most
   frequent spelling (on a tie, the lower-case one, else the first written), unless its case
   may carry meaning (codes, symbols, units: "CO" and "Co", "MW" and "mW").
@@ -60,15 +62,26 @@ def _rewritten(rows: Sequence[Row], new: dict[int, dict[str, str]], reason: str)
     return out
 
 
+# columns whose values are kinds of things, never names: a capitalized column word in them
+# restates the column ("Energy Sector")
+KINDS = frozenset({"sector", "industry", "field", "category", "type", "genre", "segment",
+                   "domain", "sport", "discipline", "branch", "kind", "class"})
+
+
 def _bare(value: str, column: str) -> str | None:
     """``value`` without its column's name written after it ("energy sector" in ``sector``
     -> "energy"; a leading "the" goes too), or None when it does not end so, the name is
-    shorter than four letters, or fewer than three letters are left."""
+    shorter than four letters, or fewer than three letters are left. A capitalized column
+    word is part of a name ("Mexico City" in ``city``, "Orange County") unless the column
+    holds kinds (:data:`KINDS`: "Energy Sector") or a "the" leads ("the Telecom Sector")."""
     word = column.rsplit("_", 1)[-1]
     if len(word) < 4:
         return None
-    m = re.fullmatch(rf"(?i)(?:the\s+)?(.+?)[\s-]+{re.escape(word)}s?\.?", value.strip())
-    rest = m.group(1).strip(" ,;:-") if m else ""
+    m = re.fullmatch(rf"(?i)(the\s+)?(.+?)[\s-]+({re.escape(word)}s?)\.?", value.strip())
+    if m is None or (m.group(3)[0].isupper() and not m.group(1)
+                     and word.casefold() not in KINDS):
+        return None
+    rest = m.group(2).strip(" ,;:-")
     return rest if sum(ch.isalpha() for ch in rest) >= 3 else None
 
 

@@ -4,130 +4,262 @@ Every value is read from one chunk (its provenance), and a value the chunk does 
 the model's own: the 1.5B measuring model gave Set2 companies whose chunks give no count
 100, 160 and 320 employees and a $200,000,000 revenue, and countries ("South Africa",
 "Finland") no document names (``docsage-case-set2``); ``ORDER BY employees`` then chose an
-invented 100. A cell that is no key and no reference is emptied (``reason="unstated"``) when
-its chunk does not state it:
+invented 100. A cell that is no key, no reference and nothing a reference points at is
+emptied (``reason="unstated"``) when its chunk does not state it:
 
-* a number (INT, DOUBLE) that no number of the chunk gives as written, in the column's unit
+* a number (INT, DOUBLE) that no number of the chunk gives: as written, in the column's unit
   (:func:`.amounts.stated_mentions`), with its scale word ("$58.2527 billion" for
-  58252700000), as a share of a percentage (0.12 for "12%"), or rounded, when the cell has
-  three significant digits or more (58.25 for "58.2527"); a whole number up to twenty may be
-  written as a word ("three offices", "a dozen"). A 0 is :func:`.amounts.read_row`'s to
-  judge (a chunk saying "no offices" keeps it);
-* a text none of whose words the chunk writes (case aside; the words of three letters or
-  more that are not "of", "the" or a legal suffix, or their first five letters, so
-  "telecom" stands for "telecommunications" and "D. Rinbaernvaer" for "Distaend
-  Rinbaernvaer") outside the row's own name: "Dixvhukrand Energy" says nothing of its
-  sector, and the model read "energy" from it where the chunk says "insurance".
+  58252700000, "3.2m"), as :mod:`.written` reads an answer ("1.234.567", "12,5", "1,2
+  Mrd."), as digits inside a word ("FY2019", "3rd", "c.1850"), as a share of a percentage
+  (0.12 for "12%"), or rounded, when the cell has three significant digits or more (58.25
+  for "58.2527"); a whole number may be written as a word ("three offices", "twenty-one",
+  "a dozen", "third"). A 0 is :func:`.amounts.read_row`'s to judge (a chunk saying "no
+  offices" keeps it). Not read: a number converted into another unit than the chunk's
+  ("2,500 m" as 2.5 km), or counted from a list;
+* a text the model read from the row's own name and nothing else: "Dixvhukrand Energy" says
+  nothing of its sector, and the model read "energy" from it where the chunk says
+  "insurance". Columns that hold a form of the name (a ``short_name``, a ``brand``, an
+  ``acronym``) and a value that is the whole name (a city-state's capital) may take it;
+* a text written as a name (a word with a capital) none of whose words the chunk writes,
+  accents and case aside, nor their first five letters ("telecom" for
+  "telecommunications"), nor the start of one ("bank" for "Banking"), nor the whole value
+  inside a word run (scripts without spaces). A label in small letters the chunk does not
+  write ("male" for "he", "defunct" for "ceased operations") is a reading of it and stays.
+  Known loss: a country the chunk names only by its people ("a Finnish company") or an
+  abbreviation the value spells out ("US").
 
 Keys and references are left: the aliases, :mod:`.rekey` and :mod:`.ended` judge those, and a
 membership the question names ("in the Drournlia Markets Commission") is read from a roster
 that writes members short. Dates and booleans are left. Applied on every read after
-:mod:`.misplaced`, so stored tuples need no new key, and again after CLEAR's committee
-(:func:`unstated_rows`), whose votes re-read the chunk; a cell whose value came from another
-chunk (a backtracking quote, an alias merge) is checked against that chunk.
+:mod:`.misplaced`, so stored tuples need no new key, and again after every vote of CLEAR's
+committee (:func:`unstated_rows`), which re-reads the chunk; a cell whose value came from
+another chunk is checked against that chunk.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
+from functools import cached_property
 from typing import Any
 
-from quaderno.methods.docsage.amounts import mentions_in, stated_mentions, unit_scale
-from quaderno.methods.docsage.normalize import LEGAL_SUFFIXES, is_null, key_columns
+from quaderno.methods.docsage.amounts import mentions_in, unit_scale
+from quaderno.methods.docsage.normalize import LEGAL_SUFFIXES, fold_text, is_null, key_columns
 from quaderno.methods.docsage.rows import Correction, Row, exact_number, value_chunk
 from quaderno.methods.docsage.schema import Column, Schema, Table
+from quaderno.methods.docsage.written import numbers_in
 
-_NUMBER_WORDS = {
-    "one": 1, "single": 1, "sole": 1, "once": 1, "two": 2, "twice": 2, "pair": 2,
-    "both": 2, "three": 3, "thrice": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "dozen": 12,
-    "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
-    "eighteen": 18, "nineteen": 19, "twenty": 20}
-_WORD = re.compile(r"[^\W\d_]+")
+_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+          "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+          "seventeen", "eighteen", "nineteen"]
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+         "eighty": 80, "ninety": 90}
+_ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+             "ninth", "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth",
+             "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth"]
+_WORD_NUMBERS = {**{w: i for i, w in enumerate(_UNITS)}, **_TENS,
+                 **{w: i + 1 for i, w in enumerate(_ORDINALS)},
+                 "single": 1, "sole": 1, "once": 1, "twice": 2, "pair": 2, "both": 2,
+                 "thrice": 3, "dozen": 12, "hundred": 100, "thousand": 1000}
+_COMPOUND = re.compile(rf"\b({'|'.join(_TENS)})[-\s]({'|'.join(_UNITS[1:10])})\b")
+# digits anywhere, inside a word too ("FY2019", "3rd", "c.1850"), and a bare "m" scale
+_DIGITS = re.compile(r"\d[\d,.]*")
+_MILLIONS = re.compile(r"(\d+(?:\.\d+)?)\s?m\b")
+_PERCENT = re.compile(r"%|\bper\s?cent|\bpct\b|\bpercentage", re.I)
 _SKIP = frozenset({"of", "the", "and", "for"}) | LEGAL_SUFFIXES
 _STEM = 5
+# columns holding a form of the row's own name: the name states them
+_NAME_FORMS = re.compile(r"name|brand|acronym|abbreviation|alias|initials|short|code", re.I)
+_CAPITAL = re.compile(r"(?<![^\W\d_])[^\W\d_a-z]", re.UNICODE)
 
 
-def _rounds_to(value: Decimal, stated: Decimal) -> bool:
-    """``value`` is ``stated`` written to fewer digits, with three significant ones at
-    least (58.25 for 58.2527; never 100 for 97)."""
-    digits = value.normalize()
-    if len(digits.as_tuple().digits) < 3 or stated == 0:
-        return False
-    exponent = digits.as_tuple().exponent
-    if not isinstance(exponent, int):
-        return False
+def _decimal(text: str) -> Decimal | None:
     try:
-        return stated.quantize(Decimal(1).scaleb(exponent)) == digits
-    except InvalidOperation:     # more digits than the context holds: no such rounding
-        return False
+        return Decimal(text)
+    except InvalidOperation:
+        return None
+
+
+class _Said:
+    """What one chunk states, read once for all of its cells."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._by_exponent: dict[int, set[Decimal]] = {}
+        self._by_scale: dict[int, tuple[set[Decimal], set[Decimal], set[Decimal]]] = {}
+        self._without: dict[tuple[str, ...], tuple[str, tuple[set[str], set[str], str]]] = {}
+
+    @cached_property
+    def mentions(self):
+        return mentions_in(self.text)
+
+    @cached_property
+    def numbers(self) -> set[Decimal]:
+        """Every number the chunk may state, unit aside, as a positive value."""
+        out: set[Decimal] = {abs(n) for n in numbers_in(self.text)}
+        for m in self.mentions:
+            out |= {m.digits, m.value}
+        for raw in _DIGITS.findall(self.text):
+            raw = raw.strip(".,")
+            for form in (raw.replace(",", ""), raw.replace(".", "").replace(",", "."),
+                         raw.replace(".", "").replace(",", "")):
+                if (d := _decimal(form)) is not None:
+                    out.add(d)
+        out |= {d * 1_000_000 for x in _MILLIONS.findall(self.text)
+                if (d := _decimal(x)) is not None}
+        low = self.text.casefold()
+        out |= {Decimal(_WORD_NUMBERS[w]) for w in re.findall(r"[a-z]+", low)
+                if w in _WORD_NUMBERS}
+        out |= {Decimal(_TENS[t] + _UNITS.index(u)) for t, u in _COMPOUND.findall(low)}
+        if _PERCENT.search(self.text):
+            out |= {n / 100 for n in list(out)}
+        return out
+
+    @cached_property
+    def folded(self) -> str:
+        return fold_text(self.text)
+
+    def _in_unit(self, scale: int) -> tuple[set[Decimal], set[Decimal], set[Decimal]]:
+        """For a column counting in 10^``scale``: the digits of the mentions already in
+        that unit, the values of the others, and every mention's value in that unit."""
+        if scale not in self._by_scale:
+            ms = self.mentions
+            self._by_scale[scale] = ({m.digits for m in ms if m.in_unit_of(scale)},
+                                     {m.value for m in ms if not m.in_unit_of(scale)},
+                                     {m.value.scaleb(-scale) for m in ms} if scale else set())
+        return self._by_scale[scale]
+
+    def _rounded(self, exponent: int) -> set[Decimal]:
+        """The chunk's numbers rounded to 10^``exponent``."""
+        if exponent not in self._by_exponent:
+            quantum, out = Decimal(1).scaleb(exponent), set()
+            for n in self.numbers:
+                try:
+                    out.add(n.quantize(quantum))
+                except InvalidOperation:   # more digits than the context holds
+                    continue
+            self._by_exponent[exponent] = out
+        return self._by_exponent[exponent]
+
+    def states_number(self, value: Any, col: Column) -> bool:
+        v = exact_number(value)
+        if v is None or v == 0:
+            return True
+        size, scale = abs(v), unit_scale(col.unit)
+        # in the column's unit (as amounts.stated_mentions reads it), else unit aside
+        in_unit, whole, scaled = self._in_unit(scale)
+        if size in in_unit or size.scaleb(scale) in whole or size in scaled or \
+                size in self.numbers:
+            return True
+        # rounded, to three significant digits or more (58.25 for 58.2527)
+        digits = size.normalize()
+        exponent = digits.as_tuple().exponent
+        return len(digits.as_tuple().digits) >= 3 and isinstance(exponent, int) and \
+            digits in self._rounded(exponent)
+
+    @cached_property
+    def words(self) -> tuple[set[str], set[str], str]:
+        return _word_sets(self.folded)
+
+    def without(self, names: tuple[str, ...]) -> tuple[str, tuple[set[str], set[str], str]]:
+        """The folded text with ``names`` blanked out, and its word sets, read once."""
+        if names not in self._without:
+            folded = _without(self.folded, names)
+            self._without[names] = (folded, _word_sets(folded))
+        return self._without[names]
 
 
 def number_stated(text: str, value: Any, col: Column) -> bool:
     """True when ``text`` states the number ``value`` of ``col`` (module docstring); True
     for a value that is no number, or 0."""
-    v = exact_number(value)
-    if v is None or v == 0 or stated_mentions(text, value, col):
+    return _Said(text).states_number(value, col)
+
+
+def _words(folded: str) -> list[str]:
+    return [w for w in folded.split() if len(w) >= 3 and w not in _SKIP]
+
+
+def _word_sets(folded: str) -> tuple[set[str], set[str], str]:
+    """A folded text's words, the first five letters of its longer ones, and the text
+    without spaces."""
+    have = set(folded.split())
+    return have, {w[:_STEM] for w in have if len(w) >= _STEM}, folded.replace(" ", "")
+
+
+def _writes(folded_text: str, value: str,
+            words: tuple[set[str], set[str], str] | None = None) -> bool:
+    """``folded_text`` (with its :func:`_word_sets` when read before) writes a word of
+    ``value``, its first five letters, its start (four letters or more: "bank" for
+    "banking"), or the whole value."""
+    fv = fold_text(value)
+    if not fv:
         return True
-    size = abs(v)
-    scale = unit_scale(col.unit)
-    for m in mentions_in(text):
-        for stated in {m.digits, m.value, m.value.scaleb(-scale),
-                       *((m.digits / 100,) if m.measure else ())}:
-            if stated == size or _rounds_to(size, stated):
-                return True
-    if size == size.to_integral_value() and size <= 20:
-        words = {w.casefold() for w in _WORD.findall(text)}
-        return any(_NUMBER_WORDS.get(w) == size for w in words)
-    return False
+    have, stems, squeezed = words or _word_sets(folded_text)
+    if len(fv) >= 3 and (fv in folded_text or fv.replace(" ", "") in squeezed):
+        return True
+    wanted = _words(fv)
+    if not wanted:
+        return True
+    return any(w in have or (len(w) >= _STEM and w[:_STEM] in stems)
+               or any(w[:k] in have for k in range(4, len(w))) for w in wanted)
 
 
 def text_stated(text: str, value: Any) -> bool:
     """True when ``text`` writes a word of ``value`` (module docstring), or ``value`` has
     no word to look for."""
-    wanted = [w for w in (x.casefold() for x in _WORD.findall(str(value)))
-              if len(w) >= 3 and w not in _SKIP]
-    if not wanted:
-        return True
-    have = {w.casefold() for w in _WORD.findall(text)}
-    stems = {w[:_STEM] for w in have if len(w) >= _STEM}
-    return any(w in have or (len(w) >= _STEM and w[:_STEM] in stems) for w in wanted)
+    return not isinstance(value, str) or _writes(fold_text(text), value)
 
 
-def _free_columns(table: Table) -> list[Column]:
-    """The columns whose values are checked: no key, no reference, TEXT or a number."""
+def _without(folded: str, names: Sequence[str]) -> str:
+    """``folded`` text with every whole-word writing of ``names`` blanked out."""
+    for name in names:
+        if (fn := fold_text(name)):
+            folded = re.sub(rf"(?<!\w){re.escape(fn)}(?!\w)", " ", folded)
+    return folded
+
+
+def _text_kept(col: Column, value: str, said: _Said, names: tuple[str, ...]) -> bool:
+    """Whether a TEXT cell stays (module docstring)."""
+    if not _writes(said.folded, value, said.words):
+        # stated nowhere: a reading in small letters stays, an invented name does not
+        return not _CAPITAL.search(value)
+    folded = fold_text(value)
+    if _NAME_FORMS.search(col.name) or any(folded == fold_text(n) for n in names) or \
+            not _writes(fold_text(" ".join(names)), value):
+        return True          # (a name that writes no word of it cannot be where it was read)
+    blanked, words = said.without(names)
+    return _writes(blanked, value, words)
+
+
+def _free_columns(schema: Schema, table: Table) -> list[Column]:
+    """The columns whose values are checked: no key, no reference, nothing a reference
+    points at; TEXT or a number."""
     fixed = set(key_columns(table)) | {c for fk in table.foreign_keys for c in fk.cols}
+    fixed |= {c for t in schema.tables for fk in t.foreign_keys if fk.ref_table == table.name
+              for c in fk.ref_cols}
     return [c for c in table.columns
             if c.name not in fixed and c.type in ("TEXT", "INT", "DOUBLE")]
 
 
-def _without(text: str, names: Sequence[str]) -> str:
-    """``text`` with every writing of ``names`` (case aside) blanked out."""
-    for name in names:
-        text = re.sub(re.escape(name), " ", text, flags=re.IGNORECASE)
-    return text
-
-
-def _stated(col: Column, value: Any, text: str, names: Sequence[str]) -> bool:
-    if col.type == "TEXT":
-        return not isinstance(value, str) or text_stated(_without(text, names), value)
-    return number_stated(text, value, col)
-
-
-def _emptied(table: Table, row: Row, text_of: Mapping[str, str]) -> Row:
-    """``row`` with each free cell its chunk does not state emptied; ``text_of`` maps chunk
-    ids to texts (a cell whose chunk is not there is left)."""
+def _emptied(schema: Schema, table: Table, row: Row,
+             said_of: Callable[[str], _Said | None]) -> Row:
+    """``row`` with each free cell its chunk does not state emptied; ``said_of`` gives what
+    a chunk states, None for a chunk not given (its cells are left)."""
     values, notes = dict(row.values), []
-    names = [str(values[k]).strip() for k in key_columns(table)
-             if isinstance(values.get(k), str) and len(values[k].strip()) >= 4]
-    for col in _free_columns(table):
+    names = tuple(str(values[k]).strip() for k in key_columns(table)
+                  if isinstance(values.get(k), str) and len(values[k].strip()) >= 4)
+    for col in _free_columns(schema, table):
         value = values.get(col.name)
         if is_null(value):
             continue
-        chunk = value_chunk(row.provenance.chunk_id, row.provenance.corrections, col.name)
-        if chunk in text_of and not _stated(col, value, text_of[chunk], names):
+        said = said_of(value_chunk(row.provenance.chunk_id, row.provenance.corrections,
+                                   col.name))
+        if said is None:
+            continue
+        kept = (not isinstance(value, str) or _text_kept(col, value, said, names)) \
+            if col.type == "TEXT" else said.states_number(value, col)
+        if not kept:
             values[col.name] = None
             notes.append(Correction(column=col.name, old=value, new=None, reason="unstated",
                                     by="as-stated"))
@@ -142,10 +274,14 @@ def unstated(schema: Schema, rows: Mapping[str, Sequence[Row]], chunk_id: str,
              text: str) -> dict[str, list[Row]]:
     """One chunk's ``rows`` (table name -> rows) with every value ``text`` does not state
     emptied (module docstring)."""
+    said = _Said(text)
+
+    def said_of(chunk: str) -> _Said | None:
+        return said if chunk == chunk_id else None
     out: dict[str, list[Row]] = {}
     for name, table_rows in rows.items():
         table = schema.table(name)
-        out[name] = [_emptied(table, r, {chunk_id: text}) if table is not None else r
+        out[name] = [_emptied(schema, table, r, said_of) if table is not None else r
                      for r in table_rows]
     return out
 
@@ -153,11 +289,22 @@ def unstated(schema: Schema, rows: Mapping[str, Sequence[Row]], chunk_id: str,
 def unstated_rows(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str]) -> list[Row]:
     """:func:`unstated` over rows of many chunks (``texts``: chunk id -> text), each cell
     against the chunk its value came from: CLEAR applies it after its committee."""
+    said: dict[str, _Said] = {}
+
+    def said_of(chunk: str) -> _Said | None:
+        if chunk not in texts:
+            return None
+        return said.setdefault(chunk, _Said(texts[chunk]))
     out = []
     for r in rows:
         table = schema.table(r.table)
-        out.append(_emptied(table, r, texts) if table is not None else r)
+        out.append(_emptied(schema, table, r, said_of) if table is not None else r)
     return out
 
 
-__all__ = ["number_stated", "text_stated", "unstated", "unstated_rows"]
+def was_unstated(row: Row, column: str) -> bool:
+    """Whether this repair emptied ``row``'s ``column``."""
+    return any(c.column == column and c.reason == "unstated" for c in row.provenance.corrections)
+
+
+__all__ = ["number_stated", "text_stated", "unstated", "unstated_rows", "was_unstated"]
