@@ -423,6 +423,30 @@ def test_clear_keeps_a_nameless_row_under_an_invented_id_apart_from_a_named_one(
                   for r in result.rows) == [("", "Xandria University"), ("Nendzu Rixtox", "")]
 
 
+def test_a_candidate_its_own_chunk_does_not_state_is_no_candidate() -> None:
+    """docsage-rosters-set2: the committee voted 0 offices from a chunk that says nothing
+    of offices, and latest-evidence took it over the 183 another chunk states (the first
+    chunk was dated later). No call is made when one stated value is left."""
+    table = Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "offices", "type": "INT"}]}]}).tables[0]
+    chunks = {"d32#0": Chunk(id="d32#0", text="The company became a member in 2023. "
+                                               "Partnerships were renewed without change."),
+              "d29#0": Chunk(id="d29#0", text="In 2014 the company had 183 offices.")}
+    fake = FakeLLM([])
+    res, calls = run(resolve_conflict(LM(fake), entity=["Kriarngyrtia Energy"], table=table,
+                                      column="offices", candidates=[(0, "d32#0"), (183, "d29#0")],
+                                      chunks=chunks, retrieve=None))
+    assert (res.value, res.by, res.evidence_chunk, calls) == (183, "stated", "d29#0", 0)
+    assert res.evidence_quote == "In 2014 the company had 183 offices."
+    assert fake.requests == []
+    # no candidate stated: nothing is chosen
+    res, _ = run(resolve_conflict(LM(fake), entity=["Kriarngyrtia Energy"], table=table,
+                                  column="offices", candidates=[(0, "d32#0"), (7, "d32#0")],
+                                  chunks=chunks, retrieve=None))
+    assert (res.value, res.by) == (None, "unresolved")
+
+
 def test_a_judged_number_its_quote_does_not_state_is_refused() -> None:
     """docsage-case-set2: the judge kept a committee's 0 offices over the 183 a chunk
     states, quoting a sentence of another chunk with no number in it."""
@@ -430,7 +454,8 @@ def test_a_judged_number_its_quote_does_not_state_is_refused() -> None:
         {"name": "companies", "primary_key": ["name"],
          "columns": [{"name": "name"}, {"name": "offices", "type": "INT"}]}]}).tables[0]
     chunks = {"d32#0": Chunk(id="d32#0", text="Several partnerships of the company were "
-                                               "renewed without change."),
+                                               "renewed without change. It had 0 offices "
+                                               "once."),
               "d29#0": Chunk(id="d29#0", text="The company has 183 offices.")}
     trace = Trace()
     judge = json.dumps({"value": "0", "passage": 1,

@@ -46,7 +46,7 @@ TEXT = ("Rastou Bank is a company of the DMC. The company is active in the banki
     (0.12, Column(name="share", type="DOUBLE"), True),               # 12%
     (3, Column(name="plants", type="INT"), True),                    # "three"
     (2024, Column(name="year", type="INT"), True),
-    (0, Column(name="employees", type="INT"), True),                 # read_row's to judge
+    (0, Column(name="employees", type="INT"), False),                # nothing says none
     (100, Column(name="employees", type="INT"), False),
     (200000000, Column(name="revenue", type="DOUBLE"), False),
     (4, Column(name="plants", type="INT"), False),
@@ -54,6 +54,20 @@ TEXT = ("Rastou Bank is a company of the DMC. The company is active in the banki
 ])
 def test_a_number_is_stated_as_written_scaled_rounded_or_in_words(value, col, stated) -> None:
     assert number_stated(TEXT, value, col) is stated
+
+
+@pytest.mark.parametrize(("text", "stated"), [
+    ("It has no regional offices.", True),
+    ("Offices: none.", True),
+    ("It closed its last office and has 0 offices now.", True),
+    ("Several partnerships were renewed without change. It has 3 stores.", False),
+    ("The office count is not known.", False),                         # unknown, not 0
+    ("It employs 40 people and has no debt.", False),
+])
+def test_a_zero_needs_a_word_for_none_beside_the_columns_own(text, stated) -> None:
+    """docsage-rosters-set2: the committee voted 0 offices from a chunk that says nothing
+    of offices ("renewed without change"), and the average came out 0."""
+    assert number_stated(text, 0, Column(name="num_offices", type="INT")) is stated
 
 
 def test_a_text_is_stated_by_any_word_or_its_stem() -> None:

@@ -42,6 +42,7 @@ from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, entity_
                                                 normalize_value, plausible_year)
 from quaderno.methods.docsage.rows import Correction, Row, coerce
 from quaderno.methods.docsage.schema import Column, Table
+from quaderno.methods.docsage.unstated import number_stated
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +170,7 @@ class Resolution(BaseModel):
     """How one conflict was settled; ``value`` None with ``by`` 'unresolved' means NULL."""
 
     value: Any = None
-    by: str                        # backtracking | latest-evidence | unresolved
+    by: str                        # stated | backtracking | latest-evidence | unresolved
     evidence_chunk: str | None = None
     evidence_quote: str = ""
     retrieved: list[str] = Field(default_factory=list)
@@ -240,8 +241,29 @@ async def resolve_conflict(lm: LM, *, entity: Sequence[str], table: Table, colum
                            chunks: Mapping[str, Chunk], retrieve: Retrieve | None,
                            trace: Trace | None = None, k: int = 5) -> tuple[Resolution, int]:
     """Settle conflicting values of one entity's column: (resolution, LLM calls).
-    ``candidates``: (value, chunk id of its evidence) pairs; ``entity``: its spellings."""
+    ``candidates``: (value, chunk id of its evidence) pairs; ``entity``: its spellings.
+    A number its own chunk does not state (:func:`.unstated.number_stated`: a committee's 0
+    offices from a chunk that says nothing of offices, ``docsage-rosters-set2``) is no
+    candidate: when one value is left it is taken (``by="stated"``) without a call, and
+    when none is left the cell is unresolved."""
     typ = table.column(column).type
+    if typ in ("INT", "DOUBLE"):
+        col = table.column(column)
+        stated = [(v, c) for v, c in candidates
+                  if c not in chunks or number_stated(chunks[c].render(), v, col)]
+        if len(stated) < len(candidates):
+            if trace is not None:
+                left = [v for v, c in candidates if (v, c) not in stated]
+                trace.fallback(f"docsage.clear.judge: {left} not stated by their own chunks; "
+                               "no candidates")
+            if len({normalize_value(v, typ) for v, _ in stated}) == 1:
+                v, c = stated[0]
+                quote = _sentence_with(chunks[c].text, v, col) if c in chunks else ""
+                return Resolution(value=v, by="stated", evidence_chunk=c,
+                                  evidence_quote=quote), 0
+            if not stated:
+                return Resolution(value=None, by="unresolved"), 0
+            candidates = stated
     values = list(dict.fromkeys(str(v) for v, _ in candidates))
     allowed = {normalize_value(v, typ): v for v, _ in candidates}
     query = " ".join([*dict.fromkeys(entity), column.replace("_", " "), *values])

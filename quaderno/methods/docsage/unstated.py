@@ -13,8 +13,10 @@ emptied (``reason="unstated"``) when its chunk does not state it:
   Mrd."), as digits inside a word ("FY2019", "3rd", "c.1850"), as a share of a percentage
   (0.12 for "12%"), or rounded, when the cell has three significant digits or more (58.25
   for "58.2527"); a whole number may be written as a word ("three offices", "twenty-one",
-  "a dozen", "third"). A 0 is :func:`.amounts.read_row`'s to judge (a chunk saying "no
-  offices" keeps it). Not read: a number converted into another unit than the chunk's
+  "a dozen", "third"). A 0 needs a 0 in figures or a word for none beside the column's
+  own ("no offices", "never won a title"): the committee voted 0 offices for a Set2
+  company from a chunk that says nothing of offices but "renewed without change"
+  (``docsage-rosters-set2``). Not read: a number converted into another unit than the chunk's
   ("2,500 m" as 2.5 km), or counted from a list;
 * a text the model read from the row's own name and nothing else: "Dixvhukrand Energy" says
   nothing of its sector, and the model read "energy" from it where the chunk says
@@ -67,6 +69,9 @@ _COMPOUND = re.compile(rf"\b({'|'.join(_TENS)})[-\s]({'|'.join(_UNITS[1:10])})\b
 _DIGITS = re.compile(r"\d[\d,.]*")
 _MILLIONS = re.compile(r"(\d+(?:\.\d+)?)\s?m\b")
 _PERCENT = re.compile(r"%|\bper\s?cent|\bpct\b|\bpercentage", re.I)
+# words for none ("not" is no such word: "the office count is not known" is no 0)
+_NONE_WORDS = frozenset({"no", "zero", "none", "nil", "never", "without", "nobody", "nothing",
+                         "neither", "nor"})
 _SKIP = frozenset({"of", "the", "and", "for"}) | LEGAL_SUFFIXES
 _STEM = 5
 # columns holding a form of the row's own name: the name states them
@@ -144,8 +149,10 @@ class _Said:
 
     def states_number(self, value: Any, col: Column) -> bool:
         v = exact_number(value)
-        if v is None or v == 0:
+        if v is None:
             return True
+        if v == 0:
+            return self.states_zero(col)
         size, scale = abs(v), unit_scale(col.unit)
         # in the column's unit (as amounts.stated_mentions reads it), else unit aside
         in_unit, whole, scaled = self._in_unit(scale)
@@ -157,6 +164,19 @@ class _Said:
         exponent = digits.as_tuple().exponent
         return len(digits.as_tuple().digits) >= 3 and isinstance(exponent, int) and \
             digits in self._rounded(exponent)
+
+    def states_zero(self, col: Column) -> bool:
+        """A 0 is stated by a 0 in figures, or by a word for none within four words of the
+        column's own ("no offices", "offices: none", "never won a title"): a chunk that
+        says nothing of offices states no 0 offices, whatever else it says "without"."""
+        if any(m.value == 0 for m in self.mentions):
+            return True
+        stems = {w[:4] for w in re.split(r"[_\W]+", col.name.casefold()) if len(w) >= 4}
+        words = re.findall(r"[^\W\d_]+", self.text.casefold())
+        for i, w in enumerate(words):
+            if w in _NONE_WORDS and any(x[:4] in stems for x in words[max(0, i - 4):i + 5]):
+                return True
+        return False
 
     @cached_property
     def words(self) -> tuple[set[str], set[str], str]:
@@ -172,7 +192,7 @@ class _Said:
 
 def number_stated(text: str, value: Any, col: Column) -> bool:
     """True when ``text`` states the number ``value`` of ``col`` (module docstring); True
-    for a value that is no number, or 0."""
+    for a value that is no number."""
     return _Said(text).states_number(value, col)
 
 
