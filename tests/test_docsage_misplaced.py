@@ -13,7 +13,7 @@ from quaderno.llm.lm import LM
 from quaderno.methods.docsage.clear import ClearConfig, run_clear
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
-from quaderno.methods.docsage.misplaced import misplaced
+from quaderno.methods.docsage.misplaced import misplaced, misplaced_rows
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Schema
 from quaderno.methods.docsage.store import TupleStore
@@ -148,3 +148,36 @@ def test_clears_committee_cannot_vote_a_misplaced_name_back() -> None:
     [company] = [r for r in result.rows if r.table == "companies"]
     assert company.values["sector"] is None
     assert company.values["commission_name"] == "Drournlia Markets Commission"
+
+
+def test_a_name_another_chunk_gives_the_reference_is_misplaced_too() -> None:
+    """docsage-rosters-set2: Bryskound Holdings' chunk wrote the commission into ``sector``
+    and named none of its own; other chunks' companies refer to it. CLEAR reads the rows of
+    all chunks together before the merge."""
+    rows = [Row(table="companies", values={"company_name": "Gouqin Energy", "sector": "energy",
+                                           "commission_name": "Drournlia Markets Commission"},
+                provenance=Provenance(chunk_id="d1#0")),
+            Row(table="companies", values={"company_name": "Bryskound Holdings",
+                                           "sector": "Drournlia Markets Commission",
+                                           "commission_name": None},
+                provenance=Provenance(chunk_id="d2#0"))]
+    assert misplaced(SCHEMA, {"companies": rows[1:]})["companies"] == rows[1:]  # alone
+    gouqin, bryskound = misplaced_rows(SCHEMA, rows)
+    assert gouqin == rows[0]
+    assert (bryskound.values["sector"], bryskound.values["commission_name"]) == (
+        None, "Drournlia Markets Commission")
+
+    chunks = [Chunk(id="d1#0", text="Gouqin Energy is a company of the Drournlia Markets "
+                                    "Commission; it works in energy."),
+              Chunk(id="d2#0", text="Bryskound Holdings, Drournlia Markets Commission: its "
+                                    "sector is listed there.")]
+    said = {"d1#0": rows[0].values, "d2#0": rows[1].values}
+
+    def reply(request) -> str:
+        chunk = next(c for c in chunks if c.text in request.messages[-1].content)
+        return json.dumps({"companies": [said[chunk.id]], "commissions": []})
+    result = asyncio.run(run_clear(LM(FakeLLM(respond=reply)), SCHEMA, chunks,
+                                   config=ClearConfig(level_a=False, level_b=False)))
+    got = {r.values["company_name"]: (r.values["sector"], r.values["commission_name"])
+           for r in result.rows if r.table == "companies"}
+    assert got["Bryskound Holdings"] == (None, "Drournlia Markets Commission")

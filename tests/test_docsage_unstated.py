@@ -266,3 +266,32 @@ def test_asks_key_choice_counts_a_name_the_read_emptied_as_unstated() -> None:
         provenance=Provenance(chunk_id=f"c{i}"))]}, f"c{i}", texts[f"c{i}"])["laureates"]]
     assert [r.values["title"] for r in read].count(None) == 9
     assert _new_key(schema, schema.tables[0], "laureate_id", read, texts, 0.5) != ["title"]
+
+
+def test_a_reference_its_chunk_does_not_name_is_emptied() -> None:
+    """docsage-rosters-set2: the question's commission written for a company whose chunk
+    names another; a commission the chunk writes by its initials is named."""
+    text = "Kryslias Systems is a company of the Sopael Markets Commission. It counts 320 staff."
+    rows = {"companies": [row("companies", company_name="Kryslias Systems",
+                              commission_name="Drournlia Markets Commission")]}
+    [company] = unstated(SCHEMA, rows, "d1#0", text)["companies"]
+    assert company.values["commission_name"] is None
+    [named] = unstated(SCHEMA, rows, "d1#0", "Kryslias Systems is a company of the DMC.")[
+        "companies"]
+    assert named.values["commission_name"] == "Drournlia Markets Commission"
+
+
+def test_a_reference_to_a_person_may_be_written_with_an_initial() -> None:
+    schema = Schema.model_validate({"tables": [
+        {"name": "awards", "primary_key": ["award_year"],
+         "columns": [{"name": "award_year", "type": "INT"}, {"name": "laureate"}],
+         "foreign_keys": [{"cols": ["laureate"], "ref_table": "laureates",
+                           "ref_cols": ["name"]}]},
+        {"name": "laureates", "primary_key": ["name"], "columns": [{"name": "name"}]}]})
+    rows = {"awards": [Row(table="awards", values={"award_year": 2001,
+                                                   "laureate": "Distaend Rinbaernvaer"},
+                           provenance=Provenance(chunk_id="d1#0"))]}
+    assert unstated(schema, rows, "d1#0", "In 2001 the medal went to D. Rinbaernvaer.") == rows
+    [gone] = unstated(schema, rows, "d1#0", "In 2001 the medal went to A. Rinbaernvaer.")[
+        "awards"]
+    assert gone.values["laureate"] is None

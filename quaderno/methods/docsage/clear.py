@@ -407,6 +407,9 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
                 if config.correction and cells:
                     rows = await run.committee(rows, cells, "low-confidence")
                 span.outputs = {"cells_flagged": report.cells_flagged}
+        # a name another chunk gives a referenced entity, written into another column
+        # (misplaced.py: each chunk alone knew only its own)
+        rows = misplaced_rows(schema, rows)
         # link rows a chunk says have ended are named as the others are, then every row of
         # the same link is left out, whichever chunk it was read from (ended.py)
         rows, groups = canonicalize(schema, [*rows, *ended], aliases, acronyms=config.acronyms)

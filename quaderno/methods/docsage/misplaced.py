@@ -12,8 +12,9 @@ itself is empty, and no text said it has ended (:mod:`.ended`), it takes the nam
 columns and references are left as they are, and so is a table that refers to itself (a
 company's parent company is a company) or to a table with more to say than names (a match's
 winner rightly names one of its teams). Applied on every read after :mod:`.ended`, so stored
-tuples need no new key, and again after CLEAR's committee (:func:`misplaced_rows`), whose
-votes re-read the chunk.
+tuples need no new key; CLEAR applies it again before the merge with the names every chunk
+gives the referenced entities, and after its committee (:func:`misplaced_rows`), whose votes
+re-read the chunk.
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ def _names_only(schema: Schema, name: str) -> bool:
     return table is not None and set(table.column_names) <= set(key_columns(table))
 
 
-def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]]) -> dict[str, list[Row]]:
+def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]],
+              known: Mapping[str, set[str]] | None = None) -> dict[str, list[Row]]:
     """One chunk's ``rows`` (table name -> rows) with every misplaced name emptied (module
-    docstring)."""
+    docstring); ``known``: per referenced table, normalized names other chunks give it."""
     out = {name: list(rs) for name, rs in rows.items()}
     for name, table_rows in out.items():
         table = schema.table(name)
@@ -53,6 +55,7 @@ def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]]) -> dict[str, li
         # the names the chunk's rows of each referenced table give (_names_only: it exists)
         stated = {ref: {normalize_entity(n) for r in out.get(ref, [])
                         if (n := key_name(schema.table(ref), r.values))}
+                  | set((known or {}).get(ref, set()))
                   for _, ref in refs}
         for i, row in enumerate(table_rows):
             values, notes = dict(row.values), []
@@ -79,20 +82,44 @@ def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]]) -> dict[str, li
     return out
 
 
+def known_names(schema: Schema, rows: Sequence[Row]) -> dict[str, set[str]]:
+    """Per table of names and nothing else, the normalized names ``rows`` give its entities:
+    its own rows' keys, and what any single-column reference to it holds."""
+    out: dict[str, set[str]] = {}
+    for r in rows:
+        table = schema.table(r.table)
+        if table is None:
+            continue
+        if _names_only(schema, table.name) and (n := key_name(table, r.values)):
+            out.setdefault(table.name, set()).add(normalize_entity(n))
+        for fk in table.foreign_keys:
+            v = r.values.get(fk.cols[0]) if len(fk.cols) == 1 else None
+            if isinstance(v, str) and _names_only(schema, fk.ref_table) and \
+                    fk.cols[0] not in ended_columns(r):
+                out.setdefault(fk.ref_table, set()).add(normalize_entity(v))
+    for names in out.values():
+        names.discard("")
+    return out
+
+
 def misplaced_rows(schema: Schema, rows: Sequence[Row]) -> list[Row]:
     """:func:`misplaced` over rows of many chunks, each chunk's rows together, in the order
-    given: CLEAR applies it again after its committee, whose votes re-read the chunk and
-    can put the name back."""
+    given, with the names every chunk gives the referenced entities (:func:`known_names`:
+    Bryskound Holdings' chunk wrote the commission into ``sector`` and named no commission
+    of its own, ``docsage-rosters-set2``): CLEAR applies it before the merge, and again
+    after its committee, whose votes re-read the chunk and can put the name back."""
+    known = known_names(schema, rows)
     by_chunk: dict[str, dict[str, list[int]]] = {}
     for i, r in enumerate(rows):
         by_chunk.setdefault(r.provenance.chunk_id, {}).setdefault(r.table, []).append(i)
     out = list(rows)
     for places in by_chunk.values():
-        fixed = misplaced(schema, {t: [rows[i] for i in idx] for t, idx in places.items()})
+        fixed = misplaced(schema, {t: [rows[i] for i in idx] for t, idx in places.items()},
+                          known)
         for t, idx in places.items():
             for i, r in zip(idx, fixed[t]):
                 out[i] = r
     return out
 
 
-__all__ = ["misplaced", "misplaced_rows"]
+__all__ = ["known_names", "misplaced", "misplaced_rows"]

@@ -25,14 +25,18 @@ emptied (``reason="unstated"``) when its chunk does not state it:
 * a text written as a name (a word with a capital) none of whose words the chunk writes,
   accents and case aside, nor their first five letters ("telecom" for
   "telecommunications"), nor the start of one ("bank" for "Banking"), nor the whole value
-  inside a word run (scripts without spaces). A label in small letters the chunk does not
-  write ("male" for "he", "defunct" for "ceased operations") is a reading of it and stays.
+  inside a word run (scripts without spaces), nor its initials ("DMC"). A label in small
+  letters the chunk does not write ("male" for "he", "defunct" for "ceased operations") is
+  a reading of it and stays.
   Known loss: a country the chunk names only by its people ("a Finnish company") or an
   abbreviation the value spells out ("US").
 
-Keys and references are left: the aliases, :mod:`.rekey` and :mod:`.ended` judge those, and a
-membership the question names ("in the Drournlia Markets Commission") is read from a roster
-that writes members short. Dates and booleans are left. Applied on every read after
+A reference must be written whole (each word of its name, or its initial alone, or its
+initials): the measuring model wrote the question's commission into ``commission_name`` for
+a company whose chunk names only another ("a company of the Sopael Markets Commission",
+``docsage-rosters-set2``). Keys, references of several columns
+and what a reference points at are left: the aliases, :mod:`.rekey` and :mod:`.ended` judge
+those. Dates and booleans are left. Applied on every read after
 :mod:`.misplaced`, so stored tuples need no new key, and again after every vote of CLEAR's
 committee (:func:`unstated_rows`), which re-reads the chunk; a cell whose value came from
 another chunk is checked against that chunk.
@@ -208,10 +212,11 @@ def _word_sets(folded: str) -> tuple[set[str], set[str], str]:
 
 
 def _writes(folded_text: str, value: str,
-            words: tuple[set[str], set[str], str] | None = None) -> bool:
+            words: tuple[set[str], set[str], str] | None = None, every: bool = False) -> bool:
     """``folded_text`` (with its :func:`_word_sets` when read before) writes a word of
-    ``value``, its first five letters, its start (four letters or more: "bank" for
-    "banking"), or the whole value."""
+    ``value`` (with ``every``, each of them, or its initial alone: "D. Rinbaernvaer"), its
+    first five letters, its start (four letters or more: "bank" for "banking"), the whole
+    value, or its initials."""
     fv = fold_text(value)
     if not fv:
         return True
@@ -221,8 +226,16 @@ def _writes(folded_text: str, value: str,
     wanted = _words(fv)
     if not wanted:
         return True
-    return any(w in have or (len(w) >= _STEM and w[:_STEM] in stems)
-               or any(w[:k] in have for k in range(4, len(w))) for w in wanted)
+    # a name the text writes by its initials ("DMC" for "Drournlia Markets Commission")
+    initials = "".join(w[0] for w in fv.split() if w not in ("of", "the", "and"))
+    if len(initials) >= 2 and initials in have:
+        return True
+    def said(w: str) -> bool:
+        return w in have or (len(w) >= _STEM and w[:_STEM] in stems) \
+            or any(w[:k] in have for k in range(4, len(w)))
+    if every:
+        return all(said(w) or (w[0] in have and w[0] not in "ai") for w in wanted)
+    return any(said(w) for w in wanted)
 
 
 def text_stated(text: str, value: Any) -> bool:
@@ -239,8 +252,13 @@ def _without(folded: str, names: Sequence[str]) -> str:
     return folded
 
 
-def _text_kept(col: Column, value: str, said: _Said, names: tuple[str, ...]) -> bool:
-    """Whether a TEXT cell stays (module docstring)."""
+def _text_kept(col: Column, value: str, said: _Said, names: tuple[str, ...],
+               reference: bool = False) -> bool:
+    """Whether a TEXT cell stays (module docstring); a ``reference`` names one entity, and
+    every word of its name must be written ("Sopael Markets Commission" does not name the
+    Drournlia one)."""
+    if reference:
+        return _writes(said.folded, value, said.words, every=True)
     if not _writes(said.folded, value, said.words):
         # stated nowhere: a reading in small letters stays, an invented name does not
         return not _CAPITAL.search(value)
@@ -253,9 +271,10 @@ def _text_kept(col: Column, value: str, said: _Said, names: tuple[str, ...]) -> 
 
 
 def _free_columns(schema: Schema, table: Table) -> list[Column]:
-    """The columns whose values are checked: no key, no reference, nothing a reference
-    points at; TEXT or a number."""
-    fixed = set(key_columns(table)) | {c for fk in table.foreign_keys for c in fk.cols}
+    """The columns whose values are checked: no key, no part of a reference of several
+    columns, nothing a reference points at; TEXT or a number."""
+    fixed = set(key_columns(table)) | {c for fk in table.foreign_keys if len(fk.cols) > 1
+                                       for c in fk.cols}
     fixed |= {c for t in schema.tables for fk in t.foreign_keys if fk.ref_table == table.name
               for c in fk.ref_cols}
     return [c for c in table.columns
@@ -269,6 +288,7 @@ def _emptied(schema: Schema, table: Table, row: Row,
     values, notes = dict(row.values), []
     names = tuple(str(values[k]).strip() for k in key_columns(table)
                   if isinstance(values.get(k), str) and len(values[k].strip()) >= 4)
+    references = {fk.cols[0] for fk in table.foreign_keys if len(fk.cols) == 1}
     for col in _free_columns(schema, table):
         value = values.get(col.name)
         if is_null(value):
@@ -277,7 +297,8 @@ def _emptied(schema: Schema, table: Table, row: Row,
                                    col.name))
         if said is None:
             continue
-        kept = (not isinstance(value, str) or _text_kept(col, value, said, names)) \
+        kept = (not isinstance(value, str) or _text_kept(col, value, said, names,
+                                                         col.name in references)) \
             if col.type == "TEXT" else said.states_number(value, col)
         if not kept:
             values[col.name] = None
