@@ -32,6 +32,7 @@ from sqlglot.optimizer.scope import traverse_scope
 
 from quaderno.errors import SQLRefusedError
 from quaderno.methods.docsage.autojoin import Unique, add_join, unresolved
+from quaderno.methods.docsage.correlated import outer_columns
 from quaderno.methods.docsage.schema import Schema
 
 log = logging.getLogger(__name__)
@@ -394,6 +395,8 @@ def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
         raise _refuse("unsupported", "the query's shape cannot be checked (sqlglot: "
                       f"{type(e).__name__}); write it more simply, naming the columns "
                       "instead of SELECT * and without PIVOT", sql) from e
+    if (why := outer_columns(qualified, schema)) is not None:
+        raise _refuse("outer-column", why, sql)
     _restore_output_names(qualified)
     normalized = qualified.sql(dialect="duckdb", comments=False)
     # defence in depth: what will run must itself parse as the same single query
