@@ -473,3 +473,17 @@ def test_a_judged_number_its_quote_does_not_state_is_refused() -> None:
                                   candidates=[(0, "d32#0"), (183, "d29#0")], chunks=chunks,
                                   retrieve=None))
     assert (res.value, res.by, res.evidence_chunk) == (183, "backtracking", "d29#0")
+
+
+def test_a_value_from_a_chunk_not_given_is_never_taken_unread() -> None:
+    """The review of b45b6ae: a candidate whose chunk is not at hand was returned as
+    'stated' with no quote; it goes to the judge like any other."""
+    table = Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "offices", "type": "INT"}]}]}).tables[0]
+    chunks = {"d32#0": Chunk(id="d32#0", text="Partnerships were renewed without change.")}
+    res, _ = run(resolve_conflict(LM(FakeLLM(["not json"] * 4)), entity=["Kriarngyrtia Energy"],
+                                  table=table, column="offices",
+                                  candidates=[(0, "d32#0"), (183, "gone#0")], chunks=chunks,
+                                  retrieve=None))
+    assert res.by != "stated"

@@ -103,3 +103,19 @@ def test_every_read_splits_then_ends_former_members(tmp_path) -> None:
                        "Roustoustus": "Drournlia Markets Commission",
                        "Gedroun Bank": None, "Vykaexfun Holdings": None, "Zorn Bank": None}
         assert all(r.values["employees"] is None for r in rows)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Crosby, Stills, Nash & Young released an album.", "Crosby, Stills, Nash & Young"),
+    ("He lives at 10 Downing St, London, UK now.", "10 Downing St, London, UK"),
+    ("Unilever, Johnson and Johnson, Nestle and Johnson sell soap.",
+     "Johnson, Johnson, Johnson"),
+])
+def test_a_name_written_whole_without_a_roster_cue_is_one_name(text, value) -> None:
+    """The review of bdc3fc2: a band, an address, repeated parts are no roster."""
+    assert items(value, text) is None
+
+
+def test_a_list_after_a_roster_cue_is_split_though_written_whole() -> None:
+    text = "Members of the league include Oslo, Bergen, Trondheim."
+    assert items("Oslo, Bergen, Trondheim", text) == ["Oslo", "Bergen", "Trondheim"]

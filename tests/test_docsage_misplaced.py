@@ -181,3 +181,22 @@ def test_a_name_another_chunk_gives_the_reference_is_misplaced_too() -> None:
     got = {r.values["company_name"]: (r.values["sector"], r.values["commission_name"])
            for r in result.rows if r.table == "companies"}
     assert got["Bryskound Holdings"] == (None, "Drournlia Markets Commission")
+
+
+def test_one_chunks_slip_does_not_empty_every_other_chunks_cells() -> None:
+    """The review of f9552b8: one chunk's model wrote the sector into commission_name
+    ("Energy"); names other chunks give are used only for a row naming no commission, and a
+    name that is some member's sector is no commission's."""
+    def r(chunk, **values):
+        return Row(table="companies", values=values, provenance=Provenance(chunk_id=chunk))
+    rows = [r("c1", company_name="Gouqin Energy", sector="energy", commission_name="Energy"),
+            r("c2", company_name="Riaska", sector="energy",
+              commission_name="Drournlia Markets Commission"),
+            r("c3", company_name="Bryskound", sector="energy", commission_name=None),
+            r("c4", company_name="Zorn", sector="Drournlia Markets Commission",
+              commission_name=None)]
+    out = misplaced_rows(SCHEMA, rows)
+    # the slip's own row cannot tell which of its two cells is wrong (as on one read)
+    assert [x.values["sector"] for x in out] == [None, "energy", "energy", None]
+    assert [x.values["commission_name"] for x in out] == [
+        "Energy", "Drournlia Markets Commission", None, "Drournlia Markets Commission"]

@@ -295,3 +295,78 @@ def test_a_reference_to_a_person_may_be_written_with_an_initial() -> None:
     [gone] = unstated(schema, rows, "d1#0", "In 2001 the medal went to A. Rinbaernvaer.")[
         "awards"]
     assert gone.values["laureate"] is None
+
+
+def test_the_constraint_committee_leaves_a_canonicalized_reference_alone() -> None:
+    """The review of f9552b8: Level B re-read every row after its vote, so a reference the
+    alias merge had lengthened ("Rastou" -> "Rastou Bank") was checked against a chunk that
+    writes it short, and emptied. Only the voted cells are read again."""
+    schema = Schema.model_validate({
+        "tables": [{"name": "companies", "primary_key": ["company_name"],
+                    "columns": [{"name": "company_name"}, {"name": "bank"},
+                                {"name": "staff", "type": "INT"}],
+                    "foreign_keys": [{"cols": ["bank"], "ref_table": "banks",
+                                      "ref_cols": ["bank_name"]}]},
+                   {"name": "banks", "primary_key": ["bank_name"],
+                    "columns": [{"name": "bank_name"}]}],
+        "constraints": [{"kind": "range", "table": "companies", "column": "staff", "low": 0}]})
+    chunks = [Chunk(id="c1", text="Alpha Corp banks with Rastou. Alpha Corp has -5 staff."),
+              Chunk(id="c2", text="Beta Corp banks with Rastou Bank. It has 40 staff."),
+              Chunk(id="c3", text="Gamma Corp banks with Rastou Bank. It has 50 staff.")]
+    said = {"c1": {"company_name": "Alpha Corp", "bank": "Rastou", "staff": -5},
+            "c2": {"company_name": "Beta Corp", "bank": "Rastou Bank", "staff": 40},
+            "c3": {"company_name": "Gamma Corp", "bank": "Rastou Bank", "staff": 50}}
+
+    def reply(request) -> str:
+        chunk = next(c for c in chunks if c.text in request.messages[-1].content)
+        return json.dumps({"companies": [said[chunk.id]], "banks": []})
+    result = asyncio.run(run_clear(LM(FakeLLM(respond=reply)), schema, chunks,
+                                   config=ClearConfig(level_a=False)))
+    assert result.report.llm_calls_correct > 0
+    banks = {r.values["company_name"]: r.values["bank"] for r in result.rows}
+    assert banks == {"Alpha Corp": "Rastou Bank", "Beta Corp": "Rastou Bank",
+                     "Gamma Corp": "Rastou Bank"}
+
+
+@pytest.mark.parametrize(("text", "value", "named"), [
+    ("Riandgiax joined the DMC in 1967.", "Riandgiax Holdings", True),      # a short form
+    ("Ford builds cars.", "Ford Motor Company", True),
+    ("The prize went to Curie.", "Marie Curie", True),                       # a surname
+    ("Members of the DMC include Riaska.", "Drournlia Markets Commission (DMC)", True),
+    ("It is listed in the Drournlia Markets Commission's roster.",
+     "Sopael Markets Commission", False),                                    # no "s" initial
+    ("Kryslias Systems is a company of the Sopael Markets Commission.",
+     "Drournlia Markets Commission", False),
+    ("It reports to the markets commission.", "Drournlia Markets Commission", False),
+])
+def test_a_reference_is_named_whole_by_a_short_form_or_by_its_initials(text, value,
+                                                                      named) -> None:
+    """The review of f9552b8: short forms alias_map would join, surnames, and "Name (ABBR)"
+    name the entity; kind words ("Markets Commission") and a possessive's "s" do not."""
+    rows = {"companies": [row("companies", company_name="Zorn Trust", commission_name=value)]}
+    [out] = unstated(SCHEMA, rows, "d1#0", text)["companies"]
+    assert (out.values["commission_name"] == value) is named
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Write to us about the firm.", "United States"),
+    ("It is what it is.", "Information Technology"),
+    ("Kryslias Systems SA has its seat there.", "South Africa"),
+])
+def test_lower_case_words_and_legal_suffixes_are_no_acronyms(text, value) -> None:
+    rows = {"companies": [row("companies", company_name="Kryslias Systems SA", country=value)]}
+    [out] = unstated(SCHEMA, rows, "d1#0", text)["companies"]
+    assert out.values["country"] is None
+
+
+@pytest.mark.parametrize(("text", "stated"), [
+    ("Partnerships were renewed without change; offices in Paris.", False),
+    ("Officials said nothing about it.", False),
+    ("Revenue grew 0% last year; it has offices abroad.", False),
+    ("It has no regional offices.", True),
+    ("Offices: none.", True),
+])
+def test_a_zero_needs_its_none_word_before_the_column_word_in_one_clause(text, stated) -> None:
+    """The review of b45b6ae: a none-word after the column word, in another clause, or a
+    stray 0 stated a 0 before."""
+    assert number_stated(text, 0, Column(name="offices", type="INT")) is stated

@@ -214,15 +214,17 @@ class _Run:
                                      evidence_chunk=chunk_id, confidence=vote.share)
                     self._count("committee", len(row.provenance.corrections) - before)
             rows[i] = row
+        if cells:
+            # a vote re-reads the chunk and may write a misplaced name or an unstated value
+            # back (misplaced.py, unstated.py): the voted cells are read again, no others
+            # (a reference canonicalized since its read is no longer as its chunk writes it)
+            rows = unstated_rows(self.schema, misplaced_rows(self.schema, rows), self.texts,
+                                 only=cells)
         # a row whose entity the committee did not find (its key voted NULL) is dropped
         keep = [r for r in rows if (t := self.schema.table(r.table)) is None
                 or any(r.values.get(k) is not None for k in key_columns(t))]
         self.report.tuples_removed += len(rows) - len(keep)
-        if not cells:
-            return keep
-        # a vote re-reads the chunk and may write a misplaced name or an unstated value
-        # back (misplaced.py, unstated.py)
-        return unstated_rows(self.schema, misplaced_rows(self.schema, keep), self.texts)
+        return keep
 
     async def fix(self, rows: list[Row], result: CheckResult) -> list[Row]:
         """One correction round over Level B's violations."""

@@ -255,14 +255,14 @@ async def resolve_conflict(lm: LM, *, entity: Sequence[str], table: Table, colum
             if trace is not None:
                 left = [v for v, c in candidates if (v, c) not in stated]
                 trace.fallback(f"docsage.clear.judge: {left} not stated by their own chunks; "
-                               "no candidates")
-            if len({normalize_value(v, typ) for v, _ in stated}) == 1:
-                v, c = stated[0]
-                quote = _sentence_with(chunks[c].text, v, col) if c in chunks else ""
-                return Resolution(value=v, by="stated", evidence_chunk=c,
-                                  evidence_quote=quote), 0
+                               f"dropped as candidates ({len(stated)} left)")
             if not stated:
                 return Resolution(value=None, by="unresolved"), 0
+            checked = [(v, c) for v, c in stated if c in chunks]
+            if len({normalize_value(v, typ) for v, _ in stated}) == 1 and checked:
+                v, c = checked[0]
+                return Resolution(value=v, by="stated", evidence_chunk=c,
+                                  evidence_quote=_sentence_with(chunks[c].text, v, col)), 0
             candidates = stated
     values = list(dict.fromkeys(str(v) for v, _ in candidates))
     allowed = {normalize_value(v, typ): v for v, _ in candidates}

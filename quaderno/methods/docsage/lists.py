@@ -10,8 +10,11 @@ Relationship question's answer, was never read (``docsage-case-set2``).
 
 A TEXT cell is a list when it is a key column's or a multi-valued reference's, it splits at
 commas or semicolons (a last "and" too: "A, B and C") into three names or more, each of at
-most six words and none a legal suffix ("Acme, Inc." is one name), and the chunk writes
-every name (case aside). The row becomes one row per name, each with a correction quoting
+most six words and none a legal suffix ("Acme, Inc." is one name), the first no number (an
+address: "10 Downing St, London, UK"), no name twice, and the chunk writes every name (case
+aside). A value the chunk writes whole is a list only after a roster's words ("include",
+"members", "such as", "namely", "comprising", "are", a colon): "Crosby, Stills, Nash & Young
+released an album" is one name. The row becomes one row per name, each with a correction quoting
 the list (``reason="list"``). A list in a key leaves each new row the row's other key parts
 and references (the group), and empties the rest: what the model wrote beside a list is no
 one member's ("employees": 0 for the roster). A multi-valued reference keeps every other
@@ -32,6 +35,8 @@ from quaderno.methods.docsage.schema import Table
 _COMMA = re.compile(r"\s*[,;]\s*")
 _AND = re.compile(r"\s+(?:and|&)\s+", re.I)
 MIN_ITEMS = 3
+_CUE = re.compile(r"(?:\binclud\w*|\bmembers?\b|\bsuch as|\bnamely|\bcompris\w*|\bconsists? of|"
+                  r"\bare|\bwere|\bjoined by|:)\s*(?:the\s+)?$")
 MAX_WORDS = 6
 
 
@@ -46,7 +51,16 @@ def items(value: str, text: str) -> list[str] | None:
     names = [p.strip() for p in [*first, *_AND.split(last)]]
     if len(names) < MIN_ITEMS:
         return None
+    names = list(dict.fromkeys(names))
+    if len(names) < MIN_ITEMS or re.match(r"\d", names[0]):   # an address: "10 Downing St, ..."
+        return None
     low = text.casefold()
+    # a name the chunk writes whole ("Crosby, Stills, Nash & Young released ...", "Smith,
+    # Jones and Partners advised ...") is one name unless a roster's words lead it in
+    whole = re.escape(value.strip().strip(".;, ").casefold()).replace(r"\ ", r"\s+")
+    for m in re.finditer(rf"(?<!\w){whole}(?!\w)", low):
+        if not _CUE.search(low[max(0, m.start() - 40):m.start()]):
+            return None
     for name in names:
         if not any(ch.isalpha() for ch in name) or len(name.split()) > MAX_WORDS or \
                 name.casefold().strip(".") in LEGAL_SUFFIXES:

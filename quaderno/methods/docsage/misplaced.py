@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from quaderno.methods.docsage.ended import ended_columns
-from quaderno.methods.docsage.normalize import key_columns, key_name, normalize_entity
+from quaderno.methods.docsage.normalize import is_null, key_columns, key_name, normalize_entity
 from quaderno.methods.docsage.rows import Correction, Row
 from quaderno.methods.docsage.schema import Schema
 
@@ -55,7 +55,6 @@ def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]],
         # the names the chunk's rows of each referenced table give (_names_only: it exists)
         stated = {ref: {normalize_entity(n) for r in out.get(ref, [])
                         if (n := key_name(schema.table(ref), r.values))}
-                  | set((known or {}).get(ref, set()))
                   for _, ref in refs}
         for i, row in enumerate(table_rows):
             values, notes = dict(row.values), []
@@ -63,6 +62,9 @@ def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]],
             for col, ref in refs:
                 names = stated[ref] | ({normalize_entity(values[col])}
                                        if isinstance(values.get(col), str) else set())
+                # names other chunks give: only for a row that names no entity of its own
+                if is_null(values.get(col)):
+                    names |= set((known or {}).get(ref, set()))
                 names.discard("")
                 for c in free:
                     value = values.get(c)
@@ -97,6 +99,23 @@ def known_names(schema: Schema, rows: Sequence[Row]) -> dict[str, set[str]]:
             if isinstance(v, str) and _names_only(schema, fk.ref_table) and \
                     fk.cols[0] not in ended_columns(r):
                 out.setdefault(fk.ref_table, set()).add(normalize_entity(v))
+    # a name some row holds in another column beside a reference of its own to another
+    # entity is that column's value there ("energy" as the sector of a company of the DMC)
+    for r in rows:
+        table = schema.table(r.table)
+        if table is None:
+            continue
+        for fk in table.foreign_keys:
+            if len(fk.cols) != 1 or fk.ref_table not in out:
+                continue
+            own = normalize_entity(r.values.get(fk.cols[0]))
+            if not own:
+                continue
+            for c in table.columns:
+                v = r.values.get(c.name)
+                if c.name not in (*key_columns(table), fk.cols[0]) and isinstance(v, str) \
+                        and (n := normalize_entity(v)) != own:
+                    out[fk.ref_table].discard(n)
     for names in out.values():
         names.discard("")
     return out

@@ -31,11 +31,14 @@ emptied (``reason="unstated"``) when its chunk does not state it:
   Known loss: a country the chunk names only by its people ("a Finnish company") or an
   abbreviation the value spells out ("US").
 
-A reference must be written whole (each word of its name, or its initial alone, or its
-initials): the measuring model wrote the question's commission into ``commission_name`` for
+A single-valued reference must be named: each word of its name written (a given name by its
+initial, "D. Rinbaernvaer"), its initials in capitals ("DMC"), a short form the aliases would
+join to it (a run of capitalized words the name holds, one of them no kind word: "Rastou"
+for "Rastou Bank", "Curie" for "Marie Curie"), or either part of "Name (ABBR)"; kind words
+alone ("Markets Commission") name nothing. The measuring model wrote the question's commission into ``commission_name`` for
 a company whose chunk names only another ("a company of the Sopael Markets Commission",
-``docsage-rosters-set2``). Keys, references of several columns
-and what a reference points at are left: the aliases, :mod:`.rekey` and :mod:`.ended` judge
+``docsage-rosters-set2``). Keys, references of several columns, multi-valued references (a row per member) and
+what a reference points at are left: the aliases, :mod:`.rekey` and :mod:`.ended` judge
 those. Dates and booleans are left. Applied on every read after
 :mod:`.misplaced`, so stored tuples need no new key, and again after every vote of CLEAR's
 committee (:func:`unstated_rows`), which re-reads the chunk; a cell whose value came from
@@ -51,7 +54,9 @@ from functools import cached_property
 from typing import Any
 
 from quaderno.methods.docsage.amounts import mentions_in, unit_scale
-from quaderno.methods.docsage.normalize import LEGAL_SUFFIXES, fold_text, is_null, key_columns
+from quaderno.methods.docsage.normalize import (LEGAL_SUFFIXES, fold_text, is_null, key_columns,
+                                                normalize_entity)
+from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Correction, Row, exact_number, value_chunk
 from quaderno.methods.docsage.schema import Column, Schema, Table
 from quaderno.methods.docsage.written import numbers_in
@@ -76,11 +81,21 @@ _PERCENT = re.compile(r"%|\bper\s?cent|\bpct\b|\bpercentage", re.I)
 # words for none ("not" is no such word: "the office count is not known" is no 0)
 _NONE_WORDS = frozenset({"no", "zero", "none", "nil", "never", "without", "nobody", "nothing",
                          "neither", "nor"})
+# words of a column's description that say nothing of what it counts
+_SKIP_DESC = frozenset({"number", "count", "total", "amount", "value", "with", "that", "from"})
 _SKIP = frozenset({"of", "the", "and", "for"}) | LEGAL_SUFFIXES
 _STEM = 5
 # columns holding a form of the row's own name: the name states them
 _NAME_FORMS = re.compile(r"name|brand|acronym|abbreviation|alias|initials|short|code", re.I)
 _CAPITAL = re.compile(r"(?<![^\W\d_])[^\W\d_a-z]", re.UNICODE)
+# a capital written as a given name's initial ("D. Rinbaernvaer", "J R Tolkien")
+_INITIAL = re.compile(r"(?<![\w'’])([^\W\d_a-z])(?:\.|(?=[\s-]+[^\W\d_a-z]))")
+# a word in capitals ("DMC", "D.M.C.", "US")
+_ACRONYM = re.compile(r"(?<!\w)[^\W\d_a-z](?:\.?[^\W\d_a-z])+\.?(?!\w)")
+# a run of capitalized words, small joining words inside ("Rastou Bank", "Bank of Zorn")
+_CAP_WORD = r"[^\W\d_a-z][\w'’.&-]*"
+_RUN = re.compile(rf"{_CAP_WORD}(?:\s+(?:(?:of|the|and|de|du|des|la|le|di|van|von|&)\s+)?"
+                  rf"{_CAP_WORD})*")
 
 
 def _decimal(text: str) -> Decimal | None:
@@ -170,17 +185,48 @@ class _Said:
             digits in self._rounded(exponent)
 
     def states_zero(self, col: Column) -> bool:
-        """A 0 is stated by a 0 in figures, or by a word for none within four words of the
-        column's own ("no offices", "offices: none", "never won a title"): a chunk that
-        says nothing of offices states no 0 offices, whatever else it says "without"."""
-        if any(m.value == 0 for m in self.mentions):
-            return True
-        stems = {w[:4] for w in re.split(r"[_\W]+", col.name.casefold()) if len(w) >= 4}
-        words = re.findall(r"[^\W\d_]+", self.text.casefold())
-        for i, w in enumerate(words):
-            if w in _NONE_WORDS and any(x[:4] in stems for x in words[max(0, i - 4):i + 5]):
-                return True
+        """A 0 is stated by a 0 in figures or a word for none in the clause of the column's
+        own word (its name's or description's), the word for none before it ("no
+        offices", "never won a title") or after a colon ("offices: none")."""
+        words_of = re.split(r"[_\W]+", f"{col.name} {col.description or ''}".casefold())
+        forms = {singular(w) for w in words_of if len(w) >= 4 and w not in _SKIP_DESC}
+        if not forms:
+            return any(m.value == 0 for m in self.mentions)
+
+        def col_word(x: str) -> bool:
+            return any(x.startswith(f) for f in forms)
+        for clause in re.split(r"[.;!?\n]+", self.text.casefold()):
+            toks = re.findall(r"[^\W_]+|:", clause)
+            for i, w in enumerate(toks):
+                if w in ("0", "zero", "none", "nil") and \
+                        any(col_word(x) for x in toks[max(0, i - 3):i + 4]):
+                    return True
+                if w in _NONE_WORDS and any(col_word(x) for x in toks[i + 1:i + 5]):
+                    return True
         return False
+
+    @cached_property
+    def initials(self) -> set[str]:
+        """Letters the chunk writes as a given name's initial ("D. Rinbaernvaer"), not a
+        possessive's "s" nor an article."""
+        return {fold_text(m) for m in _INITIAL.findall(self.text)} - {"a", "i"}
+
+    @cached_property
+    def acronyms(self) -> set[str]:
+        """Words the chunk writes in capitals ("DMC", "D.M.C.", "US"), legal suffixes aside."""
+        return {a for t in _ACRONYM.findall(self.text)
+                if (a := fold_text(t).replace(" ", "")) not in LEGAL_SUFFIXES}
+
+    @cached_property
+    def runs(self) -> list[set[str]]:
+        """The words of each run of capitalized words the chunk writes ("Rastou", "Gouqin
+        Energy"), normalized as entity names are."""
+        out = []
+        for m in _RUN.finditer(self.text):
+            words = set(normalize_entity(m.group(0)).split())
+            if words:
+                out.append(words)
+        return out
 
     @cached_property
     def words(self) -> tuple[set[str], set[str], str]:
@@ -212,7 +258,9 @@ def _word_sets(folded: str) -> tuple[set[str], set[str], str]:
 
 
 def _writes(folded_text: str, value: str,
-            words: tuple[set[str], set[str], str] | None = None, every: bool = False) -> bool:
+            words: tuple[set[str], set[str], str] | None = None, every: bool = False,
+            letters: frozenset[str] | set[str] = frozenset(),
+            acronyms: frozenset[str] | set[str] = frozenset()) -> bool:
     """``folded_text`` (with its :func:`_word_sets` when read before) writes a word of
     ``value`` (with ``every``, each of them, or its initial alone: "D. Rinbaernvaer"), its
     first five letters, its start (four letters or more: "bank" for "banking"), the whole
@@ -228,20 +276,21 @@ def _writes(folded_text: str, value: str,
         return True
     # a name the text writes by its initials ("DMC" for "Drournlia Markets Commission")
     initials = "".join(w[0] for w in fv.split() if w not in ("of", "the", "and"))
-    if len(initials) >= 2 and initials in have:
+    if len(initials) >= 2 and initials in acronyms:
         return True
     def said(w: str) -> bool:
         return w in have or (len(w) >= _STEM and w[:_STEM] in stems) \
             or any(w[:k] in have for k in range(4, len(w)))
     if every:
-        return all(said(w) or (w[0] in have and w[0] not in "ai") for w in wanted)
+        return all(said(w) or w[0] in letters for w in wanted)
     return any(said(w) for w in wanted)
 
 
 def text_stated(text: str, value: Any) -> bool:
     """True when ``text`` writes a word of ``value`` (module docstring), or ``value`` has
     no word to look for."""
-    return not isinstance(value, str) or _writes(fold_text(text), value)
+    return not isinstance(value, str) or _writes(fold_text(text), value,
+                                                    acronyms=_Said(text).acronyms)
 
 
 def _without(folded: str, names: Sequence[str]) -> str:
@@ -258,8 +307,8 @@ def _text_kept(col: Column, value: str, said: _Said, names: tuple[str, ...],
     every word of its name must be written ("Sopael Markets Commission" does not name the
     Drournlia one)."""
     if reference:
-        return _writes(said.folded, value, said.words, every=True)
-    if not _writes(said.folded, value, said.words):
+        return _reference_named(value, said)
+    if not _writes(said.folded, value, said.words, acronyms=said.acronyms):
         # stated nowhere: a reading in small letters stays, an invented name does not
         return not _CAPITAL.search(value)
     folded = fold_text(value)
@@ -270,10 +319,38 @@ def _text_kept(col: Column, value: str, said: _Said, names: tuple[str, ...],
     return _writes(blanked, value, words)
 
 
+# words naming a kind of entity, not one (aliases._GENERIC and the like)
+_KIND_WORDS = frozenset({"university", "college", "institute", "academy", "school", "company",
+                         "club", "group", "bank", "museum", "society", "association", "council",
+                         "city", "town", "team", "foundation", "hospital", "centre", "center",
+                         "commission", "committee", "markets", "market", "holdings", "systems",
+                         "ministry", "agency", "authority", "board", "fc"})
+
+
+def _reference_named(value: str, said: _Said) -> bool:
+    """The chunk names the entity ``value`` refers to: every word of it (or a given name's
+    initial, or its initials: "DMC"), or a short form alias_map would join to it (a run of
+    capitalized words all of which the value holds, one of them no kind word: "Rastou" for
+    "Rastou Bank", "Curie" for "Marie Curie"), or, for "Name (ABBR)", either part."""
+    parts = [value, *(p.strip() for p in re.split(r"[()]", value) if p.strip())] \
+        if "(" in value else [value]
+    for part in parts:
+        if _writes(said.folded, part, said.words, every=True, letters=said.initials,
+                   acronyms=said.acronyms):
+            return True
+        have = set(normalize_entity(part).split())
+        if any(run <= have and run - _KIND_WORDS - _SKIP for run in said.runs):
+            return True
+    return False
+
+
 def _free_columns(schema: Schema, table: Table) -> list[Column]:
     """The columns whose values are checked: no key, no part of a reference of several
-    columns, nothing a reference points at; TEXT or a number."""
-    fixed = set(key_columns(table)) | {c for fk in table.foreign_keys if len(fk.cols) > 1
+    columns, no multi-valued reference (a row per member: emptied, the row would say
+    nothing), nothing a reference points at; TEXT or a number."""
+    multi = set(table.multi_valued(key_columns(table)))
+    fixed = set(key_columns(table)) | {c for fk in table.foreign_keys
+                                       if len(fk.cols) > 1 or fk.cols[0] in multi
                                        for c in fk.cols}
     fixed |= {c for t in schema.tables for fk in t.foreign_keys if fk.ref_table == table.name
               for c in fk.ref_cols}
@@ -282,7 +359,8 @@ def _free_columns(schema: Schema, table: Table) -> list[Column]:
 
 
 def _emptied(schema: Schema, table: Table, row: Row,
-             said_of: Callable[[str], _Said | None]) -> Row:
+             said_of: Callable[[str], _Said | None],
+             columns: Sequence[str] | None = None) -> Row:
     """``row`` with each free cell its chunk does not state emptied; ``said_of`` gives what
     a chunk states, None for a chunk not given (its cells are left)."""
     values, notes = dict(row.values), []
@@ -290,6 +368,8 @@ def _emptied(schema: Schema, table: Table, row: Row,
                   if isinstance(values.get(k), str) and len(values[k].strip()) >= 4)
     references = {fk.cols[0] for fk in table.foreign_keys if len(fk.cols) == 1}
     for col in _free_columns(schema, table):
+        if columns is not None and col.name not in columns:
+            continue
         value = values.get(col.name)
         if is_null(value):
             continue
@@ -327,7 +407,8 @@ def unstated(schema: Schema, rows: Mapping[str, Sequence[Row]], chunk_id: str,
     return out
 
 
-def unstated_rows(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str]) -> list[Row]:
+def unstated_rows(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
+                  only: Mapping[int, Sequence[str]] | None = None) -> list[Row]:
     """:func:`unstated` over rows of many chunks (``texts``: chunk id -> text), each cell
     against the chunk its value came from: CLEAR applies it after its committee."""
     said: dict[str, _Said] = {}
@@ -337,9 +418,12 @@ def unstated_rows(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str])
             return None
         return said.setdefault(chunk, _Said(texts[chunk]))
     out = []
-    for r in rows:
+    for i, r in enumerate(rows):
         table = schema.table(r.table)
-        out.append(_emptied(schema, table, r, said_of) if table is not None else r)
+        if table is None or (only is not None and i not in only):
+            out.append(r)
+            continue
+        out.append(_emptied(schema, table, r, said_of, None if only is None else only[i]))
     return out
 
 
