@@ -32,17 +32,17 @@ emptied (``reason="unstated"``) when its chunk does not state it:
   abbreviation the value spells out ("US").
 
 A single-valued reference must be named: each word of its name written (a given name by its
-initial, "D. Rinbaernvaer"), its initials in capitals ("DMC"), a short form the aliases would
-join to it (a run of capitalized words the name holds, one of them no kind word: "Rastou"
-for "Rastou Bank", "Curie" for "Marie Curie"), or either part of "Name (ABBR)"; kind words
-alone ("Markets Commission") name nothing. The measuring model wrote the question's commission into ``commission_name`` for
-a company whose chunk names only another ("a company of the Sopael Markets Commission",
-``docsage-rosters-set2``). Keys, references of several columns, multi-valued references (a row per member) and
-what a reference points at are left: the aliases, :mod:`.rekey` and :mod:`.ended` judge
-those. Dates and booleans are left. Applied on every read after
-:mod:`.misplaced`, so stored tuples need no new key, and again after every vote of CLEAR's
-committee (:func:`unstated_rows`), which re-reads the chunk; a cell whose value came from
-another chunk is checked against that chunk.
+initial, "D. Rinbaernvaer"), its initials in capitals ("DMC"), a short form the aliases
+would join to it (a run of capitalized words the name holds, one of them no kind word:
+"Rastou" for "Rastou Bank", "Curie" for "Marie Curie"), or either part of "Name (ABBR)";
+kind words alone ("Markets Commission") name nothing. The measuring model wrote the
+question's commission into ``commission_name`` for a company whose chunk names only another
+("a company of the Sopael Markets Commission", ``docsage-rosters-set2``). Keys, references
+of several columns, multi-valued references (a row per member) and what a reference points
+at are left: the aliases, :mod:`.rekey` and :mod:`.ended` judge those. Dates and booleans
+are left. Applied on every read after :mod:`.misplaced`, so stored tuples need no new key,
+and again after every vote of CLEAR's committee (:func:`unstated_rows`), which re-reads the
+chunk; a cell whose value came from another chunk is checked against that chunk.
 """
 
 from __future__ import annotations
