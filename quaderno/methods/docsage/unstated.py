@@ -278,6 +278,7 @@ def _writes(folded_text: str, value: str,
     initials = "".join(w[0] for w in fv.split() if w not in ("of", "the", "and"))
     if len(initials) >= 2 and initials in acronyms:
         return True
+
     def said(w: str) -> bool:
         return w in have or (len(w) >= _STEM and w[:_STEM] in stems) \
             or any(w[:k] in have for k in range(4, len(w)))
@@ -303,9 +304,9 @@ def _without(folded: str, names: Sequence[str]) -> str:
 
 def _text_kept(col: Column, value: str, said: _Said, names: tuple[str, ...],
                reference: bool = False) -> bool:
-    """Whether a TEXT cell stays (module docstring); a ``reference`` names one entity, and
-    every word of its name must be written ("Sopael Markets Commission" does not name the
-    Drournlia one)."""
+    """Whether a TEXT cell stays (module docstring); a ``reference`` names one entity, which
+    the chunk must name (:func:`_reference_named`: "Sopael Markets Commission" does not name
+    the Drournlia one)."""
     if reference:
         return _reference_named(value, said)
     if not _writes(said.folded, value, said.words, acronyms=said.acronyms):
@@ -319,7 +320,8 @@ def _text_kept(col: Column, value: str, said: _Said, names: tuple[str, ...],
     return _writes(blanked, value, words)
 
 
-# words naming a kind of entity, not one (aliases._GENERIC and the like)
+# words naming a kind of entity, not one: aliases._GENERIC's and the kinds the benchmark's
+# families name (a copy: aliases reads extraction, which reads this module)
 _KIND_WORDS = frozenset({"university", "college", "institute", "academy", "school", "company",
                          "club", "group", "bank", "museum", "society", "association", "council",
                          "city", "town", "team", "foundation", "hospital", "centre", "center",
