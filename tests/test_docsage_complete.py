@@ -117,6 +117,36 @@ def test_a_member_named_only_by_a_link_row_misses_all_its_needed_cells() -> None
     assert ("Osvik", ["population"]) in missing_cells(no_path, rows, needed)
 
 
+def test_a_member_a_roster_row_names_back_is_searched_for() -> None:
+    """docsage-stated-set2: the model gave ``commissions`` a ``company_name`` beside the
+    reference ``companies.commission_name``; the roster's row for Roustoustus Systems (the
+    Relationship question's answer) named a company no ``companies`` row held, and nothing
+    searched for its headcount."""
+    schema = schema_of({"tables": [
+        {"name": "commissions", "columns": [{"name": "commission_name"},
+                                            {"name": "company_name"}],
+         "primary_key": ["commission_name"]},
+        {"name": "companies", "columns": [{"name": "company_name"},
+                                          {"name": "commission_name"},
+                                          {"name": "employees", "type": "INT"}],
+         "primary_key": ["company_name"],
+         "foreign_keys": [{"column": "commission_name", "references_table": "commissions",
+                           "references_column": "commission_name"}]}],
+        "join_path": ["companies", "commissions"]})
+    rows = [row("companies", "d1", company_name="Rastou Bank", commission_name=COMMISSION,
+                employees=97040),
+            row("commissions", "d10", commission_name=COMMISSION,
+                company_name="Roustoustus Systems"),
+            row("commissions", "d10", commission_name=COMMISSION, company_name="Rastou Bank")]
+    needed = needed_columns(schema, "What is the chief executive of the company with the "
+                                    "lowest number of employees in the Drournlia Markets "
+                                    "Commission?")
+    assert ("companies", "employees") in needed
+    assert ("Roustoustus Systems", ["employees", "commission"]) in missing_cells(
+        schema, rows, needed)
+    assert not any(name == "Rastou Bank" for name, _ in missing_cells(schema, rows, needed))
+
+
 def _hits(*ids: str) -> list[Hit]:
     return [Hit(chunk=Chunk(id=i, text=i), score=1.0, rank=r, retriever="t")
             for r, i in enumerate(ids, start=1)]

@@ -200,3 +200,29 @@ def test_one_chunks_slip_does_not_empty_every_other_chunks_cells() -> None:
     assert [x.values["sector"] for x in out] == [None, "energy", "energy", None]
     assert [x.values["commission_name"] for x in out] == [
         "Energy", "Drournlia Markets Commission", None, "Drournlia Markets Commission"]
+
+
+def test_a_commissions_table_naming_its_members_back_holds_names_only() -> None:
+    """docsage-stated-set2: ``commissions(commission_name, company_name)``, the roster's
+    members beside the commission, held names only, but the repair read only tables of one
+    column, and three companies kept the commission as their sector."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "sector"},
+                     {"name": "commission_name"}],
+         "foreign_keys": [{"cols": ["commission_name"], "ref_table": "commissions",
+                           "ref_cols": ["commission_name"]}]},
+        {"name": "commissions", "primary_key": ["commission_name"],
+         "columns": [{"name": "commission_name"}, {"name": "company_name"}]}]})
+    rows = {"companies": [row("companies", company_name="Kriarngyrtia Energy",
+                              sector="Drournlia Markets Commission",
+                              commission_name="Drournlia Markets Commission")]}
+    [fixed] = misplaced(schema, rows)["companies"]
+    assert fixed.values["sector"] is None
+    # a table with more to say about its entity stays out (a commission's chair)
+    chaired = Schema.model_validate({"tables": [
+        schema.tables[0].model_dump(),
+        {"name": "commissions", "primary_key": ["commission_name"],
+         "columns": [{"name": "commission_name"}, {"name": "company_name"},
+                     {"name": "chair"}]}]})
+    assert misplaced(chaired, rows)["companies"] == rows["companies"]

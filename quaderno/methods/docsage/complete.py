@@ -28,10 +28,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from quaderno.index.hits import Hit
 from quaderno.methods.docsage.aliases import canonicalize, merge_entities
 from quaderno.methods.docsage.ended import ended_columns
+from quaderno.methods.docsage.misplaced import back_links
 from quaderno.methods.docsage.normalize import entity_name, is_null, key_columns, key_name
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
-from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.schema import Schema, Table
 from quaderno.methods.docsage.terms import measured_columns
 
 Search = Callable[[str, int], Awaitable[Sequence[Hit]]]
@@ -62,6 +63,21 @@ def _words(schema: Schema, table: str, column: str) -> str:
     return singular(ref.replace("_", " ")) if ref else column.replace("_", " ")
 
 
+def _references(schema: Schema, table: Table) -> list[tuple[str, str]]:
+    """(column, table it names an entity of) for each single-column foreign key of ``table``
+    to its parent's key, and each column naming back the entity of a table that refers to
+    ``table`` (:func:`.misplaced.back_links`: a roster's ``commissions.company_name``)."""
+    out = []
+    for fk in table.foreign_keys:
+        parent = schema.table(fk.ref_table)
+        if len(fk.cols) == 1 and parent is not None and fk.ref_cols == key_columns(parent):
+            out.append((fk.cols[0], parent.name))
+    for holder in schema.tables:
+        if any(fk.ref_table == table.name for fk in holder.foreign_keys):
+            out += [(c, holder.name) for c in back_links(schema, table.name, holder.name)]
+    return out
+
+
 def missing_cells(schema: Schema, rows: Sequence[Row],
                   needed: Sequence[tuple[str, str]]) -> list[tuple[str, list[str]]]:
     """(entity, what is missing) for each entity whose needed cells are all or partly empty,
@@ -80,6 +96,7 @@ def missing_cells(schema: Schema, rows: Sequence[Row],
             present.setdefault(r.table, set()).add(key.casefold())
     missing: dict[str, list[str]] = {}
     path = set(schema.requirements.join_path)
+    refers = {t.name: _references(schema, t) for t in schema.tables}
 
     def add(name: str, what: str) -> None:
         if what not in missing.setdefault(name, []):
@@ -97,11 +114,10 @@ def missing_cells(schema: Schema, rows: Sequence[Row],
                     add(name, _words(schema, r.table, c))
         # the entities a row refers to, on the question's join path when it has one (a
         # city another table names for another reason is not what the question counts)
-        for fk in table.foreign_keys if not path or r.table in path else []:
-            parent = schema.table(fk.ref_table)
-            ref = entity_name(r.values.get(fk.cols[0])) if len(fk.cols) == 1 else None
-            if parent is None or ref is None or fk.ref_cols != key_columns(parent) or \
-                    ref.casefold() in present.get(parent.name, set()):
+        for column, parent_name in refers[r.table] if not path or r.table in path else []:
+            parent = schema.table(parent_name)
+            ref = entity_name(r.values.get(column))
+            if parent is None or ref is None or ref.casefold() in present.get(parent.name, set()):
                 continue
             for c in wanted.get(parent.name, []):
                 add(ref, _words(schema, parent.name, c))

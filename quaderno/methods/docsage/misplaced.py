@@ -23,17 +23,36 @@ from collections.abc import Mapping, Sequence
 
 from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.normalize import is_null, key_columns, key_name, normalize_entity
+from quaderno.methods.docsage.rekey import named_after
 from quaderno.methods.docsage.rows import Correction, Row
 from quaderno.methods.docsage.schema import Schema
 
 
-def _names_only(schema: Schema, name: str) -> bool:
+def back_links(schema: Schema, name: str, holder: str) -> list[str]:
+    """The columns of table ``name`` that name ``holder``'s entity by its key without a
+    declared foreign key (``commissions.company_name`` beside the reference
+    ``companies.commission_name``): the link the other way round, which ASK leaves
+    undeclared (two tables would point at each other, :func:`.joins.named_references`)."""
+    table, other = schema.table(name), schema.table(holder)
+    if table is None or other is None or table is other or len(other.primary_key) != 1:
+        return []
+    declared = {c for fk in table.foreign_keys for c in fk.cols}
+    return [c.name for c in table.columns if c.name not in declared
+            and c.name not in key_columns(table)
+            and named_after(c.name, other.name, other.primary_key[0])]
+
+
+def _names_only(schema: Schema, name: str, holder: str | None = None) -> bool:
     """``name`` is a table of names and nothing else (``commissions(commission_name)``, as
-    :mod:`.containers` makes it): what refers to it only says which one. A table with more
-    to say (a team's city, a person's birth year) holds entities another column may name
-    rightly (a match's winner, a company's founder)."""
+    :mod:`.containers` makes it, or with its members' names beside: ``company_name`` of
+    ``holder``'s companies, :func:`back_links`): what refers to it only says which one. A
+    table with more to say (a team's city, a person's birth year) holds entities another
+    column may name rightly (a match's winner, a company's founder)."""
     table = schema.table(name)
-    return table is not None and set(table.column_names) <= set(key_columns(table))
+    if table is None:
+        return False
+    links = set(back_links(schema, name, holder)) if holder else set()
+    return set(table.column_names) <= set(key_columns(table)) | links
 
 
 def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]],
@@ -47,7 +66,8 @@ def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]],
             continue
         refs = [(fk.cols[0], fk.ref_table) for fk in table.foreign_keys
                 if len(fk.cols) == 1 and fk.ref_table != table.name
-                and table.column(fk.cols[0]).type == "TEXT" and _names_only(schema, fk.ref_table)]
+                and table.column(fk.cols[0]).type == "TEXT"
+                and _names_only(schema, fk.ref_table, table.name)]
         if not refs:
             continue
         fixed = set(key_columns(table)) | {c for c, _ in refs}
@@ -92,11 +112,13 @@ def known_names(schema: Schema, rows: Sequence[Row]) -> dict[str, set[str]]:
         table = schema.table(r.table)
         if table is None:
             continue
-        if _names_only(schema, table.name) and (n := key_name(table, r.values)):
+        if any(_names_only(schema, table.name, h.name) for h in schema.tables
+               if any(fk.ref_table == table.name for fk in h.foreign_keys)) and \
+                (n := key_name(table, r.values)):
             out.setdefault(table.name, set()).add(normalize_entity(n))
         for fk in table.foreign_keys:
             v = r.values.get(fk.cols[0]) if len(fk.cols) == 1 else None
-            if isinstance(v, str) and _names_only(schema, fk.ref_table) and \
+            if isinstance(v, str) and _names_only(schema, fk.ref_table, table.name) and \
                     fk.cols[0] not in ended_columns(r):
                 out.setdefault(fk.ref_table, set()).add(normalize_entity(v))
     # a name some row holds in another column beside a reference of its own to another
@@ -141,4 +163,4 @@ def misplaced_rows(schema: Schema, rows: Sequence[Row]) -> list[Row]:
     return out
 
 
-__all__ = ["known_names", "misplaced", "misplaced_rows"]
+__all__ = ["back_links", "known_names", "misplaced", "misplaced_rows"]
