@@ -145,6 +145,11 @@ def test_a_member_a_roster_row_names_back_is_searched_for() -> None:
     assert ("Roustoustus Systems", ["employees", "commission"]) in missing_cells(
         schema, rows, needed)
     assert not any(name == "Rastou Bank" for name, _ in missing_cells(schema, rows, needed))
+    # another writing of a company that has a row is no company to search for (the review
+    # of 66424e2: back links are not canonicalized as references are)
+    rows.append(row("commissions", "d16", commission_name=COMMISSION,
+                    company_name="the Rastou Bank Ltd."))
+    assert [n for n, _ in missing_cells(schema, rows, needed)] == ["Roustoustus Systems"]
 
 
 def _hits(*ids: str) -> list[Hit]:

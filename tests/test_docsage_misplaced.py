@@ -226,3 +226,24 @@ def test_a_commissions_table_naming_its_members_back_holds_names_only() -> None:
          "columns": [{"name": "commission_name"}, {"name": "company_name"},
                      {"name": "chair"}]}]})
     assert misplaced(chaired, rows)["companies"] == rows["companies"]
+
+
+def test_a_names_table_row_naming_another_entity_back_names_nothing_here() -> None:
+    """The review of 66424e2: with ``teams(team_name, player_name)`` (a captain) beside
+    ``players.team_name``, a chunk's team row for the Otters, captained by Bo Li, says
+    nothing of Ana, whose previous team the Otters were."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "players", "primary_key": ["player_name"],
+         "columns": [{"name": "player_name"}, {"name": "team_name"},
+                     {"name": "previous_team"}],
+         "foreign_keys": [{"cols": ["team_name"], "ref_table": "teams",
+                           "ref_cols": ["team_name"]}]},
+        {"name": "teams", "primary_key": ["team_name"],
+         "columns": [{"name": "team_name"}, {"name": "player_name"}]}]})
+    rows = {"players": [row("players", player_name="Ana", team_name="Rovers",
+                            previous_team="Otters")],
+            "teams": [row("teams", team_name="Otters", player_name="Bo Li")]}
+    assert misplaced(schema, rows)["players"] == rows["players"]
+    # the same row naming Ana back names her team
+    rows["teams"] = [row("teams", team_name="Otters", player_name="Ana")]
+    assert misplaced(schema, rows)["players"][0].values["previous_team"] is None

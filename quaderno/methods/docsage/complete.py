@@ -29,7 +29,8 @@ from quaderno.index.hits import Hit
 from quaderno.methods.docsage.aliases import canonicalize, merge_entities
 from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.misplaced import back_links
-from quaderno.methods.docsage.normalize import entity_name, is_null, key_columns, key_name
+from quaderno.methods.docsage.normalize import (entity_name, is_null, key_columns, key_name,
+                                                normalize_entity)
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
@@ -93,7 +94,7 @@ def missing_cells(schema: Schema, rows: Sequence[Row],
         table = schema.table(r.table)
         key = key_name(table, r.values) if table is not None else None
         if key:
-            present.setdefault(r.table, set()).add(key.casefold())
+            present.setdefault(r.table, set()).add(normalize_entity(key))
     missing: dict[str, list[str]] = {}
     path = set(schema.requirements.join_path)
     refers = {t.name: _references(schema, t) for t in schema.tables}
@@ -117,7 +118,8 @@ def missing_cells(schema: Schema, rows: Sequence[Row],
         for column, parent_name in refers[r.table] if not path or r.table in path else []:
             parent = schema.table(parent_name)
             ref = entity_name(r.values.get(column))
-            if parent is None or ref is None or ref.casefold() in present.get(parent.name, set()):
+            if parent is None or ref is None or \
+                    normalize_entity(ref) in present.get(parent.name, set()):
                 continue
             for c in wanted.get(parent.name, []):
                 add(ref, _words(schema, parent.name, c))

@@ -20,6 +20,7 @@ re-read the chunk.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.normalize import is_null, key_columns, key_name, normalize_entity
@@ -32,56 +33,89 @@ def back_links(schema: Schema, name: str, holder: str) -> list[str]:
     """The columns of table ``name`` that name ``holder``'s entity by its key without a
     declared foreign key (``commissions.company_name`` beside the reference
     ``companies.commission_name``): the link the other way round, which ASK leaves
-    undeclared (two tables would point at each other, :func:`.joins.named_references`)."""
+    undeclared (two tables would point at each other, :func:`.joins.named_references`). A
+    column that is ``name``'s whole key is no such link."""
     table, other = schema.table(name), schema.table(holder)
-    if table is None or other is None or table is other or len(other.primary_key) != 1:
+    if table is None or other is None or table is other:
+        return []
+    keys = key_columns(other)
+    if len(keys) != 1:
         return []
     declared = {c for fk in table.foreign_keys for c in fk.cols}
     return [c.name for c in table.columns if c.name not in declared
-            and c.name not in key_columns(table)
-            and named_after(c.name, other.name, other.primary_key[0])]
+            and [c.name] != key_columns(table) and named_after(c.name, other.name, keys[0])]
 
 
-def _names_only(schema: Schema, name: str, holder: str | None = None) -> bool:
+def _names_only(schema: Schema, name: str, links: Sequence[str] = ()) -> bool:
     """``name`` is a table of names and nothing else (``commissions(commission_name)``, as
-    :mod:`.containers` makes it, or with its members' names beside: ``company_name`` of
-    ``holder``'s companies, :func:`back_links`): what refers to it only says which one. A
-    table with more to say (a team's city, a person's birth year) holds entities another
-    column may name rightly (a match's winner, a company's founder)."""
+    :mod:`.containers` makes it, or with its members' names beside: ``links``, the
+    :func:`back_links` to the table referring to it): what refers to it only says which
+    one. A table with more to say (a team's city, a person's birth year) holds entities
+    another column may name rightly (a match's winner, a company's founder)."""
     table = schema.table(name)
-    if table is None:
-        return False
-    links = set(back_links(schema, name, holder)) if holder else set()
-    return set(table.column_names) <= set(key_columns(table)) | links
+    return table is not None and \
+        set(table.column_names) <= set(key_columns(table)) | set(links)
+
+
+class _Ref(NamedTuple):
+    """A single-column TEXT reference to a table of names: its column, the table, and the
+    table's columns naming the referring table's entities back."""
+
+    column: str
+    table: str
+    links: tuple[str, ...]
+
+
+def name_references(schema: Schema) -> dict[str, list[_Ref]]:
+    """Per table, its references to tables of names and nothing else (read once per
+    schema: :func:`misplaced` and :func:`known_names` ask per row)."""
+    out: dict[str, list[_Ref]] = {}
+    for t in schema.tables:
+        for fk in t.foreign_keys:
+            if len(fk.cols) != 1 or fk.ref_table == t.name or \
+                    t.column(fk.cols[0]).type != "TEXT":
+                continue
+            links = tuple(back_links(schema, fk.ref_table, t.name))
+            if _names_only(schema, fk.ref_table, links):
+                out.setdefault(t.name, []).append(_Ref(fk.cols[0], fk.ref_table, links))
+    return out
+
+
+def _linked(row: Row, links: Sequence[str]) -> set[str]:
+    """The referring entities a row of a names table names back (normalized)."""
+    return {normalize_entity(v) for c in links if isinstance(v := row.values.get(c), str)}
 
 
 def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]],
-              known: Mapping[str, set[str]] | None = None) -> dict[str, list[Row]]:
+              known: Mapping[str, set[str]] | None = None,
+              references: Mapping[str, list[_Ref]] | None = None) -> dict[str, list[Row]]:
     """One chunk's ``rows`` (table name -> rows) with every misplaced name emptied (module
-    docstring); ``known``: per referenced table, normalized names other chunks give it."""
+    docstring); ``known``: per referenced table, normalized names other chunks give it;
+    ``references``: :func:`name_references`, when read before. A row of a names table
+    that names referring entities back (a roster's ``company_name``) gives its name only to
+    the rows of those entities (Kriarngyrtia Energy's sector is not a team's captain's)."""
+    references = name_references(schema) if references is None else references
     out = {name: list(rs) for name, rs in rows.items()}
     for name, table_rows in out.items():
         table = schema.table(name)
-        if table is None:
+        refs = references.get(name, [])
+        if table is None or not refs:
             continue
-        refs = [(fk.cols[0], fk.ref_table) for fk in table.foreign_keys
-                if len(fk.cols) == 1 and fk.ref_table != table.name
-                and table.column(fk.cols[0]).type == "TEXT"
-                and _names_only(schema, fk.ref_table, table.name)]
-        if not refs:
-            continue
-        fixed = set(key_columns(table)) | {c for c, _ in refs}
+        fixed = set(key_columns(table)) | {r.column for r in refs}
         free = [c.name for c in table.columns if c.type == "TEXT" and c.name not in fixed]
-        # the names the chunk's rows of each referenced table give (_names_only: it exists)
-        stated = {ref: {normalize_entity(n) for r in out.get(ref, [])
-                        if (n := key_name(schema.table(ref), r.values))}
-                  for _, ref in refs}
+        # the names the chunk's rows of each referenced table give, with whom they name back
+        stated = {ref.table: [(normalize_entity(n), _linked(r, ref.links))
+                              for r in out.get(ref.table, [])
+                              if (n := key_name(schema.table(ref.table), r.values))]
+                  for ref in refs}
         for i, row in enumerate(table_rows):
             values, notes = dict(row.values), []
             ended = ended_columns(row)
-            for col, ref in refs:
-                names = stated[ref] | ({normalize_entity(values[col])}
-                                       if isinstance(values.get(col), str) else set())
+            own = normalize_entity(key_name(table, values) or "")
+            for col, ref, _ in refs:
+                names = {n for n, back in stated[ref] if not back or own in back}
+                if isinstance(values.get(col), str):
+                    names.add(normalize_entity(values[col]))
                 # names other chunks give: only for a row that names no entity of its own
                 if is_null(values.get(col)):
                     names |= set((known or {}).get(ref, set()))
@@ -104,40 +138,42 @@ def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]],
     return out
 
 
-def known_names(schema: Schema, rows: Sequence[Row]) -> dict[str, set[str]]:
+def known_names(schema: Schema, rows: Sequence[Row],
+                references: Mapping[str, list[_Ref]] | None = None) -> dict[str, set[str]]:
     """Per table of names and nothing else, the normalized names ``rows`` give its entities:
-    its own rows' keys, and what any single-column reference to it holds."""
+    its own rows' keys (those naming no referring entity back), and what any single-column
+    reference to it holds."""
+    references = name_references(schema) if references is None else references
+    named = {ref.table: ref.links for refs in references.values() for ref in refs}
     out: dict[str, set[str]] = {}
     for r in rows:
         table = schema.table(r.table)
         if table is None:
             continue
-        if any(_names_only(schema, table.name, h.name) for h in schema.tables
-               if any(fk.ref_table == table.name for fk in h.foreign_keys)) and \
+        if r.table in named and not _linked(r, named[r.table]) and \
                 (n := key_name(table, r.values)):
             out.setdefault(table.name, set()).add(normalize_entity(n))
-        for fk in table.foreign_keys:
-            v = r.values.get(fk.cols[0]) if len(fk.cols) == 1 else None
-            if isinstance(v, str) and _names_only(schema, fk.ref_table, table.name) and \
-                    fk.cols[0] not in ended_columns(r):
-                out.setdefault(fk.ref_table, set()).add(normalize_entity(v))
+        for ref in references.get(r.table, []):
+            v = r.values.get(ref.column)
+            if isinstance(v, str) and ref.column not in ended_columns(r):
+                out.setdefault(ref.table, set()).add(normalize_entity(v))
     # a name some row holds in another column beside a reference of its own to another
     # entity is that column's value there ("energy" as the sector of a company of the DMC)
     for r in rows:
         table = schema.table(r.table)
         if table is None:
             continue
-        for fk in table.foreign_keys:
-            if len(fk.cols) != 1 or fk.ref_table not in out:
+        for ref in references.get(r.table, []):
+            if ref.table not in out:
                 continue
-            own = normalize_entity(r.values.get(fk.cols[0]))
+            own = normalize_entity(r.values.get(ref.column))
             if not own:
                 continue
             for c in table.columns:
                 v = r.values.get(c.name)
-                if c.name not in (*key_columns(table), fk.cols[0]) and isinstance(v, str) \
+                if c.name not in (*key_columns(table), ref.column) and isinstance(v, str) \
                         and (n := normalize_entity(v)) != own:
-                    out[fk.ref_table].discard(n)
+                    out[ref.table].discard(n)
     for names in out.values():
         names.discard("")
     return out
@@ -149,18 +185,19 @@ def misplaced_rows(schema: Schema, rows: Sequence[Row]) -> list[Row]:
     Bryskound Holdings' chunk wrote the commission into ``sector`` and named no commission
     of its own, ``docsage-rosters-set2``): CLEAR applies it before the merge, and again
     after its committee, whose votes re-read the chunk and can put the name back."""
-    known = known_names(schema, rows)
+    references = name_references(schema)
+    known = known_names(schema, rows, references)
     by_chunk: dict[str, dict[str, list[int]]] = {}
     for i, r in enumerate(rows):
         by_chunk.setdefault(r.provenance.chunk_id, {}).setdefault(r.table, []).append(i)
     out = list(rows)
     for places in by_chunk.values():
         fixed = misplaced(schema, {t: [rows[i] for i in idx] for t, idx in places.items()},
-                          known)
+                          known, references)
         for t, idx in places.items():
             for i, r in zip(idx, fixed[t]):
                 out[i] = r
     return out
 
 
-__all__ = ["back_links", "known_names", "misplaced", "misplaced_rows"]
+__all__ = ["back_links", "known_names", "misplaced", "misplaced_rows", "name_references"]
