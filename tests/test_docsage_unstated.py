@@ -370,3 +370,20 @@ def test_a_zero_needs_its_none_word_before_the_column_word_in_one_clause(text, s
     """The review of b45b6ae: a none-word after the column word, in another clause, or a
     stray 0 stated a 0 before."""
     assert number_stated(text, 0, Column(name="offices", type="INT")) is stated
+
+
+@pytest.mark.parametrize(("value", "column", "stated"), [
+    (123, "employees", False),     # "Tallies of offices put Bryskound Holdings at 123"
+    (123, "offices", True),
+    (147830, "employees", True),
+    (147830, "offices", False),
+])
+def test_a_count_stated_only_as_the_other_kind_is_not_stated(value, column, stated) -> None:
+    """docsage-backlinks-set2: Bryskound Holdings' headcount was its 123 offices, the noun
+    written before the number, where amounts.foreign does not look."""
+    text = ("Bryskound Holdings names Draegre Digoth as chief executive. Tallies of offices put "
+            "Bryskound Holdings at 123. Some 147830 employees are associated with the company.")
+    assert number_stated(text, value, Column(name=column, type="INT")) is stated
+    # a clause naming both kinds says nothing against either
+    both = "It has 183 offices and 5,000 staff."
+    assert number_stated(both, 183, Column(name="employees", type="INT"))

@@ -222,7 +222,7 @@ def money(col: Column) -> bool:
         or _MONEY_NAME.search(f"{col.name} {col.description}"))
 
 
-def _counted_kind(text: str) -> str:
+def counted_kind(text: str) -> str:
     """"people" or "things" when ``text`` (a column's name and description, or the noun a
     number counts) says which it counts, else ""."""
     people, things = bool(_PEOPLE.search(text)), bool(_THINGS.search(text))
@@ -233,9 +233,9 @@ def foreign(col: Column, m: Mention) -> bool:
     """``m`` is written as something ``col`` cannot hold: money or a measure for a count,
     a count of people or things for money, a count of things for a count of people and the
     other way round ("183 offices" for employees, "60,600 employees" for offices)."""
-    kind = _counted_kind(f"{col.name} {col.description}") if col.type in ("INT",
+    kind = counted_kind(f"{col.name} {col.description}") if col.type in ("INT",
                                                                          "DOUBLE") else ""
-    if kind and m.counted and _counted_kind(m.noun) not in ("", kind):
+    if kind and m.counted and counted_kind(m.noun) not in ("", kind):
         return True
     if counts(col):
         return m.currency or m.measure
@@ -369,6 +369,6 @@ def stated_spans(text: str, value: Any, col: Column) -> list[tuple[int, int]]:
     return [(m.start, m.end) for m in stated_mentions(text, value, col)]
 
 
-__all__ = ["READER_VERSION", "Mention", "counts", "foreign", "in_unit", "mentions_in", "read_row",
-           "read_stated", "rescalable", "stated_mentions", "stated_spans",
-           "unit_scale"]
+__all__ = ["READER_VERSION", "Mention", "counted_kind", "counts", "foreign", "in_unit",
+           "mentions_in", "read_row", "read_stated", "rescalable", "stated_mentions",
+           "stated_spans", "unit_scale"]

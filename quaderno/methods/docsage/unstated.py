@@ -53,7 +53,7 @@ from decimal import Decimal, InvalidOperation
 from functools import cached_property
 from typing import Any
 
-from quaderno.methods.docsage.amounts import mentions_in, unit_scale
+from quaderno.methods.docsage.amounts import counted_kind, mentions_in, unit_scale
 from quaderno.methods.docsage.normalize import (LEGAL_SUFFIXES, fold_text, is_null, key_columns,
                                                 normalize_entity)
 from quaderno.methods.docsage.rekey import singular
@@ -173,6 +173,8 @@ class _Said:
         if v == 0:
             return self.states_zero(col)
         size, scale = abs(v), unit_scale(col.unit)
+        if self._other_kind(size, scale, col):
+            return False
         # in the column's unit (as amounts.stated_mentions reads it), else unit aside
         in_unit, whole, scaled = self._in_unit(scale)
         if size in in_unit or size.scaleb(scale) in whole or size in scaled or \
@@ -183,6 +185,30 @@ class _Said:
         exponent = digits.as_tuple().exponent
         return len(digits.as_tuple().digits) >= 3 and isinstance(exponent, int) and \
             digits in self._rounded(exponent)
+
+    @cached_property
+    def clauses(self) -> list[tuple[int, str]]:
+        """(start, text) of each clause: the text between sentence ends and semicolons."""
+        out, start = [], 0
+        for m in re.finditer(r"[.;!?](?:\s|$)|\n", self.text):
+            out.append((start, self.text[start:m.start()]))
+            start = m.end()
+        out.append((start, self.text[start:]))
+        return out
+
+    def _clause_of(self, at: int) -> str:
+        return next((t for s, t in reversed(self.clauses) if s <= at), self.text)
+
+    def _other_kind(self, size: Decimal, scale: int, col: Column) -> bool:
+        """Every mention of ``size`` sits in a clause counting the other kind of thing than
+        ``col`` does and never its own: "Tallies of offices put Bryskound Holdings at 123"
+        states no 123 employees (the noun comes before the number, which
+        :func:`.amounts.foreign` does not read)."""
+        kind = counted_kind(f"{col.name} {col.description}")
+        found = [m for m in self.mentions
+                 if size in (m.digits, m.value, m.value.scaleb(-scale))] if kind else []
+        return bool(found) and all(
+            counted_kind(self._clause_of(m.start)) not in ("", kind) for m in found)
 
     def states_zero(self, col: Column) -> bool:
         """A 0 is stated by a 0 in figures or a word for none in the clause of the column's
