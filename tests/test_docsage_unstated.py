@@ -387,3 +387,20 @@ def test_a_count_stated_only_as_the_other_kind_is_not_stated(value, column, stat
     # a clause naming both kinds says nothing against either
     both = "It has 183 offices and 5,000 staff."
     assert number_stated(both, 183, Column(name="employees", type="INT"))
+
+
+@pytest.mark.parametrize(("text", "value", "column"), [
+    ("The company employs 5,000 at its three plants in Ohio.", 5000, "employees"),
+    ("Across its 40 stores, the retailer employs 5,000.", 5000, "employees"),
+    ("The firm, which has offices in 12 countries, employs 2,300.", 2300, "employees"),
+    ("Employee count: 800, spread over 12 offices.", 800, "employees"),
+    ("The bank's 300 staff serve 40 locations.", 40, "offices"),
+    ("The town of 12,000 has 30 shops.", 12000, "population"),
+    ("It runs training workshops for 800.", 800, "employees"),
+    ("Staff numbered approx. 5,000 across 40 offices.", 5000, "employees"),
+])
+def test_a_clause_with_another_number_or_both_kinds_says_nothing_against_it(text, value,
+                                                                           column) -> None:
+    """The review of 7c339b3: the other kind's noun belonged to another number, or the
+    clause names the column's kind too ("employs"), or the word was inside another one."""
+    assert number_stated(text, value, Column(name=column, type="INT"))

@@ -81,6 +81,12 @@ _PERCENT = re.compile(r"%|\bper\s?cent|\bpct\b|\bpercentage", re.I)
 # words for none ("not" is no such word: "the office count is not known" is no 0)
 _NONE_WORDS = frozenset({"no", "zero", "none", "nil", "never", "without", "nobody", "nothing",
                          "neither", "nor"})
+# what a clause counts: people or things, as whole words ("workshops" is no shop)
+_PEOPLE_WORDS = re.compile(r"(?i)\b(?:employ\w*|staff\w*|workers?|workforce|personnel|people|"
+                           r"persons?|residents?|inhabitants?|population|members?|students?|"
+                           r"players?|visitors?|headcount)\b")
+_THING_WORDS = re.compile(r"(?i)\b(?:offices?|branch(?:es)?|stores?|shops?|plants?|outlets?|"
+                          r"locations?)\b")
 # words of a column's description that say nothing of what it counts
 _SKIP_DESC = frozenset({"number", "count", "total", "amount", "value", "with", "that", "from"})
 _SKIP = frozenset({"of", "the", "and", "for"}) | LEGAL_SUFFIXES
@@ -196,19 +202,29 @@ class _Said:
         out.append((start, self.text[start:]))
         return out
 
-    def _clause_of(self, at: int) -> str:
-        return next((t for s, t in reversed(self.clauses) if s <= at), self.text)
+    def _clause_of(self, at: int) -> tuple[int, str]:
+        return next(((s, t) for s, t in reversed(self.clauses) if s <= at), (0, self.text))
 
     def _other_kind(self, size: Decimal, scale: int, col: Column) -> bool:
-        """Every mention of ``size`` sits in a clause counting the other kind of thing than
-        ``col`` does and never its own: "Tallies of offices put Bryskound Holdings at 123"
-        states no 123 employees (the noun comes before the number, which
-        :func:`.amounts.foreign` does not read)."""
+        """Every mention of ``size`` is the only number of a clause that counts the other
+        kind of thing than ``col`` does and never its own: "Tallies of offices put
+        Bryskound Holdings at 123" states no 123 employees (the noun comes before the
+        number, which :func:`.amounts.foreign` does not read). A clause with another number
+        ("Across its 40 stores, the retailer employs 5,000") or a word of both kinds
+        ("employs 5,000 at its three plants") says nothing against it."""
         kind = counted_kind(f"{col.name} {col.description}")
-        found = [m for m in self.mentions
-                 if size in (m.digits, m.value, m.value.scaleb(-scale))] if kind else []
-        return bool(found) and all(
-            counted_kind(self._clause_of(m.start)) not in ("", kind) for m in found)
+        if not kind:
+            return False
+        found = [m for m in self.mentions if size in (m.digits, m.value, m.value.scaleb(-scale))]
+        if not found:
+            return False
+        for m in found:
+            start, clause = self._clause_of(m.start)
+            alone = sum(start <= x.start < start + len(clause) for x in self.mentions) == 1
+            people, things = bool(_PEOPLE_WORDS.search(clause)), bool(_THING_WORDS.search(clause))
+            if not alone or people == things or (kind == "people") == people:
+                return False
+        return True
 
     def states_zero(self, col: Column) -> bool:
         """A 0 is stated by a 0 in figures or a word for none in the clause of the column's
