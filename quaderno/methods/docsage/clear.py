@@ -48,9 +48,9 @@ from quaderno.methods.docsage.misplaced import misplaced_rows
 from quaderno.methods.docsage.normalize import (key_columns, normalize_entity,
                                                 normalize_value, row_identity)
 from quaderno.methods.docsage.rows import Row, value_chunk
+from quaderno.methods.docsage.schema import Schema, Table
 from quaderno.methods.docsage.spellings import plain_spellings
 from quaderno.methods.docsage.unstated import unstated_rows
-from quaderno.methods.docsage.schema import Schema, Table
 
 log = logging.getLogger(__name__)
 
