@@ -33,17 +33,13 @@ from pydantic import BaseModel, Field
 
 from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.extract import mentions
-from quaderno.methods.docsage.normalize import (entity_key, fold_text, is_null, key_columns,
-                                                normalize_entity, normalize_value)
+from quaderno.methods.docsage.normalize import (KIND_WORDS, entity_key, fold_text, is_null,
+                                                key_columns, normalize_entity, normalize_value)
 from quaderno.methods.docsage.rekey import id_named, may_add_as_key
 from quaderno.methods.docsage.rows import Correction, Row, value_chunk
 from quaderno.methods.docsage.schema import Schema, Table
 
 _STOP = frozenset({"of", "the", "and", "for", "de", "at"})
-# words that name a kind of entity, not one: a short form made only of these merges nowhere
-_GENERIC = frozenset({"university", "college", "institute", "academy", "school", "company",
-                      "club", "group", "bank", "museum", "society", "association", "council",
-                      "city", "town", "team", "foundation", "hospital", "centre", "center"})
 
 
 class AliasGroup(BaseModel):
@@ -114,7 +110,7 @@ def alias_map(names: Sequence[str], aliases: Mapping[str, str] | None = None,
         hits: list[str] = []
         if " " not in n and 2 <= len(n) <= 6 and n.isalpha():
             hits = [m for m in norms if m != n and " " in m and _initials(m) == n]
-        if not hits and words - _GENERIC:
+        if not hits and words - KIND_WORDS:
             hits = [m for m in norms if words < set(m.split())]
         if len(hits) == 1:
             out[n] = hits[0]

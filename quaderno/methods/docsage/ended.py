@@ -45,7 +45,7 @@ from collections.abc import Sequence
 
 from quaderno.methods.docsage.normalize import (entity_key, entity_name, key_columns,
                                                 key_name)
-from quaderno.methods.docsage.rows import Correction, Row
+from quaderno.methods.docsage.rows import Correction, Row, noted
 from quaderno.methods.docsage.schema import Schema, Table
 
 _ENDED = re.compile(
@@ -144,7 +144,7 @@ def ended_references(table: Table, rows: Sequence[Row], text: str) -> list[Row]:
             if quote is not None:
                 changes.append(_end(col, row.values[col], quote))
         if changes:
-            row = _noted(row, changes, values={**row.values,
+            row = noted(row, changes, values={**row.values,
                                                **{c.column: None for c in changes}})
         out.append(row)
     return out
@@ -176,7 +176,7 @@ def ended_links(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Row]
         if correction is None:
             kept.append(row)
         else:
-            ended.append(_noted(row, [correction]))
+            ended.append(noted(row, [correction]))
     return kept, ended
 
 
@@ -200,7 +200,7 @@ def without_ended_links(schema: Schema, rows: Sequence[Row],
         if hit is None:
             kept.append(r)
         else:
-            dropped.append(_noted(r, [hit]))
+            dropped.append(noted(r, [hit]))
     return kept, dropped
 
 
@@ -208,16 +208,6 @@ def _end(column: str, old: object, quote: str) -> Correction:
     """The correction recording that the text ends ``column``'s relationship."""
     return Correction(column=column, old=old, new=None, reason="ended", by="as-stated",
                       evidence_quote=quote[:300])
-
-
-def _noted(row: Row, corrections: Sequence[Correction], values: dict | None = None) -> Row:
-    """``row`` with ``corrections`` added to its provenance (and ``values``, when given)."""
-    prov = row.provenance.model_copy(update={
-        "corrections": [*row.provenance.corrections, *corrections]})
-    update: dict = {"provenance": prov}
-    if values is not None:
-        update["values"] = values
-    return row.model_copy(update=update)
 
 
 def ended_by(row: Row) -> Correction:

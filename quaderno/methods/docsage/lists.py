@@ -29,7 +29,7 @@ import re
 from collections.abc import Sequence
 
 from quaderno.methods.docsage.normalize import LEGAL_SUFFIXES, key_columns
-from quaderno.methods.docsage.rows import Correction, Row
+from quaderno.methods.docsage.rows import Correction, Row, noted
 from quaderno.methods.docsage.schema import Table
 
 _COMMA = re.compile(r"\s*[,;]\s*")
@@ -80,9 +80,7 @@ def _split(table: Table, row: Row, column: str, names: Sequence[str], in_key: bo
         notes = [Correction(column=column, old=listed, new=name, reason="list", by="as-stated"),
                  *(Correction(column=c, old=v, new=None, reason="list", by="as-stated")
                    for c, v in row.values.items() if v is not None and values[c] is None)]
-        prov = row.provenance.model_copy(update={
-            "corrections": [*row.provenance.corrections, *notes]})
-        out.append(row.model_copy(update={"values": values, "provenance": prov}))
+        out.append(noted(row, notes, values))
     return out
 
 

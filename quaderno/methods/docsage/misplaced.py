@@ -25,7 +25,7 @@ from typing import NamedTuple
 from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.normalize import is_null, key_columns, key_name, normalize_entity
 from quaderno.methods.docsage.rekey import named_after
-from quaderno.methods.docsage.rows import Correction, Row
+from quaderno.methods.docsage.rows import Correction, Row, noted
 from quaderno.methods.docsage.schema import Schema
 
 
@@ -132,9 +132,7 @@ def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]],
                         notes.append(Correction(column=col, old=None, new=value,
                                                 reason="misplaced", by="as-stated"))
             if notes:
-                prov = row.provenance.model_copy(update={
-                    "corrections": [*row.provenance.corrections, *notes]})
-                table_rows[i] = row.model_copy(update={"values": values, "provenance": prov})
+                table_rows[i] = noted(row, notes, values)
     return out
 
 

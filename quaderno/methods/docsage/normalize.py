@@ -20,6 +20,11 @@ from quaderno.methods.docsage.schema import Column, Table
 LEGAL_SUFFIXES = frozenset({
     "inc", "incorporated", "ltd", "limited", "llc", "llp", "plc", "corp", "corporation", "co",
     "company", "gmbh", "ag", "sa", "sas", "srl", "spa", "bv", "nv", "oy", "ab", "pty", "lp"})
+# words that name a kind of entity, not one ("university", "bank"): a short form made only of
+# these names no entity (aliases.py, unstated.py)
+KIND_WORDS = frozenset({"university", "college", "institute", "academy", "school", "company",
+                        "club", "group", "bank", "museum", "society", "association", "council",
+                        "city", "town", "team", "foundation", "hospital", "centre", "center"})
 _LEADING = ("the ",)
 _PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
 _SPACE = re.compile(r"\s+")

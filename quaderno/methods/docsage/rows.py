@@ -87,6 +87,16 @@ class Row(BaseModel):
         return min(self.provenance.confidence.values()) if self.provenance.confidence else None
 
 
+def noted(row: Row, corrections: Sequence[Correction], values: dict | None = None) -> Row:
+    """``row`` with ``corrections`` added to its provenance (and ``values``, when given)."""
+    prov = row.provenance.model_copy(update={
+        "corrections": [*row.provenance.corrections, *corrections]})
+    update: dict = {"provenance": prov}
+    if values is not None:
+        update["values"] = values
+    return row.model_copy(update=update)
+
+
 def row_chunks(row: Row) -> list[str]:
     """Every chunk a row's values came from, its own first (:func:`cell_chunks`)."""
     own = row.provenance.chunk_id

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from quaderno.methods.docsage.normalize import key_columns
-from quaderno.methods.docsage.rows import Correction, Row
+from quaderno.methods.docsage.rows import Correction, Row, noted
 from quaderno.methods.docsage.schema import Schema
 
 # a value whose case may carry meaning: a code, a symbol, a unit ("CO" and "Co", "MW" and
@@ -54,11 +54,9 @@ def _rewritten(rows: Sequence[Row], new: dict[int, dict[str, str]], reason: str)
     out = list(rows)
     for i, changes in new.items():
         r = out[i]
-        prov = r.provenance.model_copy(update={"corrections": [
-            *r.provenance.corrections,
-            *(Correction(column=c, old=r.values.get(c), new=v, reason=reason,
-                         by="alias-merge") for c, v in changes.items())]})
-        out[i] = r.model_copy(update={"values": {**r.values, **changes}, "provenance": prov})
+        out[i] = noted(r, [Correction(column=c, old=r.values.get(c), new=v, reason=reason,
+                                      by="alias-merge") for c, v in changes.items()],
+                       {**r.values, **changes})
     return out
 
 

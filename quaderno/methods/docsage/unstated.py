@@ -54,10 +54,10 @@ from functools import cached_property
 from typing import Any
 
 from quaderno.methods.docsage.amounts import counted_kind, mentions_in, unit_scale
-from quaderno.methods.docsage.normalize import (LEGAL_SUFFIXES, fold_text, is_null, key_columns,
-                                                normalize_entity)
+from quaderno.methods.docsage.normalize import (KIND_WORDS, LEGAL_SUFFIXES, fold_text, is_null,
+                                                key_columns, normalize_entity)
 from quaderno.methods.docsage.rekey import singular
-from quaderno.methods.docsage.rows import Correction, Row, exact_number, value_chunk
+from quaderno.methods.docsage.rows import Correction, Row, exact_number, noted, value_chunk
 from quaderno.methods.docsage.schema import Column, Schema, Table
 from quaderno.methods.docsage.written import numbers_in
 
@@ -362,13 +362,10 @@ def _text_kept(col: Column, value: str, said: _Said, names: tuple[str, ...],
     return _writes(blanked, value, words)
 
 
-# words naming a kind of entity, not one: aliases._GENERIC's and the kinds the benchmark's
-# families name (a copy: aliases reads extraction, which reads this module)
-_KIND_WORDS = frozenset({"university", "college", "institute", "academy", "school", "company",
-                         "club", "group", "bank", "museum", "society", "association", "council",
-                         "city", "town", "team", "foundation", "hospital", "centre", "center",
-                         "commission", "committee", "markets", "market", "holdings", "systems",
-                         "ministry", "agency", "authority", "board", "fc"})
+# words naming a kind of entity, not one: normalize's, and the kinds the benchmark's families
+# name beside them (a commission's "Markets", a company's "Systems")
+_KIND_WORDS = KIND_WORDS | {"commission", "committee", "markets", "market", "holdings",
+                            "systems", "ministry", "agency", "authority", "board", "fc"}
 
 
 def _reference_named(value: str, said: _Said) -> bool:
@@ -428,11 +425,7 @@ def _emptied(schema: Schema, table: Table, row: Row,
             values[col.name] = None
             notes.append(Correction(column=col.name, old=value, new=None, reason="unstated",
                                     by="as-stated"))
-    if not notes:
-        return row
-    prov = row.provenance.model_copy(update={
-        "corrections": [*row.provenance.corrections, *notes]})
-    return row.model_copy(update={"values": values, "provenance": prov})
+    return noted(row, notes, values) if notes else row
 
 
 def unstated(schema: Schema, rows: Mapping[str, Sequence[Row]], chunk_id: str,
