@@ -4,12 +4,17 @@ chunk as provenance."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
+from quaderno.corpus.chunk import Chunk
+from quaderno.llm.lm import LM
 from quaderno.methods.docsage.draft import SchemaDraft, to_schema
+from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.store import TupleStore
 
 SYNTHESIS_PROMPT = "Answer the question from the query result"
 
@@ -25,6 +30,18 @@ def first_row_answer(prompt: str) -> str:
 def schema_of(draft: dict) -> Schema:
     """The validated schema of a draft (what the schema step's JSON becomes)."""
     return to_schema(SchemaDraft.model_validate(draft))[0]
+
+
+def read_twice(fake, chunk: Chunk, schema: Schema,
+               store: TupleStore) -> tuple[list[Row], list[Row]]:
+    """The rows of ``chunk`` extracted twice through ``store`` (the second read from the
+    store, when the first stored it): the read-time repairs must give both the same."""
+    async def twice():
+        settings = ExtractionSettings(confidence="none")
+        first = await extract(LM(fake), [chunk], schema, settings, store=store)
+        again = await extract(LM(fake), [chunk], schema, settings, store=store)
+        return all_rows(first), all_rows(again)
+    return asyncio.run(twice())
 
 
 def row(table: str, chunk: str, **values) -> Row:

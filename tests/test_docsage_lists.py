@@ -3,15 +3,13 @@ model's "Riaska, Gouqin Energy, BS, ..." as one company, ``docsage-case-set2``).
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
+from docsage_fakes import read_twice
 
 from quaderno.corpus.chunk import Chunk
 from quaderno.llm.fake import FakeLLM
-from quaderno.llm.lm import LM
-from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.lists import items, split_lists
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Schema
@@ -88,12 +86,7 @@ def test_every_read_splits_then_ends_former_members(tmp_path) -> None:
     fake = FakeLLM(respond=lambda request: json.dumps(reply))
     chunk = Chunk(id="d10#0", text=ROSTER)
 
-    async def twice(store):
-        settings = ExtractionSettings(confidence="none")
-        first = await extract(LM(fake), [chunk], SCHEMA, settings, store=store)
-        again = await extract(LM(fake), [chunk], SCHEMA, settings, store=store)
-        return all_rows(first), all_rows(again)
-    first, again = asyncio.run(twice(TupleStore(tmp_path)))
+    first, again = read_twice(fake, chunk, SCHEMA, TupleStore(tmp_path))
     assert len(fake.requests) == 1
     for rows in (first, again):
         got = {r.values["company_name"]: r.values["commission_name"] for r in rows}

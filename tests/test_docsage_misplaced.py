@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+from docsage_fakes import read_twice
+
 from quaderno.corpus.chunk import Chunk
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
@@ -80,12 +82,7 @@ def test_every_read_of_the_store_applies_it(tmp_path) -> None:
              "commissions": [{"commission_name": "Drournlia Markets Commission"}]}
     fake = FakeLLM(respond=lambda request: json.dumps(reply))
 
-    async def twice(store):
-        settings = ExtractionSettings(confidence="none")
-        first = await extract(LM(fake), [chunk], SCHEMA, settings, store=store)
-        again = await extract(LM(fake), [chunk], SCHEMA, settings, store=store)
-        return all_rows(first), all_rows(again)
-    first, again = asyncio.run(twice(TupleStore(tmp_path)))
+    first, again = read_twice(fake, chunk, SCHEMA, TupleStore(tmp_path))
     assert len(fake.requests) == 1     # the second read came from the store
     for rows in (first, again):
         [company] = [r for r in rows if r.table == "companies"]

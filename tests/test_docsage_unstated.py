@@ -8,6 +8,7 @@ import asyncio
 import json
 
 import pytest
+from docsage_fakes import read_twice
 
 from quaderno.corpus.chunk import Chunk
 from quaderno.llm.fake import FakeLLM
@@ -141,12 +142,7 @@ def test_every_read_of_the_store_applies_it(tmp_path) -> None:
     chunk = Chunk(id="d1#0", text=TEXT)
     fake = FakeLLM(respond=_reply)
 
-    async def twice(store):
-        settings = ExtractionSettings(confidence="none")
-        first = await extract(LM(fake), [chunk], SCHEMA, settings, store=store)
-        again = await extract(LM(fake), [chunk], SCHEMA, settings, store=store)
-        return all_rows(first), all_rows(again)
-    first, again = asyncio.run(twice(TupleStore(tmp_path)))
+    first, again = read_twice(fake, chunk, SCHEMA, TupleStore(tmp_path))
     assert len(fake.requests) == 1     # the second read came from the store
     for rows in (first, again):
         [company] = rows
