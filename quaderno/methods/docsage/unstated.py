@@ -453,7 +453,9 @@ def unstated_rows(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
     def said_of(chunk: str) -> _Said | None:
         if chunk not in texts:
             return None
-        return said.setdefault(chunk, _Said(texts[chunk]))
+        if chunk not in said:
+            said[chunk] = _Said(texts[chunk])
+        return said[chunk]
     out = []
     for i, r in enumerate(rows):
         table = schema.table(r.table)
