@@ -42,7 +42,7 @@ from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, entity_
                                                 normalize_value, plausible_year)
 from quaderno.methods.docsage.rows import Correction, Row, coerce
 from quaderno.methods.docsage.schema import Column, Table
-from quaderno.methods.docsage.unstated import number_stated
+from quaderno.methods.docsage.figures import number_stated
 
 log = logging.getLogger(__name__)
 
@@ -242,7 +242,7 @@ async def resolve_conflict(lm: LM, *, entity: Sequence[str], table: Table, colum
                            trace: Trace | None = None, k: int = 5) -> tuple[Resolution, int]:
     """Settle conflicting values of one entity's column: (resolution, LLM calls).
     ``candidates``: (value, chunk id of its evidence) pairs; ``entity``: its spellings.
-    A number its own chunk does not state (:func:`.unstated.number_stated`: a committee's 0
+    A number its own chunk does not state (:func:`.figures.number_stated`: a committee's 0
     offices from a chunk that says nothing of offices, ``docsage-rosters-set2``) is no
     candidate: when one value is left it is taken (``by="stated"``) without a call, and
     when none is left the cell is unresolved."""
