@@ -5,8 +5,10 @@ extracted tuple, for every run of ``benchmarks/docsage_runs.sh``.
         /tmp/quaderno-docsage/collections > report.md
 
 Run directories are named ``<config>-<bin>``; each question's category and type come from
-its collection's ``questions.jsonl``. Accuracy is the synthetic benchmark's deterministic
-score (``synth_score``: numeric tolerance, alias-normalized names, set F1, correlation label).
+its collection's ``questions.jsonl``, and each run's method and code version from its
+``config.json`` (runs made while the code changed are told apart by it). Accuracy is the
+synthetic benchmark's deterministic score (``synth_score``: numeric tolerance,
+alias-normalized names, set F1, correlation label).
 """
 
 from __future__ import annotations
@@ -43,15 +45,26 @@ def count(xs: list[float]) -> str:
     return f"{m:,.0f}" if m == int(m) else f"{m:,.1f}"
 
 
+def run_config(run: Path) -> tuple[str, str]:
+    """A run's method and code version (the commit after the "+"), "?" where not recorded."""
+    path = run / "config.json"
+    config = json.loads(path.read_text()) if path.is_file() else {}
+    return config.get("method") or "?", (config.get("code_version") or "?").rpartition("+")[2]
+
+
 def main(out_dir: Path, collections: Path) -> None:
     questions = question_index(collections)
     runs: dict[str, dict[str, list]] = defaultdict(dict)
+    made: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
     for run in sorted(p for p in out_dir.iterdir() if (p / "results.jsonl").is_file()):
         config, _, bin_ = run.name.rpartition("-")
         runs[config][bin_] = read_results(run / "results.jsonl")
+        made[config][bin_] = run_config(run)
     print(f"# DocSage on the fictional multi-entity benchmark ({out_dir.name})\n")
-    print("Accuracy (synth_score) per category and bin; n = questions answered.\n")
-    head = ["config"] + [f"{b} {c[:4]}" for b in BINS for c in CATEGORIES] + ["all", "n"]
+    print("Accuracy (synth_score) per category and bin; n = questions answered; the method "
+          "and the code version each run was made with.\n")
+    head = ["config", "method", "code", *(f"{b} {c[:4]}" for b in BINS for c in CATEGORIES),
+            "all", "n"]
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
     for config, by_bin in runs.items():
         cells, every = [], []
@@ -61,7 +74,10 @@ def main(out_dir: Path, collections: Path) -> None:
                       if questions.get(r.id, {}).get("category") == c]
                 cells.append(mean(xs))
             every += [r.metrics.get("synth_score", 0.0) for r in by_bin.get(b, [])]
-        print(f"| {config} | " + " | ".join(cells) + f" | {mean(every)} | {len(every)} |")
+        methods = ", ".join(sorted({m for m, _ in made[config].values()}))
+        codes = ", ".join(sorted({c for _, c in made[config].values()}))
+        print(f"| {config} | {methods} | {codes} | " + " | ".join(cells) +
+              f" | {mean(every)} | {len(every)} |")
     print("\nCost per question: LLM calls (and how many of them the response cache answered: "
           "configurations that share DocSage's schema and extraction with an earlier one re-use "
           "its replies, so their seconds are not a fresh cost), prompt and completion tokens, "

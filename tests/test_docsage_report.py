@@ -1,0 +1,52 @@
+"""The DocSage benchmark report names each run's method and code version, so runs made
+while the code changed are not read as one configuration's figures."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+from quaderno.eval.records import ResultRecord
+
+_SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "docsage_report.py"
+
+
+def _report_module():
+    spec = importlib.util.spec_from_file_location("docsage_report", _SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(root: Path, name: str, method: str, code: str | None, score: float) -> None:
+    run = root / name
+    run.mkdir()
+    config = {"method": method} | ({"code_version": f"0.1.0+{code}"} if code else {})
+    (run / "config.json").write_text(json.dumps(config))
+    record = ResultRecord(id="q1", question="How many?", answers=["3"], prediction="3",
+                          method=method, metrics={"synth_score": score}, llm_calls=4,
+                          prompt_tokens=10, completion_tokens=2, latency_s=1.5)
+    (run / "results.jsonl").write_text(record.model_dump_json() + "\n")
+
+
+def test_each_config_row_names_its_method_and_code_versions(tmp_path, capsys) -> None:
+    coll = tmp_path / "collections" / "c1"
+    coll.mkdir(parents=True)
+    (coll / "questions.jsonl").write_text(json.dumps(
+        {"id": "q1", "category": "Statistics", "type": "Stat", "gold": {"answer": "3"}}) + "\n")
+    out = tmp_path / "runs"
+    out.mkdir()
+    _run(out, "passive-head-set1", "docsage-passive", "5a069df", 1.0)
+    _run(out, "passive-head-set2", "docsage-passive", "13ad1ac", 0.0)
+    _run(out, "old-set3", "docsage", None, 0.0)
+    _report_module().main(out, tmp_path / "collections")
+    lines = capsys.readouterr().out.splitlines()
+    [head] = [x for x in lines if x.startswith("| config |") and "method" in x]
+    assert head.split(" | ")[1:3] == ["method", "code"]
+    width = len(head.split("|"))
+    rows = {cells[0]: cells for x in lines if x.startswith("| ") and len(x.split("|")) == width
+            for cells in [[c.strip() for c in x.strip("|").split("|")]]}
+    assert rows["passive-head"][1:3] == ["docsage-passive", "13ad1ac, 5a069df"]
+    assert rows["passive-head"][-2:] == ["0.50", "2"]    # set1 1.0 and set2 0.0
+    assert rows["old"][1:3] == ["docsage", "?"]
