@@ -29,6 +29,7 @@ from quaderno.index.hits import Hit
 from quaderno.methods.docsage.detect import Signal, rank
 from quaderno.methods.docsage.draft import SchemaDraft, from_schema, to_schema
 from quaderno.methods.docsage.joins import declare, named_references
+from quaderno.methods.docsage.own_key import own_keys
 from quaderno.methods.docsage.patch import apply_patches
 from quaderno.methods.docsage.records import AskLog, AskRound, Clarification
 from quaderno.methods.docsage.rows import Row
@@ -176,6 +177,10 @@ class SchemaDiscovery:
             else:
                 schema = await self._loop(ep, schema, probe, extract, detect, log, own_calls)
             schema = _declare_references(ep, schema, log)
+            schema, keyed = own_keys(schema)
+            log.keyed = keyed
+            for note in keyed:
+                ep.trace.fallback(f"schema repaired: {note}")
             log.llm_calls = own_calls()
             span.outputs = {"tables": [t.name for t in schema.tables], "version": schema.version,
                             "rounds": len(log.rounds), "stop": log.stop_reason}

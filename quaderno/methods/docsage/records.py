@@ -39,6 +39,8 @@ class AskLog(BaseModel):
     llm_calls: int = 0
     # foreign keys the final schema's column names imply, declared by code after the rounds
     declared: list[str] = Field(default_factory=list)
+    # tables left without a primary key, keyed by code by their name column (own_key.py)
+    keyed: list[str] = Field(default_factory=list)
 
 
 class SQLAttempt(BaseModel):

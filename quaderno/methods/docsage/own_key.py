@@ -1,0 +1,85 @@
+"""A table discovery left without a primary key, keyed by the column naming its entity (a
+schema repair).
+
+The measuring model drafts Set2's ``companies(company_name, sector, …, commission_name)``
+without a primary key, and every Set2 schema since ``docsage-stated`` had none. Rows were
+already aligned by ``company_name`` (:func:`.normalize.key_columns` falls back to the first
+TEXT column), but without a declared key no duplicate key and no functional dependency is
+checked (:meth:`.schema.Schema.all_constraints`): two rows of Raextaendnas Bank, with 75,440
+and 78 employees, both reached the SQL, and the average over offices counted Kryslias
+Systems twice (``docsage-head-set2``). When ASK's rounds end (after the references the
+column names imply are declared, :func:`.ask._declare_references`), a table with no primary
+key is keyed by the one single-valued TEXT column that names its entity
+(:func:`.rekey.mislabeled_names`: ``name``, ``company_name``; ``title`` for works). Left as
+they are:
+
+* a table with no such column, or several (``name`` beside ``company_name``), or whose name
+  column is marked multi-valued;
+* a table another table's foreign key refers to by some other column: that column names it;
+* a table with an undeclared column naming another table's entity (``commissions
+  (commission_name, company_name)``: a roster, one row per member, its key would be both
+  columns; the link the other way round, :func:`.misplaced.back_links`). A declared
+  reference is an attribute (a company's one commission) and keeps nothing from the key.
+
+The key is the row identity CLEAR already merged by, now declared: its unique-key and
+dependency checks run, and the SQL prompt shows it. Each repair is noted.
+"""
+
+from __future__ import annotations
+
+from quaderno.methods.docsage.draft import slug
+from quaderno.methods.docsage.rekey import id_column, mislabeled_names, name_columns
+from quaderno.methods.docsage.schema import Schema, Table
+
+
+def _name_column(table: Table) -> str | None:
+    """The one single-valued TEXT column naming ``table``'s entity, or None."""
+    own = mislabeled_names(table.name)
+    names = [c for c in table.columns if slug(c.name) in own]
+    if len(names) != 1 or names[0].type != "TEXT" or not names[0].single_valued:
+        return None
+    return names[0].name
+
+
+def _names_another(column: str, table: Table, schema: Schema) -> bool:
+    """``column`` of ``table`` is named after another table's entity (its name or its id:
+    ``company_name``, ``companyid`` in ``commissions``)."""
+    c = slug(column)
+    return c != "id" and any(c in name_columns(o.name) or id_column(o.name, [c]) is not None
+                             for o in schema.tables if o.name != table.name)
+
+
+def _keyed(table: Table, schema: Schema) -> str | None:
+    """The column to key ``table`` by (module docstring), or None."""
+    if table.primary_key or (name := _name_column(table)) is None:
+        return None
+    referred = {c for t in schema.tables for fk in t.foreign_keys if fk.ref_table == table.name
+                for c in fk.ref_cols}
+    if referred - {name}:
+        return None
+    declared = {c for fk in table.foreign_keys for c in fk.cols}
+    if any(c.name != name and c.name not in declared and _names_another(c.name, table, schema)
+           for c in table.columns):
+        return None
+    return name
+
+
+def own_keys(schema: Schema) -> tuple[Schema, list[str]]:
+    """``schema`` with each keyless table keyed by its name column (module docstring), and a
+    note per table keyed."""
+    keys = {t.name: key for t in schema.tables if (key := _keyed(t, schema)) is not None}
+    if not keys:
+        return schema, []
+    body = schema.model_dump()
+    for t in body["tables"]:
+        if t["name"] in keys:
+            t["primary_key"] = [keys[t["name"]]]
+    notes = [f"table {t!r} had no primary key: keyed by {k}, the column naming its entity"
+             for t, k in keys.items()]
+    # a repair of the same version, as the draft repairs are: nothing is extracted anew
+    body["history"] = [*schema.history, *({"version": schema.version, "reason": note}
+                                           for note in notes)]
+    return Schema.model_validate(body), notes
+
+
+__all__ = ["own_keys"]

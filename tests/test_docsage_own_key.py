@@ -1,0 +1,119 @@
+"""A table ASK leaves without a primary key is keyed by the column naming its entity, so
+CLEAR checks its duplicate keys and dependencies (``docsage-head-set2``: two Raextaendnas
+Bank rows with 75,440 and 78 employees reached the SQL unchecked); a roster of pairs and an
+ambiguous table stay keyless."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.index.hits import Hit
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.methods.docsage.ask import SchemaDiscovery
+from quaderno.methods.docsage.constraints import check
+from quaderno.methods.docsage.own_key import own_keys
+from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.episode import Episode
+
+# the Set2 shape the measuring model drafts: no primary key anywhere
+SET2 = {"tables": [
+    {"name": "commissions", "columns": [{"name": "commission_name"}, {"name": "company_name"}]},
+    {"name": "companies",
+     "columns": [{"name": "company_name"}, {"name": "sector"},
+                 {"name": "employees", "type": "INT"}, {"name": "commission_name"}],
+     "foreign_keys": [{"cols": ["commission_name"], "ref_table": "commissions",
+                       "ref_cols": ["commission_name"]}]}]}
+
+
+def test_the_entity_table_is_keyed_by_its_name_the_roster_of_pairs_is_not() -> None:
+    schema, notes = own_keys(Schema.model_validate(SET2))
+    assert schema.table("companies").primary_key == ["company_name"]
+    assert schema.table("commissions").primary_key == []   # company_name names another
+    assert notes == ["table 'companies' had no primary key: keyed by company_name, the "
+                     "column naming its entity"]
+    assert schema.history[-1]["reason"] == notes[0] and schema.version == 0
+
+
+def test_keyed_the_conflicting_rows_of_one_company_are_a_violation() -> None:
+    rows = [Row(table="companies", values={"company_name": "Raextaendnas Bank",
+                                           "employees": n},
+                provenance=Provenance(chunk_id=f"d{i}#0"))
+            for i, n in enumerate((75440, 78))]
+    before = check(Schema.model_validate(SET2), rows)
+    after = check(own_keys(Schema.model_validate(SET2))[0], rows)
+    assert before.violations == []
+    assert {(v.kind, v.table) for v in after.violations} >= {("fd", "companies")}
+
+
+@pytest.mark.parametrize("table", [
+    # a declared key stays
+    {"name": "companies", "columns": [{"name": "id", "type": "INT"}, {"name": "company_name"}],
+     "primary_key": ["id"]},
+    # two columns name the entity
+    {"name": "companies", "columns": [{"name": "name"}, {"name": "company_name"}]},
+    # the name column is marked multi-valued
+    {"name": "companies", "columns": [{"name": "company_name", "single_valued": False},
+                                      {"name": "sector"}]},
+    # no column names the entity
+    {"name": "companies", "columns": [{"name": "label"}, {"name": "sector"}]},
+    # a number is no name
+    {"name": "companies", "columns": [{"name": "company_name", "type": "INT"}]},
+])
+def test_a_table_without_one_clear_name_column_stays_as_it_is(table) -> None:
+    schema = Schema.model_validate({"tables": [table]})
+    assert own_keys(schema) == (schema, [])
+
+
+def test_a_table_another_refers_to_by_another_column_stays_keyless() -> None:
+    schema = Schema.model_validate({"tables": [
+        {"name": "cities", "columns": [{"name": "name"}, {"name": "code"}]},
+        {"name": "people", "columns": [{"name": "person_name"}, {"name": "city_code"}],
+         "primary_key": ["person_name"],
+         "foreign_keys": [{"cols": ["city_code"], "ref_table": "cities",
+                           "ref_cols": ["code"]}]}]})
+    assert own_keys(schema)[0].table("cities").primary_key == []
+
+
+def test_an_undeclared_id_of_another_table_is_a_link_too() -> None:
+    schema = Schema.model_validate({"tables": [
+        {"name": "companies", "columns": [{"name": "company_name"}]},
+        {"name": "offices", "columns": [{"name": "office_name"}, {"name": "company_id",
+                                                                  "type": "INT"}]}]})
+    keyed, _ = own_keys(schema)
+    assert keyed.table("offices").primary_key == []
+    assert keyed.table("companies").primary_key == ["company_name"]
+
+
+def test_ask_keys_the_table_it_ends_with_and_logs_it() -> None:
+    """Both variants: it is code after the rounds, not discovery."""
+    draft = {"tables": [{"name": "companies", "columns": [
+        {"name": "company_name"}, {"name": "employees", "type": "INT"}]}],
+        "required_attributes": ["companies.employees"], "join_path": ["companies"]}
+
+    def respond(request):
+        user = request.messages[-1].content
+        if user.startswith(("Design the smallest", "Revise this relational schema")):
+            return json.dumps(draft)
+        if user.startswith("Extract into the tables"):
+            return "{}"
+        raise AssertionError(f"unexpected prompt {user[:60]!r}")
+    hits = [Hit(chunk=Chunk(id="d1#0", text="Rastou Bank employs 97,040 people."),
+                score=1.0, rank=1, retriever="kw")]
+    for mode in ("active", "passive"):
+        ep = Episode("Which company has the most employees?", method="docsage",
+                     lm=LM(FakeLLM(respond=respond)), retriever=None)
+
+        async def nothing(schema, probe):
+            return []
+        schema, log = asyncio.run(SchemaDiscovery(mode=mode).run(
+            ep, hits, hits, extract=nothing, detect=lambda schema, rows: []))
+        assert schema.table("companies").primary_key == ["company_name"]
+        assert log.keyed == ["table 'companies' had no primary key: keyed by company_name, "
+                             "the column naming its entity"]
+        assert any("keyed by company_name" in f for f in ep.trace.fallbacks)
