@@ -45,6 +45,7 @@ from quaderno.methods.docsage.ended import ended_by, ended_columns, without_ende
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
                                               extract)
 from quaderno.methods.docsage.misplaced import misplaced_rows
+from quaderno.methods.docsage.namesakes import entity_groups
 from quaderno.methods.docsage.normalize import (key_columns, normalize_entity,
                                                 normalize_value, row_identity)
 from quaderno.methods.docsage.rows import Row, value_chunk
@@ -149,6 +150,13 @@ class _Run:
         key = row_identity(table, row.values, self.aliases) if table is not None else ()
         return (source_chunk(row, column), row.table, key, column)
 
+    def _differ(self, rows: Sequence[Row], members: Sequence[int], col: str) -> bool:
+        """``rows[members]`` hold more than one value of ``col``."""
+        table = self.schema.table(rows[members[0]].table)
+        kind = table.column(col).type if table is not None else "TEXT"
+        return len({normalize_value(rows[i].values.get(col), kind) for i in members}
+                   - {None}) > 1
+
     def _invented(self, table: Table, columns: Sequence[str], rows: Sequence[Row]) -> bool:
         """Whether an id of ``columns`` (an INT key column) that ``rows`` share is stated in
         none of the chunks they were read from: a number the model gave each entity, which
@@ -242,13 +250,19 @@ class _Run:
                 # of them are no duplicates)
                 targets = [v.columns[-1]] if v.kind == "fd" else [
                     c.name for c in table.columns if c.name not in lhs and c.single_valued
-                    and len({normalize_value(rows[i].values.get(c.name), c.type)
-                             for i in members} - {None}) > 1]
-                if targets and self._invented(table, lhs, [rows[i] for i in members]):
+                    and self._differ(rows, members, c.name)]
+                if not targets or self._invented(table, lhs, [rows[i] for i in members]):
                     continue
                 key = tuple(str(rows[members[0]].values.get(c)) for c in lhs)
-                for col in targets:
-                    conflicts.setdefault((v.table, key, col), (members, v.kind))
+                # namesakes (rows naming different entities they belong to) are settled
+                # each among its own rows (namesakes.py)
+                for named, part in entity_groups(table, lhs, [rows[i] for i in members],
+                                                 self.aliases):
+                    group = [members[j] for j in part]
+                    for col in targets:
+                        if not named or self._differ(rows, group, col):
+                            conflicts.setdefault((v.table, (*key, *named), col),
+                                                 (group, v.kind))
             elif v.kind in ("range", "temporal"):
                 for i in members:
                     redo.setdefault(i, []).append((v.kind, v.columns))
