@@ -150,23 +150,24 @@ def test_clears_committee_cannot_vote_a_misplaced_name_back() -> None:
 def test_a_name_another_chunk_gives_the_reference_is_misplaced_too() -> None:
     """docsage-rosters-set2: Bryskound Holdings' chunk wrote the commission into ``sector``
     and named none of its own; other chunks' companies refer to it. CLEAR reads the rows of
-    all chunks together before the merge."""
+    all chunks together before the merge. (A name whose last word is no commission's kind:
+    "... Commission" is misplaced on its own, test below.)"""
     rows = [Row(table="companies", values={"company_name": "Gouqin Energy", "sector": "energy",
-                                           "commission_name": "Drournlia Markets Commission"},
+                                           "commission_name": "Drournlia Board"},
                 provenance=Provenance(chunk_id="d1#0")),
             Row(table="companies", values={"company_name": "Bryskound Holdings",
-                                           "sector": "Drournlia Markets Commission",
+                                           "sector": "Drournlia Board",
                                            "commission_name": None},
                 provenance=Provenance(chunk_id="d2#0"))]
     assert misplaced(SCHEMA, {"companies": rows[1:]})["companies"] == rows[1:]  # alone
     gouqin, bryskound = misplaced_rows(SCHEMA, rows)
     assert gouqin == rows[0]
     assert (bryskound.values["sector"], bryskound.values["commission_name"]) == (
-        None, "Drournlia Markets Commission")
+        None, "Drournlia Board")
 
-    chunks = [Chunk(id="d1#0", text="Gouqin Energy is a company of the Drournlia Markets "
-                                    "Commission; it works in energy."),
-              Chunk(id="d2#0", text="Bryskound Holdings, Drournlia Markets Commission: its "
+    chunks = [Chunk(id="d1#0", text="Gouqin Energy is a company of the Drournlia "
+                                    "Board; it works in energy."),
+              Chunk(id="d2#0", text="Bryskound Holdings, Drournlia Board: its "
                                     "sector is listed there.")]
     said = {"d1#0": rows[0].values, "d2#0": rows[1].values}
 
@@ -177,7 +178,7 @@ def test_a_name_another_chunk_gives_the_reference_is_misplaced_too() -> None:
                                    config=ClearConfig(level_a=False, level_b=False)))
     got = {r.values["company_name"]: (r.values["sector"], r.values["commission_name"])
            for r in result.rows if r.table == "companies"}
-    assert got["Bryskound Holdings"] == (None, "Drournlia Markets Commission")
+    assert got["Bryskound Holdings"] == (None, "Drournlia Board")
 
 
 def test_one_chunks_slip_does_not_empty_every_other_chunks_cells() -> None:
@@ -244,3 +245,26 @@ def test_a_names_table_row_naming_another_entity_back_names_nothing_here() -> No
     # the same row naming Ana back names her team
     rows["teams"] = [row("teams", team_name="Otters", player_name="Ana")]
     assert misplaced(schema, rows)["players"][0].values["previous_team"] is None
+
+
+def test_a_name_of_the_referenced_kind_is_misplaced_though_no_row_gives_it() -> None:
+    """docsage-head-set2: the namesake Kryslias Systems' "Sopael Markets Commission" was
+    read as its sector, and no chunk gave the Sopael commission a row."""
+    rows = {"companies": [row("companies", company_name="Kryslias Systems",
+                              sector="Sopael Markets Commission", commission_name=None),
+                          row("companies", company_name="Viathpox Systems",
+                              sector="Sopael Markets Commission",
+                              commission_name="Drournlia Markets Commission"),
+                          row("companies", company_name="Gouqin Energy",
+                              sector="energy commission", commission_name=None),
+                          row("companies", company_name="Rastou Bank",
+                              sector="Commission", commission_name=None)]}
+    kryslias, viathpox, gouqin, rastou = misplaced(SCHEMA, rows)["companies"]
+    assert (kryslias.values["sector"], kryslias.values["commission_name"]) == (
+        None, "Sopael Markets Commission")
+    # a reference of its own stays; the misplaced name is emptied all the same
+    assert (viathpox.values["sector"], viathpox.values["commission_name"]) == (
+        None, "Drournlia Markets Commission")
+    # words in small letters, or the kind word alone, name no commission
+    assert gouqin.values == rows["companies"][2].values
+    assert rastou.values == rows["companies"][3].values

@@ -6,15 +6,16 @@ and into its ``chief_executive``, and ``sector = 'energy'`` then missed those co
 (``docsage-references-set2``). A row's TEXT cell that names an entity of a table one of its
 foreign keys refers to (another table, not its own, that holds names and nothing else, as
 ``commissions(commission_name)`` does) is misplaced when the column is not that reference:
-the entity the reference names, or one the same chunk gives a row of in the referenced
-table. The cell is emptied with a correction (``reason="misplaced"``); when the reference
-itself is empty, and no text said it has ended (:mod:`.ended`), it takes the name. Key
-columns and references are left as they are, and so is a table that refers to itself (a
-company's parent company is a company) or to a table with more to say than names (a match's
-winner rightly names one of its teams). Applied on every read after :mod:`.ended`, so stored
-tuples need no new key; CLEAR applies it again before the merge with the names every chunk
-gives the referenced entities, and after its committee (:func:`misplaced_rows`), whose votes
-re-read the chunk.
+the entity the reference names, one the same chunk gives a row of in the referenced table,
+or a proper name whose last word is that table's kind ("Sopael Markets Commission" for
+``commissions``: the commission of a namesake, which no chunk gives a row). The cell is
+emptied with a correction (``reason="misplaced"``); when the reference itself is empty, and
+no text said it has ended (:mod:`.ended`), it takes the name. Key columns and references
+are left as they are, and so is a table that refers to itself (a company's parent company
+is a company) or to a table with more to say than names (a match's winner rightly names one
+of its teams). Applied on every read after :mod:`.ended`, so stored tuples need no new key;
+CLEAR applies it again before the merge with the names every chunk gives the referenced
+entities, and after its committee (:func:`misplaced_rows`), whose votes re-read the chunk.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from quaderno.methods.docsage.ended import ended_columns
-from quaderno.methods.docsage.normalize import is_null, key_columns, key_name, normalize_entity
-from quaderno.methods.docsage.rekey import named_after
+from quaderno.methods.docsage.normalize import (fold_text, is_null, key_columns, key_name,
+                                                normalize_entity)
+from quaderno.methods.docsage.draft import slug
+from quaderno.methods.docsage.rekey import named_after, singular
 from quaderno.methods.docsage.rows import Correction, Row, noted
 from quaderno.methods.docsage.schema import Schema
 
@@ -81,6 +84,16 @@ def name_references(schema: Schema) -> dict[str, list[_Ref]]:
     return out
 
 
+def of_kind(value: str, table: str) -> bool:
+    """``value`` is a proper name whose last word is the kind of entity ``table`` holds
+    ("Sopael Markets Commission" of ``commissions``): a name of that table's kind, though no
+    chunk gives it a row (a commission a namesake belongs to)."""
+    words = value.split()
+    kind = singular(slug(table).split("_")[-1])
+    return len(words) >= 2 and all(w[:1].isupper() for w in words if len(w) > 3) and \
+        singular(fold_text(words[-1])) == kind
+
+
 def _linked(row: Row, links: Sequence[str]) -> set[str]:
     """The referring entities a row of a names table names back (normalized)."""
     return {normalize_entity(v) for c in links if isinstance(v := row.values.get(c), str)}
@@ -122,7 +135,8 @@ def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]],
                 names.discard("")
                 for c in free:
                     value = values.get(c)
-                    if not isinstance(value, str) or normalize_entity(value) not in names:
+                    if not isinstance(value, str) or (normalize_entity(value) not in names
+                                                      and not of_kind(value, ref)):
                         continue
                     values[c] = None
                     notes.append(Correction(column=c, old=value, new=None, reason="misplaced",
