@@ -305,3 +305,24 @@ def test_lower_case_words_and_legal_suffixes_are_no_acronyms(text, value) -> Non
     rows = {"companies": [row("companies", company_name="Kryslias Systems SA", country=value)]}
     [out] = unstated(SCHEMA, rows, "d1#0", text)["companies"]
     assert out.values["country"] is None
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("Viathpox Systems is a company of the Sopael Markets Commission, not of the Drournlia "
+     "Markets Commission.", False),
+    ("Viathpox Systems is not a member of the DMC.", False),
+    ("It belongs to neither the DMC nor the Sopael Markets Commission.", False),
+    # named after a negation and again plainly
+    ("Viathpox Systems left no doubt: it is not of the Sopael Markets Commission but of the "
+     "Drournlia Markets Commission.", True),
+    # a negation of something else
+    ("It is not known whether the Drournlia Markets Commission renewed it.", True),
+    ("The Drournlia Markets Commission did not publish its offices.", True),
+])
+def test_a_reference_written_only_after_a_negation_is_not_named(text, kept) -> None:
+    """docsage-head-set2: "a company of the Sopael Markets Commission, not of the Drournlia
+    Markets Commission" kept the model's Drournlia commission for a namesake."""
+    rows = {"companies": [row("companies", company_name="Viathpox Systems",
+                              commission_name="Drournlia Markets Commission")]}
+    [company] = unstated(SCHEMA, rows, "d1#0", text)["companies"]
+    assert (company.values["commission_name"] is not None) is kept
