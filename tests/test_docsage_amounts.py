@@ -464,3 +464,30 @@ def test_a_rows_own_name_copied_into_a_persons_column_is_emptied() -> None:
     ).tables[0]
     kept = {"home_team": "Lyon", "away_team": "Nice", "captain": "Lyon"}
     assert self_copies(matches, kept) == (kept, [])
+
+
+@pytest.mark.parametrize(("text", "written", "quoted"), [
+    # docsage-head-set2: Riandgiax Systems' and Bridarndou Holdings' revenues as offices
+    ("$42.8107 billion is the annual revenue stated for Riandgiax Systems.", 42810700000,
+     "$42.8107 billion"),
+    ("Bridarndou Holdings has an annual revenue of $46.6939 billion.", 46693900000,
+     "$46.6939 billion"),
+])
+def test_a_count_of_things_never_takes_money_either(text, written, quoted) -> None:
+    """Completion searches only for empty cells: with the revenue in ``offices``, Riandgiax
+    Systems' offices were never searched for, and its 269 offices never read."""
+    firms = Schema.model_validate({"tables": [{"name": "companies",
+                                               "primary_key": ["company_name"],
+                                               "columns": [{"name": "company_name"},
+                                                           {"name": "offices",
+                                                            "type": "DOUBLE"}]}]}).tables[0]
+    read, changes = read_row(firms, {"company_name": "Riandgiax Systems", "offices": written},
+                             text)
+    assert read["offices"] is None
+    assert [(c.column, c.reason, c.evidence_quote) for c in changes] == [
+        ("offices", "unit", quoted)]
+    assert counts(firms.column("offices"))
+    # a count of offices written plainly stays
+    read, _ = read_row(firms, {"company_name": "Riandgiax", "offices": 269},
+                       "A total of 269 offices was recorded for Riandgiax.")
+    assert read["offices"] == 269

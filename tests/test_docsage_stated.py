@@ -115,11 +115,14 @@ def test_an_average_equal_to_one_companys_value_is_not_quoted() -> None:
 
 COUNTED = Schema(tables=[Table(name="firm", columns=[
     Column(name="name"), Column(name="offices", type="INT"),
-    Column(name="employees", type="INT")], primary_key=["name"])])
+    Column(name="employees", type="INT"), Column(name="rating", type="INT")],
+    primary_key=["name"])])
 
 
 @pytest.mark.parametrize("column,text,quote", [
-    ("offices", "Brin grew 3% last year. Brin has 3 offices.", None),  # written two ways
+    ("rating", "Brin grew 3% last year. Brin's rating is 3.", None),  # written two ways
+    # a count of offices is no measure (Riandgiax's revenue read as offices, head-set2)
+    ("offices", "Brin grew 3% last year. Brin has 3 offices.", "3 offices"),
     ("offices", "Brin has 3 offices.", "3 offices"),
     ("employees", "Brin grew 3% last year.", None),        # a headcount is not a measure
     ("employees", "Brin grew 3% last year. Brin has 3 employees.", "3 employees"),

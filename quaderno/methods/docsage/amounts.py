@@ -49,7 +49,7 @@ from quaderno.methods.docsage.schema import Column, Table
 # part of the tuple store's key (extract.prompt_fingerprint): a change of how numbers are
 # read (or of the other repairs extraction makes, copies.py) must not re-use tuples read
 # the old way
-READER_VERSION = "as-stated-8"
+READER_VERSION = "as-stated-9"
 
 _WORDS = {"thousand": 3, "million": 6, "mn": 6, "mln": 6, "billion": 9, "bn": 9,
           "trillion": 12}
@@ -207,11 +207,13 @@ def read_stated(value: Any, text: str,
 
 
 def counts(col: Column) -> bool:
-    """A column counting people or things (population, employees, seats), in no currency:
-    a number written as money or as a measure is not its value."""
+    """A column counting people or things (population, employees, seats, offices, stores),
+    in no currency: a number written as money or as a measure is not its value (the
+    measuring model read Riandgiax Systems' "$42.8107 billion" as its offices)."""
     money = _UNIT_LETTER.search(col.unit) or _MONEY_UNIT.search(col.unit)
+    about = f"{col.name} {col.description}"
     return col.type in ("INT", "DOUBLE") and not money and \
-        bool(_HEADCOUNT.search(f"{col.name} {col.description}"))
+        bool(_HEADCOUNT.search(about) or _THINGS.search(about))
 
 
 def money(col: Column) -> bool:
