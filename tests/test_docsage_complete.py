@@ -272,3 +272,20 @@ def test_a_negative_budget_is_refused_by_name(tmp_path) -> None:
     with pytest.raises(ValueError, match="fill_chunks must be 0 or more, got -1"):
         DocSage(LM(FakeLLM(respond=Model())), FakeRetriever(docs), fill_chunks=-1,
                 store_dir=str(tmp_path))
+
+
+def test_the_columns_the_question_names_are_needed_too() -> None:
+    """docsage-head-set2: "whose sector is energy" filters by a sector that Bryskound
+    Holdings' own document states, which no search asked for."""
+    schema = schema_of({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "sector"},
+                     {"name": "chief_executive"}, {"name": "offices", "type": "INT"},
+                     {"name": "country"}, {"name": "id", "type": "INT"}]}]})
+    question = ("What is the average number of offices of the companies whose sector is "
+                "energy, and who are their chief executives?")
+    assert needed_columns(schema, question) == [
+        ("companies", "offices"), ("companies", "sector"), ("companies", "chief_executive")]
+    rows = [row("companies", "d56#0", company_name="Bryskound Holdings", offices=123)]
+    assert missing_cells(schema, rows, needed_columns(schema, question)) == [
+        ("Bryskound Holdings", ["sector", "chief executive"])]

@@ -9,8 +9,11 @@ revenues (``docsage-measures-set2``). After the scope is extracted, the cells th
 needs are checked per entity the rows name (aliases merged, as CLEAR will merge them):
 
 * the required attributes of the schema, the columns holding what the question measures
-  (:func:`.terms.measured_columns`), and the references along its join path (a company's
-  commission);
+  (:func:`.terms.measured_columns`), the references along its join path (a company's
+  commission), and the columns the question names by every word of their name (its filter
+  "whose sector is energy", its answer "the chief executive of ..."): Bryskound Holdings'
+  sector, stated in a document of its own, was never searched for
+  (``docsage-head-set2``);
 
 for each entity with such a cell empty, and each entity a row of a table on the join path
 refers to that has no row of its own (a member city named only in the league's roster), one
@@ -23,6 +26,7 @@ is handed to CLEAR and not paid again.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Sequence
 
 from quaderno.index.hits import Hit
@@ -39,6 +43,21 @@ from quaderno.methods.docsage.terms import measured_columns
 Search = Callable[[str, int], Awaitable[Sequence[Hit]]]
 
 
+def named_columns(schema: Schema, question: str) -> list[tuple[str, str]]:
+    """(table, column) of each column every word of whose name ``question`` writes, plurals
+    aside (``sector``, ``chief_executive``); words of two letters or fewer are skipped, and
+    a name made only of such words names nothing."""
+    asked = {singular(w) for w in re.findall(r"[a-z0-9]+", question.lower())}
+    out = []
+    for t in schema.tables:
+        for c in t.columns:
+            words = [singular(w) for w in re.split(r"[^a-z0-9]+", c.name.lower())
+                     if len(w) >= 3]
+            if words and all(w in asked for w in words):
+                out.append((t.name, c.name))
+    return out
+
+
 def needed_columns(schema: Schema, question: str) -> list[tuple[str, str]]:
     """(table, column) of every non-key cell the question needs (module docstring)."""
     out: list[tuple[str, str]] = []
@@ -48,6 +67,7 @@ def needed_columns(schema: Schema, question: str) -> list[tuple[str, str]]:
         if t is not None and column in t.column_names:
             out.append((table, column))
     out += measured_columns(schema, question)
+    out += named_columns(schema, question)
     path = set(schema.requirements.join_path)
     for t in schema.tables:
         if t.name in path:
@@ -142,4 +162,4 @@ async def completion(search: Search, schema: Schema, rows: Sequence[Row], questi
     return out
 
 
-__all__ = ["completion", "missing_cells", "needed_columns"]
+__all__ = ["completion", "missing_cells", "named_columns", "needed_columns"]
