@@ -112,3 +112,27 @@ def test_a_name_written_whole_without_a_roster_cue_is_one_name(text, value) -> N
 def test_a_list_after_a_roster_cue_is_split_though_written_whole() -> None:
     text = "Members of the league include Oslo, Bergen, Trondheim."
     assert items("Oslo, Bergen, Trondheim", text) == ["Oslo", "Bergen", "Trondheim"]
+
+
+def test_a_roster_in_a_back_link_is_a_row_per_member(tmp_path) -> None:
+    """The Set2 shape: ``commissions(commission_name, company_name)``, no key, beside
+    ``companies.commission_name``; the roster written into ``company_name`` of one row is a
+    row per member, each keeping the commission, on every read."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "commissions",
+         "columns": [{"name": "commission_name"}, {"name": "company_name"}]},
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "commission_name"}],
+         "foreign_keys": [{"cols": ["commission_name"], "ref_table": "commissions",
+                           "ref_cols": ["commission_name"]}]}]})
+    reply = {"commissions": [{"commission_name": "Drournlia Markets Commission",
+                              "company_name": "Riaska, Gouqin Energy, BS, Roustoustus"}],
+             "companies": []}
+    fake = FakeLLM(respond=lambda request: json.dumps(reply))
+    first, again = read_twice(fake, Chunk(id="d10#0", text=ROSTER), schema,
+                              TupleStore(tmp_path))
+    for rows in (first, again):
+        assert sorted((r.values["commission_name"], r.values["company_name"]) for r in rows
+                      if r.table == "commissions") == [
+            ("Drournlia Markets Commission", n)
+            for n in sorted(["Riaska", "Gouqin Energy", "BS", "Roustoustus"])]

@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from quaderno.index.hits import Hit
 from quaderno.methods.docsage.aliases import canonicalize, merge_entities
 from quaderno.methods.docsage.ended import ended_columns
-from quaderno.methods.docsage.misplaced import back_links
+from quaderno.methods.docsage.misplaced import all_back_links
 from quaderno.methods.docsage.normalize import (entity_name, is_null, key_columns, key_name,
                                                 normalize_entity)
 from quaderno.methods.docsage.rekey import singular
@@ -93,10 +93,7 @@ def _references(schema: Schema, table: Table) -> list[tuple[str, str]]:
         parent = schema.table(fk.ref_table)
         if len(fk.cols) == 1 and parent is not None and fk.ref_cols == key_columns(parent):
             out.append((fk.cols[0], parent.name))
-    for holder in schema.tables:
-        if any(fk.ref_table == table.name for fk in holder.foreign_keys):
-            out += [(c, holder.name) for c in back_links(schema, table.name, holder.name)]
-    return out
+    return out + all_back_links(schema, table.name)
 
 
 def missing_cells(schema: Schema, rows: Sequence[Row],

@@ -38,7 +38,7 @@ from quaderno.methods.docsage.confidence import agreement_rows, logprob_confiden
 from quaderno.methods.docsage.copies import self_copies
 from quaderno.methods.docsage.ended import ended_links, ended_references
 from quaderno.methods.docsage.lists import split_lists
-from quaderno.methods.docsage.misplaced import misplaced
+from quaderno.methods.docsage.misplaced import all_back_links, misplaced
 from quaderno.methods.docsage.normalize import is_null, key_columns
 from quaderno.methods.docsage.rows import Provenance, Row, coerce
 from quaderno.methods.docsage.schema import Column, Schema, Table
@@ -448,7 +448,8 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
             table = schema.table(name)
             if table is not None:
                 # a roster written into one cell is a row per name first (lists.py)
-                rows = split_lists(table, rows, chunk.render())
+                rows = split_lists(table, rows, chunk.render(),
+                                   [c for c, _ in all_back_links(schema, name)])
                 rows, ended = ended_links(table, ended_references(table, rows, chunk.text),
                                           chunk.text)
                 result.rows[name] = rows

@@ -8,19 +8,21 @@ one row whose ``company_name`` is "Riaska, Gouqin Energy, BS, ...": no member th
 so completion never searched for their headcounts and Roustoustus Systems, the Set2
 Relationship question's answer, was never read (``docsage-case-set2``).
 
-A TEXT cell is a list when it is a key column's or a multi-valued reference's, it splits at
-commas or semicolons (a last "and" too: "A, B and C") into three names or more, each of at
-most six words and none a legal suffix ("Acme, Inc." is one name), the first no number (an
-address: "10 Downing St, London, UK"), no name twice, and the chunk writes every name (case
-aside). A value the chunk writes whole is a list only after a roster's words ("include",
-"members", "such as", "namely", "comprising", "are", a colon): "Crosby, Stills, Nash & Young
-released an album" is one name. The row becomes one row per name, each with a correction quoting
-the list (``reason="list"``). A list in a key leaves each new row the row's other key parts
-and references (the group), and empties the rest: what the model wrote beside a list is no
-one member's ("employees": 0 for the roster). A multi-valued reference keeps every other
-value (a row per value is what such a column means). Only the first list in a row is split.
-Applied on every read, first, so :mod:`.ended` then judges each member on its own ("Former
-members: Gedroun Bank (left 2009), ..."), and stored tuples need no new key.
+A TEXT cell is a list when it is a key column's, a multi-valued reference's or a back
+link's (a roster's ``commissions.company_name``, which names the companies that refer to
+the commission: :func:`.misplaced.back_links`), it splits at commas or semicolons (a last
+"and" too: "A, B and C") into three names or more, each of at most six words and none a
+legal suffix ("Acme, Inc." is one name), the first no number (an address: "10 Downing St,
+London, UK"), no name twice, and the chunk writes every name (case aside). A value the
+chunk writes whole is a list only after a roster's words ("include", "members", "such as",
+"namely", "comprising", "are", a colon): "Crosby, Stills, Nash & Young released an album"
+is one name. The row becomes one row per name, each with a correction quoting the list
+(``reason="list"``). A list in a key leaves each new row the row's other key parts and
+references (the group), and empties the rest: what the model wrote beside a list is no one
+member's ("employees": 0 for the roster). A multi-valued reference, or a back link, keeps
+every other value (a row per value is what such a column means). Only the first list in a
+row is split. Applied on every read, first, so :mod:`.ended` then judges each member on its
+own ("Former members: Gedroun Bank (left 2009), ..."), and stored tuples need no new key.
 """
 
 from __future__ import annotations
@@ -84,13 +86,18 @@ def _split(table: Table, row: Row, column: str, names: Sequence[str], in_key: bo
     return out
 
 
-def split_lists(table: Table, rows: Sequence[Row], text: str) -> list[Row]:
-    """``rows`` of ``table`` read from ``text``, each with a list of names in a key column or
-    a multi-valued reference made one row per name (module docstring)."""
+def split_lists(table: Table, rows: Sequence[Row], text: str,
+                links: Sequence[str] = ()) -> list[Row]:
+    """``rows`` of ``table`` read from ``text``, each with a list of names in a key column, a
+    multi-valued reference or one of the ``links`` (columns naming back the entities of a
+    table that refers to this one: a roster's ``commissions.company_name``) made one row per
+    name (module docstring)."""
     keys = [k for k in key_columns(table) if table.column(k).type == "TEXT"]
     multi = set(table.multi_valued(key_columns(table)))
     refs = [c for fk in table.foreign_keys for c in fk.cols
             if c in multi and table.column(c).type == "TEXT"]
+    refs += [c for c in links if c not in keys and c not in refs
+             and table.column(c).type == "TEXT"]
     out: list[Row] = []
     for row in rows:
         for column in [*keys, *refs]:

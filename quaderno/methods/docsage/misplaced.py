@@ -49,6 +49,14 @@ def back_links(schema: Schema, name: str, holder: str) -> list[str]:
             and [c.name] != key_columns(table) and named_after(c.name, other.name, keys[0])]
 
 
+def all_back_links(schema: Schema, name: str) -> list[tuple[str, str]]:
+    """(column, holder) for each :func:`back_links` column of table ``name``, for every
+    table ``holder`` that refers to it."""
+    return [(c, holder.name) for holder in schema.tables
+            if any(fk.ref_table == name for fk in holder.foreign_keys)
+            for c in back_links(schema, name, holder.name)]
+
+
 def _names_only(schema: Schema, name: str, links: Sequence[str] = ()) -> bool:
     """``name`` is a table of names and nothing else (``commissions(commission_name)``, as
     :mod:`.containers` makes it, or with its members' names beside: ``links``, the
@@ -212,4 +220,5 @@ def misplaced_rows(schema: Schema, rows: Sequence[Row]) -> list[Row]:
     return out
 
 
-__all__ = ["back_links", "known_names", "misplaced", "misplaced_rows", "name_references"]
+__all__ = ["all_back_links", "back_links", "known_names", "misplaced", "misplaced_rows",
+           "name_references"]
