@@ -136,3 +136,4 @@ class SQLExecutionError(QuadernoError):
         self.sql = sql
         self.requalified: list[str] = []
         self.joined: list[str] = []  # tables the gate joined on a foreign key (autojoin.py)
+        self.hoisted: list[str] = []  # orders moved out of a subquery (correlated.py)

@@ -22,6 +22,8 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
 
+from quaderno.methods.docsage.aggregates import is_aggregate
+from quaderno.methods.docsage.normalize import key_columns
 from quaderno.methods.docsage.schema import Schema
 
 
@@ -61,4 +63,67 @@ def outer_columns(tree: exp.Expression, schema: Schema) -> str | None:
     return None
 
 
-__all__ = ["outer_columns"]
+def _members_of_outer(test: exp.In, outer: exp.Select, schema: Schema) -> bool:
+    """The ``IN`` test compares the key of a table the enclosing SELECT reads with what the
+    subquery lists (``company_name IN (SELECT company_name FROM commissions ...)``): the
+    subquery lists the enclosing query's own entities."""
+    col = test.this
+    if not isinstance(col, exp.Column):
+        return False
+    read = {t.name.lower() for t in outer.find_all(exp.Table)
+            if t.find_ancestor(exp.Select) is outer}
+    return any(col.name in key_columns(t) for t in schema.tables if t.name.lower() in read)
+
+
+def hoist_order(tree: exp.Expression, schema: Schema) -> str | None:
+    """Move a subquery's ORDER BY of the enclosing query's columns, with its LIMIT, out to the
+    enclosing query, in place, when that is the one reading; what was moved, or None.
+
+    The measuring model wrote, for "the chief executive of the company with the fewest
+    employees in the commission" (``docsage-head-set2``, refused and repeated word for
+    word)::
+
+        SELECT chief_executive FROM companies WHERE company_name IN
+          (SELECT company_name FROM commissions WHERE commission_name = '…'
+           GROUP BY company_name ORDER BY employees LIMIT 1)
+
+    ``employees`` is the enclosing row's, so the subquery's order says nothing; ordering the
+    members it selects by the enclosing query's column is what the refusal tells the model
+    to write. Moved only when the subquery is an ``IN`` test of the enclosing SELECT's WHERE
+    on the key of a table it reads (the subquery lists its entities), selects its own
+    columns, orders by the enclosing query's columns alone, has a LIMIT and no OFFSET; and
+    the enclosing SELECT has no ORDER BY, LIMIT, GROUP BY, aggregate or window of its own
+    (its rows are then the members, one per row, and its order is free)."""
+    for scope in traverse_scope(tree):
+        select = scope.expression
+        if not scope.is_subquery or not isinstance(select, exp.Select):
+            continue
+        order, limit = select.args.get("order"), select.args.get("limit")
+        if order is None or limit is None or select.args.get("offset") is not None:
+            continue
+        external = {id(c) for c in scope.external_columns}
+        if not external or not all(
+                (cols := list(o.find_all(exp.Column))) and all(id(c) in external for c in cols)
+                for o in order.expressions):
+            continue
+        if any((cols := list(p.find_all(exp.Column))) and all(id(c) in external for c in cols)
+               for p in select.selects):
+            continue
+        wrapper = select.parent
+        test = wrapper.parent if isinstance(wrapper, exp.Subquery) else wrapper
+        outer = test.find_ancestor(exp.Select) if isinstance(test, exp.In) else None
+        if outer is None or test.find_ancestor(exp.Where) is not outer.args.get("where") or \
+                not _members_of_outer(test, outer, schema) or \
+                any(outer.args.get(a) is not None for a in ("order", "limit", "offset")) or \
+                is_aggregate(outer) or any(p.find(exp.Window) for p in outer.selects):
+            continue
+        moved = f"{order.sql('duckdb')} {limit.sql('duckdb')}"
+        select.set("order", None)
+        select.set("limit", None)
+        outer.set("order", order)
+        outer.set("limit", limit)
+        return moved
+    return None
+
+
+__all__ = ["hoist_order", "outer_columns"]

@@ -66,6 +66,7 @@ class TracedResult(BaseModel):
     notes: list[str] = Field(default_factory=list)
     requalified: list[str] = Field(default_factory=list)  # see CheckedSQL.requalified
     joined: list[str] = Field(default_factory=list)  # see CheckedSQL.joined
+    hoisted: list[str] = Field(default_factory=list)  # see CheckedSQL.hoisted
 
 
 # -- the rewrite ------------------------------------------------------------------------------
@@ -344,6 +345,7 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
         except SQLExecutionError as e:
             e.requalified = list(checked.requalified)  # the repair must know what ran
             e.joined = list(checked.joined)
+            e.hoisted = list(checked.hoisted)
             raise
         row_tids = [[] for _ in result.rows]
         partial = bool(checked.tables)  # a query that reads no table has nothing to trace
@@ -361,4 +363,5 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
             sources_truncated=len(tids) + len(support) > max_sources, partial=partial))
     return TracedResult(result=result, lineage=lineage, partial=partial,
                         notes=list(dict.fromkeys(rewriter.notes)),
-                        requalified=checked.requalified, joined=checked.joined)
+                        requalified=checked.requalified, joined=checked.joined,
+                        hoisted=checked.hoisted)

@@ -114,14 +114,19 @@ RESAMPLE_TEMPERATURE = 0.7
 RESAMPLE_SEED = 1
 
 
-def gate_repairs(requalified: Sequence[str], joined: Sequence[str]) -> str:
+def gate_repairs(requalified: Sequence[str], joined: Sequence[str],
+                 hoisted: Sequence[str] = ()) -> str:
     """What the gate changed in a query before it ran, in words ("" when nothing): the
-    columns it moved (``sqlgate._requalify``) and the tables it joined (``autojoin.py``)."""
+    columns it moved (``sqlgate._requalify``), the tables it joined (``autojoin.py``) and
+    the orders it moved out of a subquery (:func:`.correlated.hoist_order`)."""
     parts = []
     if requalified:
         parts.append("columns moved to the one table that has them: " + "; ".join(requalified))
     if joined:
         parts.append("a table joined on its declared foreign key: " + "; ".join(joined))
+    if hoisted:
+        parts.append("a subquery's order by the enclosing query's columns moved out to it: "
+                     + "; ".join(hoisted))
     return " and ".join(parts)
 
 
@@ -206,7 +211,7 @@ class SQLReasoner:
                         span.outputs = {"refused": exc.reason}
                     except SQLExecutionError as exc:
                         error = str(exc)
-                        repaired = gate_repairs(exc.requalified, exc.joined)
+                        repaired = gate_repairs(exc.requalified, exc.joined, exc.hoisted)
                         if repaired:
                             error += f" (the query ran with {repaired})"
                             ep.trace.fallback(f"the gate ran the query with {repaired}; "
@@ -215,7 +220,8 @@ class SQLReasoner:
                         failed[_folded(sql)] = error
                         span.outputs = {"error": exc.kind}
                     else:
-                        repaired = gate_repairs(traced.requalified, traced.joined)
+                        repaired = gate_repairs(traced.requalified, traced.joined,
+                                                traced.hoisted)
                         if repaired:
                             ep.trace.fallback(f"the gate ran the query with {repaired}",
                                               span)

@@ -32,7 +32,7 @@ from sqlglot.optimizer.scope import traverse_scope
 
 from quaderno.errors import SQLRefusedError
 from quaderno.methods.docsage.autojoin import Unique, add_join, unresolved
-from quaderno.methods.docsage.correlated import outer_columns
+from quaderno.methods.docsage.correlated import hoist_order, outer_columns
 from quaderno.methods.docsage.schema import Schema
 
 log = logging.getLogger(__name__)
@@ -85,6 +85,9 @@ class CheckedSQL(BaseModel):
     # tables the gate joined on a declared foreign key for a column the query read from
     # a table it did not name (``autojoin.py``)
     joined: list[str] = Field(default_factory=list)
+    # a subquery's ORDER BY of the enclosing query's columns, with its LIMIT, the gate moved
+    # out to the enclosing query (:func:`.correlated.hoist_order`)
+    hoisted: list[str] = Field(default_factory=list)
 
 
 def _column_hint(error: str, schema: Schema, read: list[str]) -> str:
@@ -395,7 +398,14 @@ def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
         raise _refuse("unsupported", "the query's shape cannot be checked (sqlglot: "
                       f"{type(e).__name__}); write it more simply, naming the columns "
                       "instead of SELECT * and without PIVOT", sql) from e
-    if (why := outer_columns(qualified, schema)) is not None:
+    hoisted = []
+    if (why := outer_columns(qualified, schema)) is not None and \
+            (moved := hoist_order(qualified, schema)) is not None:
+        # the one reading of an order by the enclosing row's columns (correlated.py)
+        log.info("the gate moved %s out of a subquery", moved)
+        hoisted.append(moved)
+        why = outer_columns(qualified, schema)
+    if why is not None:
         raise _refuse("outer-column", why, sql)
     _restore_output_names(qualified)
     normalized = qualified.sql(dialect="duckdb", comments=False)
@@ -405,7 +415,7 @@ def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
         raise _refuse("parse", "the query does not survive normalization; simplify it", sql)
     tables = _walk(again[0], schema, sql)  # an added join reads one more table
     return CheckedSQL(original=sql, sql=normalized, expression=qualified, tables=tables,
-                      requalified=requalified, joined=joined)
+                      requalified=requalified, joined=joined, hoisted=hoisted)
 
 
 def _qualify(root: exp.Expression, schema: Schema, joined: list[str],
