@@ -64,9 +64,37 @@ def test_keyed_the_conflicting_rows_of_one_company_are_a_violation() -> None:
     {"name": "companies", "columns": [{"name": "label"}, {"name": "sector"}]},
     # a number is no name
     {"name": "companies", "columns": [{"name": "company_name", "type": "INT"}]},
+    # several rows per name, one per year or date (the review of own_key)
+    {"name": "tournaments", "columns": [{"name": "tournament_name"},
+                                        {"name": "year", "type": "INT"}, {"name": "winner"}]},
+    {"name": "movies", "columns": [{"name": "title"}, {"name": "release_date", "type": "DATE"},
+                                   {"name": "director"}]},
+    {"name": "companies", "columns": [{"name": "company_name"}, {"name": "fiscal_year"},
+                                      {"name": "revenue", "type": "DOUBLE"}]},
+    # a roster: a name and one text beside it
+    {"name": "teams", "columns": [{"name": "team_name"}, {"name": "player"}]},
 ])
 def test_a_table_without_one_clear_name_column_stays_as_it_is(table) -> None:
     schema = Schema.model_validate({"tables": [table]})
+    assert own_keys(schema) == (schema, [])
+
+
+def test_a_date_of_the_entity_itself_is_an_attribute() -> None:
+    schema = Schema.model_validate({"tables": [
+        {"name": "companies", "columns": [{"name": "company_name"},
+                                          {"name": "founded_year", "type": "INT"},
+                                          {"name": "headquarters"}]}]})
+    assert own_keys(schema)[0].table("companies").primary_key == ["company_name"]
+
+
+def test_a_roster_declaring_its_member_as_a_reference_stays_keyless() -> None:
+    schema = Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "employees", "type": "INT"}]},
+        {"name": "commissions",
+         "columns": [{"name": "commission_name"}, {"name": "company_name"}],
+         "foreign_keys": [{"cols": ["company_name"], "ref_table": "companies",
+                           "ref_cols": ["company_name"]}]}]})
     assert own_keys(schema) == (schema, [])
 
 
@@ -82,7 +110,8 @@ def test_a_table_another_refers_to_by_another_column_stays_keyless() -> None:
 
 def test_an_undeclared_id_of_another_table_is_a_link_too() -> None:
     schema = Schema.model_validate({"tables": [
-        {"name": "companies", "columns": [{"name": "company_name"}]},
+        {"name": "companies", "columns": [{"name": "company_name"},
+                                          {"name": "employees", "type": "INT"}]},
         {"name": "offices", "columns": [{"name": "office_name"}, {"name": "company_id",
                                                                   "type": "INT"}]}]})
     keyed, _ = own_keys(schema)

@@ -18,18 +18,45 @@ they are:
 * a table another table's foreign key refers to by some other column: that column names it;
 * a table with an undeclared column naming another table's entity (``commissions
   (commission_name, company_name)``: a roster, one row per member, its key would be both
-  columns; the link the other way round, :func:`.misplaced.back_links`). A declared
-  reference is an attribute (a company's one commission) and keeps nothing from the key.
+  columns; the link the other way round, :func:`.misplaced.back_links`); a declared
+  reference is no attribute of its own either (a company's one commission);
+* a table with a column saying when its row holds (a year, a date, a season:
+  ``tournaments(name, year, winner)``, ``movies(title, year)``, yearly revenues), whose
+  rows are several per name; a date of the entity itself (``founded_year``,
+  ``birth_date``) is an attribute;
+* a table with no number beside its name and fewer than two other columns
+  (``teams(team_name, player)``: a roster), whose name and other column are both its
+  identity.
 
 The key is the row identity CLEAR already merged by, now declared: its unique-key and
-dependency checks run, and the SQL prompt shows it. Each repair is noted.
+dependency checks run, and the SQL prompt shows it. Each repair is noted. Known risk: a
+table of entities with several rows per name the model marked single-valued (a team's
+``player`` beside its ``city``) is checked as one entity, as when the model declares that
+key itself.
 """
 
 from __future__ import annotations
 
+import re
+
 from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.rekey import id_column, mislabeled_names, name_columns
 from quaderno.methods.docsage.schema import Schema, Table
+
+
+# a column saying which of several rows of one name a row is: a year, a date, a season ...
+_WHEN = re.compile(r"(?:^|_)(?:year|date|season|edition|round|quarter|month|week|period|"
+                   r"as_of|time|day)$")
+# ... unless it dates the entity itself: its founding, birth or death ("founded_year")
+_ONCE = re.compile(r"^(?:found|birth|born|death|died|establish|incorporat|inaugur|open|"
+                   r"creat|start|launch|built)")
+
+
+def _dated(table: Table) -> bool:
+    """A column of ``table`` says when its row holds (module docstring)."""
+    return any(c.type == "DATE" and not _ONCE.match(slug(c.name)) or
+               _WHEN.search(slug(c.name)) and not _ONCE.match(slug(c.name))
+               for c in table.columns)
 
 
 def _name_column(table: Table) -> str | None:
@@ -61,6 +88,12 @@ def _keyed(table: Table, schema: Schema) -> str | None:
     if any(c.name != name and c.name not in declared and _names_another(c.name, table, schema)
            for c in table.columns):
         return None
+    # what a row says of its entity: columns neither its name nor a reference
+    attributes = [c for c in table.columns if c.name != name and c.name not in declared]
+    if _dated(table):
+        return None          # one row per year or date: several rows per name
+    if not any(c.type in ("INT", "DOUBLE") for c in attributes) and len(attributes) < 2:
+        return None          # a name and one text beside it: a roster (team, player)
     return name
 
 
