@@ -22,7 +22,7 @@ from quaderno.methods.docsage.copies import self_copies
 from quaderno.methods.docsage.correct import committee_ballots, evidence_date, resolve_conflict
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.rows import coerce, load_rows
-from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.schema import Column, Schema
 
 TEXT = ("Riandgiax Systems reported revenue of $42.8107 billion in 1967. Dixvhukrand: USD "
         "54860M. Vykaexfun earned $1,791,100,000. Bryskound made 43789.5 million dollars; "
@@ -491,3 +491,21 @@ def test_a_count_of_things_never_takes_money_either(text, written, quoted) -> No
     read, _ = read_row(firms, {"company_name": "Riandgiax", "offices": 269},
                        "A total of 269 offices was recorded for Riandgiax.")
     assert read["offices"] == 269
+
+
+@pytest.mark.parametrize(("column", "expected"), [
+    (Column(name="offices", type="INT"), True),
+    (Column(name="office_count", type="INT"), True),
+    (Column(name="num_stores", type="INT"), True),
+    # measures and money about things are no counts of them (the review of 3390d50)
+    (Column(name="office_space", type="DOUBLE", unit="square feet",
+            description="total floor area of its offices"), False),
+    (Column(name="retail_area", type="INT",
+            description="sales floor area of its stores in square metres"), False),
+    (Column(name="revenue", type="DOUBLE", description="annual revenue from its stores"),
+     False),
+    (Column(name="plant_capacity", type="DOUBLE", unit="tonnes",
+            description="output of its plants"), False),
+])
+def test_a_count_of_things_is_named_so(column, expected) -> None:
+    assert counts(column) is expected

@@ -49,7 +49,7 @@ from quaderno.methods.docsage.schema import Column, Table
 # part of the tuple store's key (extract.prompt_fingerprint): a change of how numbers are
 # read (or of the other repairs extraction makes, copies.py) must not re-use tuples read
 # the old way
-READER_VERSION = "as-stated-9"
+READER_VERSION = "as-stated-10"
 
 _WORDS = {"thousand": 3, "million": 6, "mn": 6, "mln": 6, "billion": 9, "bn": 9,
           "trillion": 12}
@@ -81,6 +81,12 @@ _PEOPLE = re.compile(r"(?i)population|inhabitants|residents|employees|staff|head
                      r"members|students|players|people|persons|visitors")
 # (not seats: "seats 1,200 people", "120 members" state a capacity in people)
 _THINGS = re.compile(r"(?i)offices|branches|stores|shops|plants")
+# a count of things by its column's name ("offices", "num_stores", "office_count"), unless
+# the name measures them ("office_space", "plant_capacity", "store_area")
+_THING_WORDS = frozenset("office offices branch branches store stores shop shops plant plants "
+                         "outlet outlets".split())
+_MEASURE_NAMES = frozenset("space area capacity size floor footage output volume value "
+                           "rent cost".split())
 # columns holding money, by name or description
 _MONEY_NAME = re.compile(r"(?i)revenue|budget|cost|price|payroll|grant|salary|salaries|"
                          r"income|profit|sales|spending|funding|turnover|wage|fee|earning|"
@@ -211,9 +217,15 @@ def counts(col: Column) -> bool:
     in no currency: a number written as money or as a measure is not its value (the
     measuring model read Riandgiax Systems' "$42.8107 billion" as its offices)."""
     money = _UNIT_LETTER.search(col.unit) or _MONEY_UNIT.search(col.unit)
-    about = f"{col.name} {col.description}"
-    return col.type in ("INT", "DOUBLE") and not money and \
-        bool(_HEADCOUNT.search(about) or _THINGS.search(about))
+    if col.type not in ("INT", "DOUBLE") or money:
+        return False
+    if _HEADCOUNT.search(f"{col.name} {col.description}"):
+        return True
+    # things: by the column's own name only, a word of it, and never an amount of money
+    # or a measure of them ("office_space", "plant_capacity", "revenue ... of its stores")
+    words = set(re.split(r"[^a-z]+", col.name.lower()))
+    return bool(words & _THING_WORDS) and not words & _MEASURE_NAMES and \
+        not _MONEY_NAME.search(col.name) and not col.unit
 
 
 def money(col: Column) -> bool:
