@@ -43,17 +43,42 @@ def _row(chunk: str, offices, commission) -> Row:
                provenance=Provenance(chunk_id=chunk))
 
 
-def test_rows_naming_two_entities_split_and_a_row_naming_none_is_left_out() -> None:
+def test_rows_naming_two_entities_split_a_row_naming_none_joins_the_most_named() -> None:
     rows = [_row("d1#0", 143, DMC), _row("d2#0", 161, SOPAEL), _row("d3#0", 150, DMC),
             _row("d4#0", 170, None)]
-    assert entity_groups(COMPANIES, ["company_name"], rows) == [
-        (("drournlia markets commission",), [0, 2]), (("sopael markets commission",), [1])]
+    assert entity_groups(SCHEMA, COMPANIES, ["company_name"], rows) == [
+        (("drournlia markets commission",), [0, 2, 3]), (("sopael markets commission",), [1])]
+
+
+def test_a_row_naming_none_is_left_out_when_no_entity_is_named_most() -> None:
+    """The review of 969a49d: whose are 150 offices, when one row names each commission?"""
+    rows = [_row("d1#0", 143, DMC), _row("d2#0", 161, SOPAEL), _row("d4#0", 150, None)]
+    assert entity_groups(SCHEMA, COMPANIES, ["company_name"], rows) == [
+        (("drournlia markets commission",), [0]), (("sopael markets commission",), [1])]
 
 
 def test_rows_naming_one_entity_or_none_stay_one_group() -> None:
     rows = [_row("d1#0", 143, DMC), _row("d3#0", 150, "drournlia markets commission"),
             _row("d4#0", 170, None)]
-    assert entity_groups(COMPANIES, ["company_name"], rows) == [((), [0, 1, 2])]
+    assert entity_groups(SCHEMA, COMPANIES, ["company_name"], rows) == [((), [0, 1, 2])]
+
+
+def test_a_reference_to_a_table_with_more_to_say_does_not_split() -> None:
+    """A company's city read two ways is a conflict to settle, not two companies (the review
+    of 969a49d: a misread city kept 97,040 and 9,704 employees apart)."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "employees", "type": "INT"},
+                     {"name": "city_name"}],
+         "foreign_keys": [{"cols": ["city_name"], "ref_table": "cities",
+                           "ref_cols": ["city_name"]}]},
+        {"name": "cities", "primary_key": ["city_name"],
+         "columns": [{"name": "city_name"}, {"name": "population", "type": "INT"}]}]})
+    rows = [Row(table="companies", values={"company_name": "Rastou Bank", "employees": n,
+                                           "city_name": city},
+                provenance=Provenance(chunk_id=f"d{n}#0"))
+            for n, city in ((97040, "Paris"), (9704, "Lyon"))]
+    assert entity_groups(schema, schema.tables[0], ["company_name"], rows) == [((), [0, 1])]
 
 
 def test_clear_settles_each_namesake_among_its_own_rows() -> None:

@@ -256,8 +256,8 @@ class _Run:
                 key = tuple(str(rows[members[0]].values.get(c)) for c in lhs)
                 # namesakes (rows naming different entities they belong to) are settled
                 # each among its own rows (namesakes.py)
-                for named, part in entity_groups(table, lhs, [rows[i] for i in members],
-                                                 self.aliases):
+                for named, part in entity_groups(self.schema, table, lhs,
+                                                 [rows[i] for i in members], self.aliases):
                     group = [members[j] for j in part]
                     for col in targets:
                         if not named or self._differ(rows, group, col):

@@ -9,11 +9,15 @@ question "the company with the fewest employees in the Drournlia Markets Commiss
 name it. The merge already keeps such rows apart (:func:`.aliases.merge_entities` merges
 only rows that do not contradict each other); the conflict step now does too.
 
-A key's rows are split by the single-valued references they hold beside the key (a
-company's ``commission_name``): when two of them name different entities, each entity's
-rows are settled among themselves, and a row naming none is left out, for it cannot be told
-whose it is. With one entity named, or none, the rows are one group, as before. The
-reference column itself is then never a conflict between namesakes: each keeps its own.
+A key's rows are split by the references they hold beside the key to a table of names (a
+company's ``commission_name``): when two name different entities, each entity's rows are
+settled among themselves. A row naming none joins the entity most of the rows name (the
+member of the question's commission has several documents, its namesake one), and is left
+out when no entity is named most often: it cannot be told whose it is, and its value stays
+a duplicate of the key (a query filtering by the reference does not read it). With one
+entity named, or none, the rows are one group, as before. The reference column itself is
+then never a conflict between namesakes: each keeps its own. A reference to a table with
+more to say (a company's city) does not split: a misread city is a conflict to settle.
 """
 
 from __future__ import annotations
@@ -21,16 +25,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 
+from quaderno.methods.docsage.misplaced import name_references
 from quaderno.methods.docsage.normalize import normalize_entity
 from quaderno.methods.docsage.rows import Row
-from quaderno.methods.docsage.schema import Table
+from quaderno.methods.docsage.schema import Schema, Table
 
 
-def _references(table: Table, key: Sequence[str]) -> list[str]:
-    """The single-column, single-valued references of ``table`` outside ``key``."""
-    return [fk.cols[0] for fk in table.foreign_keys
-            if len(fk.cols) == 1 and fk.cols[0] not in key
-            and table.column(fk.cols[0]).single_valued]
+def _references(schema: Schema, table: Table, key: Sequence[str]) -> list[str]:
+    """The single-valued references of ``table`` outside ``key`` to a table of names and
+    nothing else (:func:`.misplaced.name_references`: ``companies.commission_name``): what
+    a row belongs to. A reference to a table with more to say (a city with a population)
+    is an attribute the model may misread, no mark of another entity."""
+    return [r.column for r in name_references(schema).get(table.name, [])
+            if r.column not in key and table.column(r.column).single_valued]
 
 
 def _contradict(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
@@ -38,13 +45,13 @@ def _contradict(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     return any(x and y and x != y for x, y in zip(a, b))
 
 
-def entity_groups(table: Table, key: Sequence[str], rows: Sequence[Row],
+def entity_groups(schema: Schema, table: Table, key: Sequence[str], rows: Sequence[Row],
                   aliases: Mapping[str, str] | None = None) -> list[tuple[tuple[str, ...],
                                                                         list[int]]]:
     """``rows`` (one key's) split into entities (module docstring): per group, the
     entities it names (empty for the one group of rows that name at most one) and the
     indices of its rows in ``rows``."""
-    refs = _references(table, key)
+    refs = _references(schema, table, key)
     named = [tuple(normalize_entity(r.values.get(c), aliases) for c in refs) for r in rows]
     if not any(_contradict(a, b) for a, b in combinations(set(named), 2)):
         return [((), list(range(len(rows))))]
@@ -52,6 +59,13 @@ def entity_groups(table: Table, key: Sequence[str], rows: Sequence[Row],
     for i, n in enumerate(named):
         if all(n):
             groups.setdefault(n, []).append(i)
+    # a row naming no entity is the one most rows name, when one is named most often
+    sizes = sorted((len(v) for v in groups.values()), reverse=True)
+    if len(sizes) == 1 or sizes[0] > sizes[1]:
+        most = max(groups, key=lambda g: len(groups[g]))
+        groups[most] += [i for i, n in enumerate(named)
+                         if not all(n) and not _contradict(n, most)]
+        groups[most].sort()
     return sorted(groups.items())
 
 
