@@ -318,6 +318,15 @@ def test_lower_case_words_and_legal_suffixes_are_no_acronyms(text, value) -> Non
     # a negation of something else
     ("It is not known whether the Drournlia Markets Commission renewed it.", True),
     ("The Drournlia Markets Commission did not publish its offices.", True),
+    # the review of e72b3a7: a sentence or line ends the negated name, and a noun after it
+    # is what is negated
+    ("Viathpox Systems was never a member of the SMC. Drournlia Markets Commission filings "
+     "list it as a member since 2004.", True),
+    ("Not Rated\nDrournlia Markets Commission member", True),
+    ("Viathpox Systems is not a Drournlia Markets Commission founder, but joined it in 2004.",
+     True),
+    ("Viathpox Systems isn't in the Drournlia Markets Commission.", False),
+    ("No longer part of the Drournlia Markets Commission, it left in 2004.", False),
 ])
 def test_a_reference_written_only_after_a_negation_is_not_named(text, kept) -> None:
     """docsage-head-set2: "a company of the Sopael Markets Commission, not of the Drournlia

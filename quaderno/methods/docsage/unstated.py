@@ -66,11 +66,20 @@ _CAP_WORD = r"[^\W\d_a-z][\w'’.&-]*"
 _RUN = re.compile(rf"{_CAP_WORD}(?:\s+(?:(?:of|the|and|de|du|des|la|le|di|van|von|&)\s+)?"
                   rf"{_CAP_WORD})*")
 # a name written after a negation: "not of the X", "not a member of X", "never part of X",
-# "neither X nor Y" (only small joining words between: "not known whether X" negates nothing)
-_NEGATED = re.compile(r"(?:\b(?:[Nn]ot|[Nn]ever|[Nn]or|[Nn]either|no longer)\b)"
-                      r"((?:\s+(?:a|an|the|of|in|at|to|for|with|from|under|by|part|one|any|"
-                      r"member|members|company|companies|longer))*)\s+"
-                      rf"({_RUN.pattern})")
+# "neither X nor Y", "isn't in X" (only small joining words between: "not known whether X"
+# negates nothing). The name is a run of capitalized words on one line, no full stop inside
+# ("... of the SMC. Drournlia ..." is two sentences), and what follows it is no noun it
+# describes ("not a Drournlia Markets Commission founder": the founder is negated)
+_NEG_WORD = r"[^\W\d_a-z][\w'’&-]*"
+_NEG_RUN = rf"{_NEG_WORD}(?:[ \t]+(?:(?:of|the|and|de|du|des|la|le|di|van|von|&)[ \t]+)?" \
+           rf"{_NEG_WORD})*"
+_NEGATED = re.compile(r"(?:\b(?i:not|never|nor|neither|no[ \t]+longer|isn't|wasn't|aren't|"
+                      r"weren't)(?![\w']))"
+                      r"((?:[ \t]+(?:a|an|the|of|in|at|to|for|with|from|under|by|part|one|any|"
+                      r"member|members|company|companies|longer))*)[ \t]+"
+                      rf"((?>{_NEG_RUN}))"
+                      r"(?![ \t]+(?!(?:but|and|or|nor|since|until|after|before|any|anymore|"
+                      r"either|as|in|for)\b)[a-z])")
 
 
 class _Said(Figures):
