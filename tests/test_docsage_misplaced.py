@@ -15,7 +15,7 @@ from quaderno.llm.lm import LM
 from quaderno.methods.docsage.clear import ClearConfig, run_clear
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
-from quaderno.methods.docsage.misplaced import misplaced, misplaced_rows
+from quaderno.methods.docsage.misplaced import misplaced, misplaced_rows, of_kind
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Schema
 from quaderno.methods.docsage.store import TupleStore
@@ -262,9 +262,20 @@ def test_a_name_of_the_referenced_kind_is_misplaced_though_no_row_gives_it() -> 
     kryslias, viathpox, gouqin, rastou = misplaced(SCHEMA, rows)["companies"]
     assert (kryslias.values["sector"], kryslias.values["commission_name"]) == (
         None, "Sopael Markets Commission")
-    # a reference of its own stays; the misplaced name is emptied all the same
-    assert (viathpox.values["sector"], viathpox.values["commission_name"]) == (
-        None, "Drournlia Markets Commission")
+    # a row naming a commission of its own is left: the name of a kind is no known name
+    assert viathpox.values == rows["companies"][1].values
     # words in small letters, or the kind word alone, name no commission
     assert gouqin.values == rows["companies"][2].values
     assert rastou.values == rows["companies"][3].values
+
+
+def test_a_name_ending_in_a_place_party_or_company_word_is_no_body_of_that_kind() -> None:
+    """The review of 0727744: "Mexico City", "Liberal Party", "Ohio State" name no entity
+    of a ``cities``, ``parties`` or ``states`` table; only bodies one is a member of do."""
+    assert of_kind("Sopael Markets Commission", "commissions")
+    assert of_kind("Northern Football League", "leagues")
+    for value, table in [("Mexico City", "cities"), ("Liberal Party", "parties"),
+                         ("Ohio State", "states"), ("Ford Motor Company", "companies"),
+                         ("The Board", "board"), ("Commission", "commissions")]:
+        assert not of_kind(value, table)
+

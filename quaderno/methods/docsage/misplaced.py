@@ -7,8 +7,9 @@ and into its ``chief_executive``, and ``sector = 'energy'`` then missed those co
 foreign keys refers to (another table, not its own, that holds names and nothing else, as
 ``commissions(commission_name)`` does) is misplaced when the column is not that reference:
 the entity the reference names, one the same chunk gives a row of in the referenced table,
-or a proper name whose last word is that table's kind ("Sopael Markets Commission" for
-``commissions``: the commission of a namesake, which no chunk gives a row). The cell is
+or, for a row whose reference is empty, a proper name whose last word is that table's kind
+of body ("Sopael Markets Commission" for ``commissions``: the commission of a namesake,
+which no chunk gives a row; not "Mexico City" for ``cities``). The cell is
 emptied with a correction (``reason="misplaced"``); when the reference itself is empty, and
 no text said it has ended (:mod:`.ended`), it takes the name. Key columns and references
 are left as they are, and so is a table that refers to itself (a company's parent company
@@ -92,13 +93,22 @@ def name_references(schema: Schema) -> dict[str, list[_Ref]]:
     return out
 
 
+# kinds of bodies an entity is a member of, whose names end in the kind ("Sopael Markets
+# Commission"); not places, parties or companies, whose kind word ends many other names
+# ("Mexico City", "Liberal Party", "Ohio State")
+BODY_KINDS = frozenset("commission committee council league federation association union "
+                       "alliance consortium coalition conference network organization "
+                       "organisation society guild chamber syndicate".split())
+
+
 def of_kind(value: str, table: str) -> bool:
-    """``value`` is a proper name whose last word is the kind of entity ``table`` holds
-    ("Sopael Markets Commission" of ``commissions``): a name of that table's kind, though no
-    chunk gives it a row (a commission a namesake belongs to)."""
+    """``value`` is a proper name whose last word is the kind of body ``table`` holds
+    (:data:`BODY_KINDS`: "Sopael Markets Commission" of ``commissions``): a name of that
+    table's kind, though no chunk gives it a row (a commission a namesake belongs to)."""
     words = value.split()
     kind = singular(slug(table).split("_")[-1])
-    return len(words) >= 2 and all(w[:1].isupper() for w in words if len(w) > 3) and \
+    return kind in BODY_KINDS and len(words) >= 2 and \
+        all(w[:1].isupper() for w in words if len(w) > 3) and \
         singular(fold_text(words[-1])) == kind
 
 
@@ -143,8 +153,10 @@ def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]],
                 names.discard("")
                 for c in free:
                     value = values.get(c)
+                    # a name of the reference's kind counts only for a row naming none
                     if not isinstance(value, str) or (normalize_entity(value) not in names
-                                                      and not of_kind(value, ref)):
+                                                      and not (is_null(values.get(col))
+                                                               and of_kind(value, ref))):
                         continue
                     values[c] = None
                     notes.append(Correction(column=c, old=value, new=None, reason="misplaced",
