@@ -289,3 +289,25 @@ def test_the_columns_the_question_names_are_needed_too() -> None:
     rows = [row("companies", "d56#0", company_name="Bryskound Holdings", offices=123)]
     assert missing_cells(schema, rows, needed_columns(schema, question)) == [
         ("Bryskound Holdings", ["sector", "chief executive"])]
+
+
+def test_ids_and_generic_names_are_not_named_and_named_cells_come_last() -> None:
+    """The review of c7230a5: ``company_id`` was needed by any question naming a company,
+    and its one search went before the entity missing the measured headcount."""
+    schema = schema_of({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "company_id", "type": "INT"},
+                     {"name": "name"}, {"name": "sector"},
+                     {"name": "employees", "type": "INT"}]}]})
+    question = "Which company in the energy sector with a name has the most employees?"
+    assert needed_columns(schema, question) == [("companies", "employees"),
+                                                ("companies", "sector")]
+    rows = [row("companies", "d1#0", company_name="Rastou Bank", employees=97040),
+            row("companies", "d2#0", company_name="Kryslias Systems", sector="mining")]
+    searched = []
+
+    async def search(query, k):
+        searched.append(query)
+        return [Hit(chunk=Chunk(id=query, text=query), score=1.0, rank=1, retriever="kw")]
+    asyncio.run(completion(search, schema, rows, question, [], budget=1))
+    assert searched == ["Kryslias Systems employees"]

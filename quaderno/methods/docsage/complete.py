@@ -43,23 +43,32 @@ from quaderno.methods.docsage.terms import measured_columns
 Search = Callable[[str, int], Awaitable[Sequence[Hit]]]
 
 
+# one-word column names too generic to be what a question names by them
+_GENERIC_NAMES = frozenset("name type year value status date code number count total title "
+                           "description notes note kind category label".split())
+
+
 def named_columns(schema: Schema, question: str) -> list[tuple[str, str]]:
     """(table, column) of each column every word of whose name ``question`` writes, plurals
-    aside (``sector``, ``chief_executive``); words of two letters or fewer are skipped, and
-    a name made only of such words names nothing."""
+    aside (``sector``, ``chief_executive``); never an id (``company_id``: its "id" is no
+    word of the question), nor a one-word name too generic to be named (``name``,
+    ``year``, ``type``)."""
     asked = {singular(w) for w in re.findall(r"[a-z0-9]+", question.lower())}
     out = []
     for t in schema.tables:
         for c in t.columns:
-            words = [singular(w) for w in re.split(r"[^a-z0-9]+", c.name.lower())
-                     if len(w) >= 3]
-            if words and all(w in asked for w in words):
+            words = [singular(w) for w in re.split(r"[^a-z0-9]+", c.name.lower()) if w]
+            if not words or (len(words) == 1 and words[0] in _GENERIC_NAMES):
+                continue
+            if all(w in asked for w in words):
                 out.append((t.name, c.name))
     return out
 
 
-def needed_columns(schema: Schema, question: str) -> list[tuple[str, str]]:
-    """(table, column) of every non-key cell the question needs (module docstring)."""
+def needed_columns(schema: Schema, question: str,
+                   named: bool = True) -> list[tuple[str, str]]:
+    """(table, column) of every non-key cell the question needs (module docstring); without
+    ``named``, not those it only names (:func:`named_columns`)."""
     out: list[tuple[str, str]] = []
     for attr in schema.requirements.attributes:
         table, _, column = attr.partition(".")
@@ -67,11 +76,11 @@ def needed_columns(schema: Schema, question: str) -> list[tuple[str, str]]:
         if t is not None and column in t.column_names:
             out.append((table, column))
     out += measured_columns(schema, question)
-    out += named_columns(schema, question)
     path = set(schema.requirements.join_path)
     for t in schema.tables:
         if t.name in path:
             out += [(t.name, c) for fk in t.foreign_keys if fk.ref_table in path for c in fk.cols]
+    out += named_columns(schema, question) if named else []
     keys = {(t.name, k) for t in schema.tables for k in key_columns(t)}
     return [c for c in dict.fromkeys(out) if c not in keys]
 
@@ -149,6 +158,10 @@ async def completion(search: Search, schema: Schema, rows: Sequence[Row], questi
     hits per entity with a needed cell empty, at most ``2 * budget`` searches."""
     seen, out = set(read), []
     missing = missing_cells(schema, rows, needed_columns(schema, question))
+    # entities missing what the question measures or requires first, then those missing
+    # only a column it names (named_columns: a filter, the answer's column)
+    core = {_words(schema, t, c) for t, c in needed_columns(schema, question, named=False)}
+    missing.sort(key=lambda m: not any(w in core for w in m[1]))
     for entity, what in missing[:2 * budget]:
         if len(out) >= budget:
             break
