@@ -45,17 +45,19 @@ def count(xs: list[float]) -> str:
     return f"{m:,.0f}" if m == int(m) else f"{m:,.1f}"
 
 
-def run_config(run: Path) -> tuple[str, str]:
-    """A run's method and code version (the commit after the "+"), "?" where not recorded."""
+def run_config(run: Path) -> tuple[str, list[str]]:
+    """A run's method and code versions (the commit after the "+"; every version a resumed
+    run was made with, the runner's ``code_versions``), "?" where not recorded."""
     path = run / "config.json"
     config = json.loads(path.read_text()) if path.is_file() else {}
-    return config.get("method") or "?", (config.get("code_version") or "?").rpartition("+")[2]
+    versions = config.get("code_versions") or [config.get("code_version") or "?"]
+    return config.get("method") or "?", [v.rpartition("+")[2] for v in versions]
 
 
 def main(out_dir: Path, collections: Path) -> None:
     questions = question_index(collections)
     runs: dict[str, dict[str, list]] = defaultdict(dict)
-    made: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
+    made: dict[str, dict[str, tuple[str, list[str]]]] = defaultdict(dict)
     for run in sorted(p for p in out_dir.iterdir() if (p / "results.jsonl").is_file()):
         config, _, bin_ = run.name.rpartition("-")
         runs[config][bin_] = read_results(run / "results.jsonl")
@@ -75,7 +77,7 @@ def main(out_dir: Path, collections: Path) -> None:
                 cells.append(mean(xs))
             every += [r.metrics.get("synth_score", 0.0) for r in by_bin.get(b, [])]
         methods = ", ".join(sorted({m for m, _ in made[config].values()}))
-        codes = ", ".join(sorted({c for _, c in made[config].values()}))
+        codes = ", ".join(sorted({c for _, cs in made[config].values() for c in cs}))
         print(f"| {config} | {methods} | {codes} | " + " | ".join(cells) +
               f" | {mean(every)} | {len(every)} |")
     print("\nCost per question: LLM calls (and how many of them the response cache answered: "

@@ -19,10 +19,13 @@ def _report_module():
     return module
 
 
-def _run(root: Path, name: str, method: str, code: str | None, score: float) -> None:
+def _run(root: Path, name: str, method: str, code: str | None, score: float,
+         resumed: str | None = None) -> None:
     run = root / name
     run.mkdir()
     config = {"method": method} | ({"code_version": f"0.1.0+{code}"} if code else {})
+    if resumed:                  # the runner lists every version a resumed run was made with
+        config["code_versions"] = [f"0.1.0+{code}", f"0.1.0+{resumed}"]
     (run / "config.json").write_text(json.dumps(config))
     record = ResultRecord(id="q1", question="How many?", answers=["3"], prediction="3",
                           method=method, metrics={"synth_score": score}, llm_calls=4,
@@ -40,6 +43,7 @@ def test_each_config_row_names_its_method_and_code_versions(tmp_path, capsys) ->
     _run(out, "passive-head-set1", "docsage-passive", "5a069df", 1.0)
     _run(out, "passive-head-set2", "docsage-passive", "13ad1ac", 0.0)
     _run(out, "old-set3", "docsage", None, 0.0)
+    _run(out, "resumed-set1", "docsage-no-sql", "5a069df", 1.0, resumed="0a1b6b8")
     _report_module().main(out, tmp_path / "collections")
     lines = capsys.readouterr().out.splitlines()
     [head] = [x for x in lines if x.startswith("| config |") and "method" in x]
@@ -50,3 +54,4 @@ def test_each_config_row_names_its_method_and_code_versions(tmp_path, capsys) ->
     assert rows["passive-head"][1:3] == ["docsage-passive", "13ad1ac, 5a069df"]
     assert rows["passive-head"][-2:] == ["0.50", "2"]    # set1 1.0 and set2 0.0
     assert rows["old"][1:3] == ["docsage", "?"]
+    assert rows["resumed"][1:3] == ["docsage-no-sql", "0a1b6b8, 5a069df"]
