@@ -105,6 +105,22 @@ def test_an_order_by_the_outer_rows_over_a_list_of_them_moves_out() -> None:
     # the IN test is on no key of the outer table: the list is of other things
     "SELECT chief_executive FROM companies WHERE chief_executive IN (SELECT company_name "
     "FROM commissions ORDER BY employees LIMIT 1)",
+    # the review of 02dfbed: the IN test is not the whole WHERE, or not in it
+    MEMBERS_BY_OUTER_ORDER.replace(" IN (", " NOT IN (", 1),
+    MEMBERS_BY_OUTER_ORDER + " OR employees > 5",
+    MEMBERS_BY_OUTER_ORDER + " AND employees > 5",
+    "SELECT chief_executive, company_name IN (SELECT company_name FROM commissions "
+    "ORDER BY employees LIMIT 1) AS member FROM companies",
+    # a join may give several rows per member; DISTINCT; a LIMIT that runs a query
+    "SELECT c.chief_executive FROM companies c JOIN commissions m ON m.company_name = "
+    "c.company_name WHERE c.company_name IN (SELECT company_name FROM commissions "
+    "ORDER BY employees LIMIT 1)",
+    MEMBERS_BY_OUTER_ORDER.replace("SELECT chief_executive", "SELECT DISTINCT chief_executive",
+                                   1),
+    MEMBERS_BY_OUTER_ORDER.replace("LIMIT 1", "LIMIT (SELECT COUNT(*) FROM commissions)"),
+    # a scalar subquery inside an IN list
+    "SELECT chief_executive FROM companies WHERE company_name IN ((SELECT company_name FROM "
+    "commissions ORDER BY employees LIMIT 1), 'x')",
 ])
 def test_no_other_shape_is_moved(sql) -> None:
     with pytest.raises(SQLRefusedError, match="outer-column|orders by employees"):

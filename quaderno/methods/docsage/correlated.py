@@ -63,16 +63,27 @@ def outer_columns(tree: exp.Expression, schema: Schema) -> str | None:
     return None
 
 
+def _sole_filter(test: exp.Expression, outer: exp.Select) -> bool:
+    """``test`` is the whole of ``outer``'s WHERE (in parentheses or not): not under NOT, OR
+    or AND, nor in the SELECT list or a JOIN's ON."""
+    node = test.parent
+    while isinstance(node, exp.Paren):
+        node = node.parent
+    return isinstance(node, exp.Where) and node is outer.args.get("where")
+
+
 def _members_of_outer(test: exp.In, outer: exp.Select, schema: Schema) -> bool:
-    """The ``IN`` test compares the key of a table the enclosing SELECT reads with what the
-    subquery lists (``company_name IN (SELECT company_name FROM commissions ...)``): the
-    subquery lists the enclosing query's own entities."""
-    col = test.this
-    if not isinstance(col, exp.Column):
+    """The ``IN`` test compares the whole key of the one table the enclosing SELECT reads,
+    with no join, with what the subquery lists (``company_name IN (SELECT company_name FROM
+    commissions ...)``): the subquery lists the enclosing query's own entities, one row
+    each."""
+    col, source = test.this, (outer.args.get("from_") or outer.args.get("from"))
+    if not isinstance(col, exp.Column) or source is None or \
+            not isinstance(source.this, exp.Table) or outer.args.get("joins"):
         return False
-    read = {t.name.lower() for t in outer.find_all(exp.Table)
-            if t.find_ancestor(exp.Select) is outer}
-    return any(col.name in key_columns(t) for t in schema.tables if t.name.lower() in read)
+    table = schema.table(source.this.name)
+    return table is not None and col.table in ("", source.this.alias_or_name) and \
+        key_columns(table) == [col.name]
 
 
 def hoist_order(tree: exp.Expression, schema: Schema) -> str | None:
@@ -89,17 +100,20 @@ def hoist_order(tree: exp.Expression, schema: Schema) -> str | None:
 
     ``employees`` is the enclosing row's, so the subquery's order says nothing; ordering the
     members it selects by the enclosing query's column is what the refusal tells the model
-    to write. Moved only when the subquery is an ``IN`` test of the enclosing SELECT's WHERE
-    on the key of a table it reads (the subquery lists its entities), selects its own
-    columns, orders by the enclosing query's columns alone, has a LIMIT and no OFFSET; and
-    the enclosing SELECT has no ORDER BY, LIMIT, GROUP BY, aggregate or window of its own
-    (its rows are then the members, one per row, and its order is free)."""
+    to write. Moved only when the subquery is an ``IN (subquery)`` test that is the whole
+    WHERE of the enclosing SELECT (no NOT, OR or AND around it) on the whole key of the one
+    table it reads without a join (the subquery lists its entities, one row each), selects
+    its own columns, orders by the enclosing query's columns alone, has a LIMIT (no query in
+    it) and no OFFSET; and the enclosing SELECT has no ORDER BY, LIMIT, DISTINCT, QUALIFY,
+    GROUP BY, aggregate or window of its own (its rows are then the members, and its order
+    is free)."""
     for scope in traverse_scope(tree):
         select = scope.expression
         if not scope.is_subquery or not isinstance(select, exp.Select):
             continue
         order, limit = select.args.get("order"), select.args.get("limit")
-        if order is None or limit is None or select.args.get("offset") is not None:
+        if order is None or limit is None or select.args.get("offset") is not None or \
+                limit.find(exp.Select) is not None:
             continue
         external = {id(c) for c in scope.external_columns}
         if not external or not all(
@@ -110,11 +124,14 @@ def hoist_order(tree: exp.Expression, schema: Schema) -> str | None:
                for p in select.selects):
             continue
         wrapper = select.parent
-        test = wrapper.parent if isinstance(wrapper, exp.Subquery) else wrapper
-        outer = test.find_ancestor(exp.Select) if isinstance(test, exp.In) else None
-        if outer is None or test.find_ancestor(exp.Where) is not outer.args.get("where") or \
+        test = wrapper.parent if isinstance(wrapper, exp.Subquery) else None
+        if not isinstance(test, exp.In) or test.args.get("query") is not wrapper:
+            continue
+        outer = test.find_ancestor(exp.Select)
+        if outer is None or not _sole_filter(test, outer) or \
                 not _members_of_outer(test, outer, schema) or \
-                any(outer.args.get(a) is not None for a in ("order", "limit", "offset")) or \
+                any(outer.args.get(a) for a in ("order", "limit", "offset", "distinct",
+                                                 "qualify")) or \
                 is_aggregate(outer) or any(p.find(exp.Window) for p in outer.selects):
             continue
         moved = f"{order.sql('duckdb')} {limit.sql('duckdb')}"
