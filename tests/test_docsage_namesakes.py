@@ -108,3 +108,23 @@ def test_clear_settles_each_namesake_among_its_own_rows() -> None:
     # the Drournlia rows' conflict was judged among themselves; the namesake kept its own
     assert companies == {(DMC, 143), (SOPAEL, 161)}
     assert len(judged) == 1 and "150" in judged[0] and "161" not in judged[0]
+
+
+def test_rows_filling_one_of_two_references_still_split() -> None:
+    """The review of e1d6802: with a second names-table reference no row filled, no group
+    was formed and CLEAR crashed on an empty list."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "offices", "type": "INT"},
+                     {"name": "commission_name"}, {"name": "country_name"}],
+         "foreign_keys": [{"cols": ["commission_name"], "ref_table": "commissions",
+                           "ref_cols": ["commission_name"]},
+                          {"cols": ["country_name"], "ref_table": "countries",
+                           "ref_cols": ["country_name"]}]},
+        {"name": "commissions", "primary_key": ["commission_name"],
+         "columns": [{"name": "commission_name"}]},
+        {"name": "countries", "primary_key": ["country_name"],
+         "columns": [{"name": "country_name"}]}]})
+    rows = [_row("d1#0", 143, DMC), _row("d2#0", 161, SOPAEL)]
+    assert entity_groups(schema, schema.tables[0], ["company_name"], rows) == [
+        (("drournlia markets commission", ""), [0]), (("sopael markets commission", ""), [1])]

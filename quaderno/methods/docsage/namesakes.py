@@ -57,15 +57,13 @@ def entity_groups(schema: Schema, table: Table, key: Sequence[str], rows: Sequen
         return [((), list(range(len(rows))))]
     groups: dict[tuple[str, ...], list[int]] = {}
     for i, n in enumerate(named):
-        if all(n):
+        if any(n):
             groups.setdefault(n, []).append(i)
     # a row naming no entity is the one most rows name, when one is named most often
     sizes = sorted((len(v) for v in groups.values()), reverse=True)
-    if len(sizes) == 1 or sizes[0] > sizes[1]:
+    if sizes and (len(sizes) == 1 or sizes[0] > sizes[1]):
         most = max(groups, key=lambda g: len(groups[g]))
-        groups[most] += [i for i, n in enumerate(named)
-                         if not all(n) and not _contradict(n, most)]
-        groups[most].sort()
+        groups[most] = sorted([*groups[most], *(i for i, n in enumerate(named) if not any(n))])
     return sorted(groups.items())
 
 
