@@ -51,7 +51,7 @@ def run_config(run: Path) -> tuple[str, list[str]]:
     path = run / "config.json"
     config = json.loads(path.read_text()) if path.is_file() else {}
     versions = config.get("code_versions") or [config.get("code_version") or "?"]
-    return config.get("method") or "?", [v.rpartition("+")[2] for v in versions]
+    return config.get("method") or "?", [(v or "?").rpartition("+")[2] for v in versions]
 
 
 def main(out_dir: Path, collections: Path) -> None:

@@ -55,3 +55,13 @@ def test_each_config_row_names_its_method_and_code_versions(tmp_path, capsys) ->
     assert rows["passive-head"][-2:] == ["0.50", "2"]    # set1 1.0 and set2 0.0
     assert rows["old"][1:3] == ["docsage", "?"]
     assert rows["resumed"][1:3] == ["docsage-no-sql", "0a1b6b8, 5a069df"]
+
+
+def test_a_resumed_run_older_than_code_versions_reads_as_unknown(tmp_path) -> None:
+    """The review of 2b6b7be: the runner lists None first for a run begun before it
+    recorded versions; the report read None.rpartition."""
+    run = tmp_path / "old-set1"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"method": "docsage",
+                                                 "code_versions": [None, "0.1.0+2b6b7be"]}))
+    assert _report_module().run_config(run) == ("docsage", ["?", "2b6b7be"])
