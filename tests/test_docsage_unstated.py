@@ -327,6 +327,12 @@ def test_lower_case_words_and_legal_suffixes_are_no_acronyms(text, value) -> Non
      True),
     ("Viathpox Systems isn't in the Drournlia Markets Commission.", False),
     ("No longer part of the Drournlia Markets Commission, it left in 2004.", False),
+    # the review of ecb4812: a word after the name that describes nothing
+    ("Viathpox Systems is not a member of the Drournlia Markets Commission now.", False),
+    ("Viathpox Systems is not in the Drournlia Markets Commission, which it left.", False),
+    ("Viathpox Systems, not of the Drournlia Markets Commission despite reports, is of the "
+     "Sopael one.", False),
+    ("Viathpox Systems is not a Drournlia Markets Commission member.", False),
 ])
 def test_a_reference_written_only_after_a_negation_is_not_named(text, kept) -> None:
     """docsage-head-set2: "a company of the Sopael Markets Commission, not of the Drournlia

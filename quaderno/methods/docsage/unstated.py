@@ -68,18 +68,33 @@ _RUN = re.compile(rf"{_CAP_WORD}(?:\s+(?:(?:of|the|and|de|du|des|la|le|di|van|vo
 # a name written after a negation: "not of the X", "not a member of X", "never part of X",
 # "neither X nor Y", "isn't in X" (only small joining words between: "not known whether X"
 # negates nothing). The name is a run of capitalized words on one line, no full stop inside
-# ("... of the SMC. Drournlia ..." is two sentences), and what follows it is no noun it
-# describes ("not a Drournlia Markets Commission founder": the founder is negated)
-_NEG_WORD = r"[^\W\d_a-z][\w'’&-]*"
+# ("... of the SMC. Drournlia ..." is two sentences) and no negation either (a run ends at
+# the next "Not"); a name right after "a", "an" or "the" followed by a word in small letters
+# describes that word, which is what is negated ("not a Drournlia Markets Commission
+# founder"), so it stays, unless that word is membership ("not a ... Commission member")
+# (:func:`_negated`)
+_NEGATION = r"(?i:not|never|nor|neither|no[ \t]+longer|isn't|wasn't|aren't|weren't)(?![\w'])"
+_NEG_WORD = rf"(?!{_NEGATION})[^\W\d_a-z][\w'’&-]*"
 _NEG_RUN = rf"{_NEG_WORD}(?:[ \t]+(?:(?:of|the|and|de|du|des|la|le|di|van|von|&)[ \t]+)?" \
            rf"{_NEG_WORD})*"
-_NEGATED = re.compile(r"(?:\b(?i:not|never|nor|neither|no[ \t]+longer|isn't|wasn't|aren't|"
-                      r"weren't)(?![\w']))"
+_NEGATED = re.compile(rf"\b{_NEGATION}"
                       r"((?:[ \t]+(?:a|an|the|of|in|at|to|for|with|from|under|by|part|one|any|"
                       r"member|members|company|companies|longer))*)[ \t]+"
-                      rf"((?>{_NEG_RUN}))"
-                      r"(?![ \t]+(?!(?:but|and|or|nor|since|until|after|before|any|anymore|"
-                      r"either|as|in|for)\b)[a-z])")
+                      rf"((?>{_NEG_RUN}))")
+_DESCRIBED = re.compile(r"[ \t]+(?!(?:but|and|or|nor|since|until|after|before|any|anymore|"
+                        r"either|as|in|for|now|yet|though|although|which|who|that|at|despite|"
+                        r"because|when|while|anymore|member|members|company|companies|firm|"
+                        r"part)\b)[a-z]")
+
+
+def _negated(text: str) -> str:
+    """``text`` with every name it writes after a negation blanked out (the comment above)."""
+    def blank(m: re.Match) -> str:
+        joined = m.group(1).split()
+        if joined in (["a"], ["an"], ["the"]) and _DESCRIBED.match(text, m.end(2)):
+            return m.group(0)
+        return m.group(0)[:m.start(2) - m.start(0)] + " " * len(m.group(2))
+    return _NEGATED.sub(blank, text)
 
 
 class _Said(Figures):
@@ -96,8 +111,7 @@ class _Said(Figures):
     @cached_property
     def affirmed(self) -> _Said:
         """What the chunk states with every name it writes after a negation blanked out."""
-        text = _NEGATED.sub(lambda m: m.group(0)[:m.start(2) - m.start(0)]
-                            + " " * len(m.group(2)), self.text)
+        text = _negated(self.text)
         return self if text == self.text else _Said(text)
 
     @cached_property
