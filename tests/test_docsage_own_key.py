@@ -146,3 +146,22 @@ def test_ask_keys_the_table_it_ends_with_and_logs_it() -> None:
         assert log.keyed == ["table 'companies' had no primary key: keyed by company_name, "
                              "the column naming its entity"]
         assert any("keyed by company_name" in f for f in ep.trace.fallbacks)
+
+
+@pytest.mark.parametrize(("column", "kind", "dated"), [
+    ("year", "INT", True), ("season", "TEXT", True), ("fiscal_year", "INT", True),
+    ("start_date", "DATE", True), ("award_year", "INT", True),
+    # the review of 9af73b4: dates of the entity itself, and words that only end in "time"
+    ("date_of_birth", "DATE", False), ("dob", "DATE", False), ("year_founded", "INT", False),
+    ("updated_at", "DATE", False), ("debut_year", "INT", False),
+    ("running_time", "INT", False), ("funding_round", "TEXT", False),
+    ("notice_period", "TEXT", False), ("headquarters", "TEXT", False),
+])
+def test_a_column_saying_when_a_row_holds_is_told_from_a_date_of_the_entity(column, kind,
+                                                                           dated) -> None:
+    schema = Schema.model_validate({"tables": [
+        {"name": "companies", "columns": [{"name": "company_name"},
+                                          {"name": "employees", "type": "INT"},
+                                          {"name": column, "type": kind}]}]})
+    keyed = own_keys(schema)[0].table("companies").primary_key
+    assert keyed == ([] if dated else ["company_name"])

@@ -37,7 +37,6 @@ key itself.
 
 from __future__ import annotations
 
-import re
 
 from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.rekey import id_column, mislabeled_names, name_columns
@@ -45,18 +44,26 @@ from quaderno.methods.docsage.schema import Schema, Table
 
 
 # a column saying which of several rows of one name a row is: a year, a date, a season ...
-_WHEN = re.compile(r"(?:^|_)(?:year|date|season|edition|round|quarter|month|week|period|"
-                   r"as_of|time|day)$")
-# ... unless it dates the entity itself: its founding, birth or death ("founded_year")
-_ONCE = re.compile(r"^(?:found|birth|born|death|died|establish|incorporat|inaugur|open|"
-                   r"creat|start|launch|built)")
+_WHEN = frozenset("year date season edition quarter month week day as_of asof fiscal_year "
+                  "start_date start_year".split())
+_WHEN_END = ("_year", "_date", "_season", "_edition", "_quarter", "year", "date")
+# ... unless it dates the entity itself: its founding, birth, death, an update of the row
+_ONCE = frozenset("found founded founding birth born dob death died establish established "
+                  "incorporated inaugurated opened opening created creation launch launched "
+                  "built updated update modified debut retirement ipo".split())
 
 
 def _dated(table: Table) -> bool:
     """A column of ``table`` says when its row holds (module docstring)."""
-    return any(c.type == "DATE" and not _ONCE.match(slug(c.name)) or
-               _WHEN.search(slug(c.name)) and not _ONCE.match(slug(c.name))
-               for c in table.columns)
+    for c in table.columns:
+        name = slug(c.name)
+        tokens = set(name.split("_")) | {name}
+        if tokens & _ONCE or any(name.startswith(w) for w in ("found", "birth", "death",
+                                                             "establish", "updat")):
+            continue
+        if name in _WHEN or name.endswith(_WHEN_END) or c.type == "DATE":
+            return True
+    return False
 
 
 def _name_column(table: Table) -> str | None:
