@@ -506,6 +506,13 @@ def test_a_count_of_things_never_takes_money_either(text, written, quoted) -> No
      False),
     (Column(name="plant_capacity", type="DOUBLE", unit="tonnes",
             description="output of its plants"), False),
+    # the review of e0bef3f: the thing must be the name's head; a count may say its unit
+    (Column(name="office_occupancy_rate", type="DOUBLE"), False),
+    (Column(name="stores_pct", type="DOUBLE"), False),
+    (Column(name="branch_growth", type="DOUBLE"), False),
+    (Column(name="plant_emissions", type="DOUBLE"), False),
+    (Column(name="offices", type="INT", unit="count"), True),
+    (Column(name="total_offices", type="INT"), True),
 ])
 def test_a_count_of_things_is_named_so(column, expected) -> None:
     assert counts(column) is expected

@@ -49,7 +49,7 @@ from quaderno.methods.docsage.schema import Column, Table
 # part of the tuple store's key (extract.prompt_fingerprint): a change of how numbers are
 # read (or of the other repairs extraction makes, copies.py) must not re-use tuples read
 # the old way
-READER_VERSION = "as-stated-10"
+READER_VERSION = "as-stated-11"
 
 _WORDS = {"thousand": 3, "million": 6, "mn": 6, "mln": 6, "billion": 9, "bn": 9,
           "trillion": 12}
@@ -86,7 +86,10 @@ _THINGS = re.compile(r"(?i)offices|branches|stores|shops|plants")
 _THING_WORDS = frozenset("office offices branch branches store stores shop shops plant plants "
                          "outlet outlets".split())
 _MEASURE_NAMES = frozenset("space area capacity size floor footage output volume value "
-                           "rent cost".split())
+                           "rent cost rate pct percent share ratio growth id".split())
+# words after the thing that still name a count of it, and units a count may carry
+_COUNT_WORDS = frozenset("count counts number total num".split())
+_COUNT_UNITS = frozenset("count counts number units unit items item #".split())
 # columns holding money, by name or description
 _MONEY_NAME = re.compile(r"(?i)revenue|budget|cost|price|payroll|grant|salary|salaries|"
                          r"income|profit|sales|spending|funding|turnover|wage|fee|earning|"
@@ -221,11 +224,16 @@ def counts(col: Column) -> bool:
         return False
     if _HEADCOUNT.search(f"{col.name} {col.description}"):
         return True
-    # things: by the column's own name only, a word of it, and never an amount of money
-    # or a measure of them ("office_space", "plant_capacity", "revenue ... of its stores")
-    words = set(re.split(r"[^a-z]+", col.name.lower()))
-    return bool(words & _THING_WORDS) and not words & _MEASURE_NAMES and \
-        not _MONEY_NAME.search(col.name) and not col.unit
+    # things: by the column's own name only, whose head word is the thing ("offices",
+    # "num_stores") or a count of it ("office_count"); never a measure, a rate or money of
+    # them ("office_space", "plant_capacity", "stores_pct", "office_occupancy_rate")
+    words = [w for w in re.split(r"[^a-z]+", col.name.lower()) if w]
+    while len(words) > 1 and words[-1] in _COUNT_WORDS:
+        words.pop()
+    unit = col.unit.strip().lower()
+    return bool(words) and words[-1] in _THING_WORDS and not set(words) & _MEASURE_NAMES \
+        and not _MONEY_NAME.search(col.name) and (not unit or unit in _COUNT_UNITS
+                                                   or unit in _THING_WORDS)
 
 
 def money(col: Column) -> bool:
