@@ -311,3 +311,74 @@ def test_ids_and_generic_names_are_not_named_and_named_cells_come_last() -> None
         return [Hit(chunk=Chunk(id=query, text=query), score=1.0, rank=1, retriever="kw")]
     asyncio.run(completion(search, schema, rows, question, [], budget=1))
     assert searched == ["Kryslias Systems employees"]
+
+
+# -- a member only its group's roster names ------------------------------------------------
+ROSTER_DOCS = {
+    "m1": f"Varnholt University is a member of the {ALLIANCE}.",
+    "r1": f"Members of the {ALLIANCE} include Ostrel College.",
+    "e1": "Varnholt University reported an endowment of 900 this year.",
+    "e2": "Ostrel College reported an endowment of 1200 this year.",
+}
+GROUPS_SCHEMA = {"tables": [
+    {"name": "institution", "columns": [{"name": "name"}, {"name": "alliance_name"},
+                                        {"name": "endowment", "type": "DOUBLE"}],
+     "primary_key": ["name"],
+     "foreign_keys": [{"column": "alliance_name", "references_table": "alliances",
+                       "references_column": "alliance_name"}]},
+    {"name": "alliances", "columns": [{"name": "alliance_name"}],
+     "primary_key": ["alliance_name"]}],
+    "entity_types": ["institution"], "join_path": ["institution", "alliances"]}
+LISTED = re.compile(rf"Members of the ({ALLIANCE}) include ([\w ]+)\.")
+
+
+def roster_docs(query, n, k):
+    """The question finds the one membership document; "... members" finds the roster; a
+    search naming an institution finds its documents."""
+    if query.endswith(" members"):
+        order = ["r1", "m1"]
+    else:
+        named = [i for i, t in ROSTER_DOCS.items() if i != "r1" and t.split(" is ")[0]
+                 .split(" reported")[0] in query]
+        order = sorted(named, key=lambda i: not i.startswith("e")) + ["m1"]
+    order += [i for i in ROSTER_DOCS if i not in order]
+    return [(i, ROSTER_DOCS[i], i) for i in order]
+
+
+class GroupsModel:
+    def __call__(self, request):
+        user = request.messages[-1].content
+        if user.startswith(("Design the smallest", "Revise this relational schema")):
+            return json.dumps(GROUPS_SCHEMA)
+        if user.startswith("Extract into the tables below"):
+            text = user.split('"""')[1]
+            rows = [{"name": m[1], "alliance_name": m[2]} for m in MEMBER.finditer(text)]
+            rows += [{"name": m[2], "alliance_name": m[1]} for m in LISTED.finditer(text)]
+            rows += [{"name": m[1], "endowment": float(m[2])} for m in ENDOWMENT.finditer(text)]
+            groups = [{"alliance_name": r["alliance_name"]} for r in rows
+                      if r.get("alliance_name")]
+            return json.dumps({"institution": rows, "alliances": groups})
+        if user.startswith("Write one DuckDB SELECT"):
+            return json.dumps({"sql": "SELECT name FROM institution WHERE alliance_name = "
+                                      f"'{ALLIANCE}' ORDER BY endowment DESC NULLS LAST "
+                                      "LIMIT 1"})
+        if user.startswith(SYNTHESIS_PROMPT):
+            return first_row_answer(user)
+        raise AssertionError(f"unexpected prompt {user[:80]!r}")
+
+
+def test_the_roster_of_the_group_the_question_names_is_read_first(tmp_path) -> None:
+    """docsage-fixes-set2: Roustoustus Systems, named only in a roster part no search
+    reached, had no row, so nothing searched for its headcount."""
+    def answer(**opts):
+        method = make_method("docsage-passive", LM(FakeLLM(respond=GroupsModel())),
+                             FakeRetriever(roster_docs),
+                             {"store_dir": str(tmp_path / "store"), "max_chunks": 1,
+                              "clear": False, "pool_k": 1, **opts})
+        return asyncio.run(method.answer(f"Which member of the {ALLIANCE} has the highest "
+                                         "endowment?"))
+    got = answer()
+    assert got.answer == "Ostrel College"
+    assert got.details.completed[0] == "r1" and "e2" in got.details.completed
+    # without a budget for it the roster is not read, and the member has no row
+    assert answer(fill_chunks=3).answer == "Varnholt University"

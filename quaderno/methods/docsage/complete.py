@@ -20,7 +20,10 @@ refers to that has no row of its own (a member city named only in the league's r
 search names the entity and what is missing ("Rastou Bank annual revenue", "Gilyx
 population"), and up to ``budget`` chunks not read yet join the scope, in the order of the
 entities' rows, with at most twice ``budget`` searches. An entity named by a number only (an
-id) is not searched for. Each new chunk costs one extraction call; the scope's own extraction
+id) is not searched for. Before those searches, up to a quarter of the budget goes to the
+rosters of the groups the question names (:func:`rosters`: "Drournlia Markets Commission
+members"), extracted first, so that a member only a roster names has a row whose empty cells
+are then searched for. Each new chunk costs one extraction call; the scope's own extraction
 is handed to CLEAR and not paid again.
 """
 
@@ -32,8 +35,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from quaderno.index.hits import Hit
 from quaderno.methods.docsage.aliases import canonicalize, merge_entities
 from quaderno.methods.docsage.ended import ended_columns
-from quaderno.methods.docsage.misplaced import all_back_links
-from quaderno.methods.docsage.normalize import (entity_name, is_null, key_columns, key_name,
+from quaderno.methods.docsage.misplaced import all_back_links, known_names
+from quaderno.methods.docsage.normalize import (entity_name, fold_text, is_null, key_columns,
+                                                key_name,
                                                 normalize_entity)
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
@@ -152,6 +156,32 @@ def missing_cells(schema: Schema, rows: Sequence[Row],
     return [(n, w) for n, w in missing.items() if w]
 
 
+def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str]:
+    """The entities of a table of names and nothing else (what rows belong to: a commission)
+    that ``question`` names, as the rows write them (:func:`.misplaced.known_names`)."""
+    asked = f" {' '.join(fold_text(question).split())} "
+    out = set()
+    for names in known_names(schema, rows).values():
+        out |= {n for n in names if n and f" {n} " in asked}
+    return sorted(out)
+
+
+async def rosters(search: Search, groups: Sequence[str], read: Sequence[str], *,
+                  budget: int, k: int = 3) -> list[Hit]:
+    """Up to ``budget`` chunks not in ``read`` listing the members of each group the
+    question names ("Drournlia Markets Commission members"): a member named only by its
+    group's roster has no row, and :func:`completion` searches only for entities some row
+    names (``docsage-fixes-set2``: Roustoustus Systems, the Relationship answer, was
+    named only in a roster part no search reached)."""
+    seen, out = set(read), []
+    for group in groups:
+        for hit in await search(f"{group} members", k):
+            if hit.chunk.id not in seen and len(out) < budget:
+                seen.add(hit.chunk.id)
+                out.append(hit)
+    return out
+
+
 async def completion(search: Search, schema: Schema, rows: Sequence[Row], question: str,
                      read: Sequence[str], *, budget: int, k: int = 2) -> list[Hit]:
     """Up to ``budget`` chunks not in ``read`` (chunk ids), found by one search of ``k``
@@ -172,4 +202,5 @@ async def completion(search: Search, schema: Schema, rows: Sequence[Row], questi
     return out
 
 
-__all__ = ["completion", "missing_cells", "named_columns", "needed_columns"]
+__all__ = ["completion", "missing_cells", "named_columns", "named_groups", "needed_columns",
+           "rosters"]

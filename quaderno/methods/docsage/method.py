@@ -36,7 +36,7 @@ from quaderno.methods.base import BaseMethod
 from quaderno.methods.details import DocSageDetails
 from quaderno.methods.docsage.ask import SchemaDiscovery, relevant_tables
 from quaderno.methods.docsage.clear import ClearConfig, episode_retriever, run_clear
-from quaderno.methods.docsage.complete import completion
+from quaderno.methods.docsage.complete import completion, named_groups, rosters
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.detect import Signal, detect_all
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
@@ -148,10 +148,21 @@ class DocSage(BaseMethod):
 
             async def search(query: str, k: int) -> Sequence[Hit]:
                 return await ep.retrieve(query, k, cite=False)
+            # the rosters of the groups the question names first, so that a member only
+            # they name gets a row, and then a search for its empty cells
+            listed = await rosters(search, named_groups(schema, all_rows(results), ep.question),
+                                   [c.id for c in chunks], budget=self.fill_chunks // 4)
+            if listed:
+                results = [*results, *await extract(
+                    self.extractor, [h.chunk for h in listed], schema, self.settings,
+                    store=self.store, trace=ep.trace,
+                    concurrency=self.clear_config.concurrency)]
             found = await completion(search, schema, all_rows(results), ep.question,
-                                     [c.id for c in chunks], budget=self.fill_chunks)
-            span.outputs = {"chunks": [h.chunk.id for h in found]}
-        return found, results
+                                     [*(c.id for c in chunks), *(h.chunk.id for h in listed)],
+                                     budget=self.fill_chunks - len(listed))
+            span.outputs = {"rosters": [h.chunk.id for h in listed],
+                            "chunks": [h.chunk.id for h in found]}
+        return [*listed, *found], results
 
     def _cite(self, ep: Episode, by_chunk: dict[str, Hit], chunk_ids: Sequence[str]) -> None:
         hits = [by_chunk[c] for c in dict.fromkeys(chunk_ids) if c in by_chunk]
