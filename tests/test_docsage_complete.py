@@ -14,8 +14,10 @@ from quaderno.corpus.chunk import Chunk
 from quaderno.index.hits import Hit
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
-from quaderno.methods.docsage.complete import completion, missing_cells, needed_columns
+from quaderno.methods.docsage.complete import (completion, missing_cells, named_groups,
+                                               needed_columns, rosters)
 from quaderno.methods.docsage.method import DocSage
+from quaderno.methods.docsage.schema import Schema
 from quaderno.methods.docsage.terms import measured_columns
 from quaderno.methods.registry import make_method
 
@@ -380,5 +382,55 @@ def test_the_roster_of_the_group_the_question_names_is_read_first(tmp_path) -> N
     got = answer()
     assert got.answer == "Ostrel College"
     assert got.details.completed[0] == "r1" and "e2" in got.details.completed
-    # without a budget for it the roster is not read, and the member has no row
+    # without a budget for it the roster is not searched for, and the member has no row
     assert answer(fill_chunks=3).answer == "Varnholt University"
+
+
+def _groups_schema(group_table: str = "commissions") -> Schema:
+    return schema_of({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "group_name"}, {"name": "sector"}],
+         "foreign_keys": [{"column": "group_name", "references_table": group_table,
+                           "references_column": "group_name"},
+                          {"column": "sector", "references_table": "sectors",
+                           "references_column": "sector"}]},
+        {"name": group_table, "primary_key": ["group_name"], "columns": [{"name": "group_name"}]},
+        {"name": "sectors", "primary_key": ["sector"], "columns": [{"name": "sector"}]}]})
+
+
+@pytest.mark.parametrize("group", ["U.S. Markets Commission", "University of Drournlia "
+                                   "Commission", "the Sopael Markets Commission"])
+def test_a_group_is_matched_as_written(group) -> None:
+    """The review of 8b3478b: matched by normalize_entity's form, a dotted or "University of"
+    name never matched the question that names it."""
+    rows = [row("companies", "d1#0", company_name="Acme", group_name=group, sector="energy")]
+    question = f"Which energy company of {group} employs the most?"
+    assert named_groups(_groups_schema(), rows, question) == [group]
+
+
+def test_only_bodies_the_longest_names_in_the_questions_order() -> None:
+    rows = [row("companies", "d1#0", company_name="Acme", group_name="Markets Commission",
+                sector="energy"),
+            row("companies", "d2#0", company_name="Brin", group_name="Sopael Markets "
+                "Commission"),
+            row("commissions", "d3#0", group_name="Drournlia Markets Commission")]
+    question = ("Which energy company of the Drournlia Markets Commission is bigger than every "
+                "one of the Sopael Markets Commission?")
+    # "energy" is a sector, no body; "Markets Commission" is inside the longer names
+    assert named_groups(_groups_schema(), rows, question) == [
+        "Drournlia Markets Commission", "Sopael Markets Commission"]
+    assert named_groups(_groups_schema("owners"), rows, question) == []
+
+
+def test_roster_searches_stop_at_the_budget_and_reach_past_what_was_read() -> None:
+    hits = [Hit(chunk=Chunk(id=f"r{i}", text="roster"), score=1.0, rank=i, retriever="kw")
+            for i in range(1, 6)]
+    queries = []
+
+    async def search(query, k):
+        queries.append((query, k))
+        return hits[:k]
+    got = asyncio.run(rosters(search, ["A League", "B League"], ["r1", "r2", "r3"], budget=1))
+    assert [h.chunk.id for h in got] == ["r4"] and queries == [("A League members", 4)]
+    queries.clear()
+    assert asyncio.run(rosters(search, ["A League"], [], budget=0)) == [] and queries == []

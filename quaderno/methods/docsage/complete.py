@@ -35,7 +35,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from quaderno.index.hits import Hit
 from quaderno.methods.docsage.aliases import canonicalize, merge_entities
 from quaderno.methods.docsage.ended import ended_columns
-from quaderno.methods.docsage.misplaced import all_back_links, known_names
+from quaderno.methods.docsage.draft import slug
+from quaderno.methods.docsage.misplaced import BODY_KINDS, all_back_links, name_references
 from quaderno.methods.docsage.normalize import (entity_name, fold_text, is_null, key_columns,
                                                 key_name,
                                                 normalize_entity)
@@ -156,26 +157,61 @@ def missing_cells(schema: Schema, rows: Sequence[Row],
     return [(n, w) for n, w in missing.items() if w]
 
 
+def _groups_tables(schema: Schema) -> dict[str, list[str]]:
+    """Per table of names and nothing else whose entities are bodies one is a member of
+    (:data:`.misplaced.BODY_KINDS`: commissions, leagues) or that the question's join path
+    holds, the single-column references to it (table name -> referring columns as
+    ``table.column``)."""
+    path = set(schema.requirements.join_path)
+    out: dict[str, list[str]] = {}
+    for holder, refs in name_references(schema).items():
+        for ref in refs:
+            kind = singular(slug(ref.table).split("_")[-1])
+            if kind in BODY_KINDS or ref.table in path:
+                out.setdefault(ref.table, []).append(f"{holder}.{ref.column}")
+    return out
+
+
+def _folded_name(name: str) -> str:
+    words = fold_text(name).split()
+    return " ".join(words[1:] if len(words) > 1 and words[0] == "the" else words)
+
+
 def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str]:
-    """The entities of a table of names and nothing else (what rows belong to: a commission)
-    that ``question`` names, as the rows write them (:func:`.misplaced.known_names`)."""
+    """The groups the question names, as the rows write them, in the question's order: the
+    entities of a table of bodies (:func:`_groups_tables`), from its rows' keys and the
+    references to it, matched folded ("U.S. Markets Commission" as "u s markets
+    commission"); a name inside a longer one matched too ("Markets Commission") is dropped."""
+    tables = _groups_tables(schema)
+    columns = {c for cols in tables.values() for c in cols}
     asked = f" {' '.join(fold_text(question).split())} "
-    out = set()
-    for names in known_names(schema, rows).values():
-        out |= {n for n in names if n and f" {n} " in asked}
-    return sorted(out)
+    found: dict[str, str] = {}
+    for r in rows:
+        t = schema.table(r.table)
+        values = [r.values.get(k) for k in key_columns(t)] if t is not None and \
+            r.table in tables else []
+        values += [r.values.get(c.split(".", 1)[1]) for c in columns
+                   if c.split(".", 1)[0] == r.table]
+        for v in values:
+            if isinstance(v, str) and (f := _folded_name(v)) and f" {f} " in asked:
+                found.setdefault(f, v.strip())
+    kept = [f for f in found if not any(f != g and f" {f} " in f" {g} " for g in found)]
+    return [found[f] for f in sorted(kept, key=lambda f: asked.index(f" {f} "))]
 
 
 async def rosters(search: Search, groups: Sequence[str], read: Sequence[str], *,
-                  budget: int, k: int = 3) -> list[Hit]:
+                  budget: int) -> list[Hit]:
     """Up to ``budget`` chunks not in ``read`` listing the members of each group the
-    question names ("Drournlia Markets Commission members"): a member named only by its
-    group's roster has no row, and :func:`completion` searches only for entities some row
-    names (``docsage-fixes-set2``: Roustoustus Systems, the Relationship answer, was
-    named only in a roster part no search reached)."""
+    question names ("Drournlia Markets Commission members"), searched deep enough to reach
+    past the chunks already read: a member named only by its group's roster has no row, and
+    :func:`completion` searches only for entities some row names (``docsage-fixes-set2``:
+    Roustoustus Systems, the Relationship answer, was named only in a roster part no search
+    reached). No search without a budget."""
     seen, out = set(read), []
     for group in groups:
-        for hit in await search(f"{group} members", k):
+        if len(out) >= budget:
+            break
+        for hit in await search(f"{group} members", min(budget + len(seen), 50)):
             if hit.chunk.id not in seen and len(out) < budget:
                 seen.add(hit.chunk.id)
                 out.append(hit)
