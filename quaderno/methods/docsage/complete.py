@@ -35,8 +35,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from quaderno.index.hits import Hit
 from quaderno.methods.docsage.aliases import canonicalize, merge_entities
 from quaderno.methods.docsage.ended import ended_columns
-from quaderno.methods.docsage.draft import slug
-from quaderno.methods.docsage.misplaced import BODY_KINDS, all_back_links, name_references
+from quaderno.methods.docsage.misplaced import (BODY_KINDS, all_back_links, name_references,
+                                                table_kind)
 from quaderno.methods.docsage.normalize import (entity_name, fold_text, is_null, key_columns,
                                                 key_name,
                                                 normalize_entity)
@@ -157,19 +157,19 @@ def missing_cells(schema: Schema, rows: Sequence[Row],
     return [(n, w) for n, w in missing.items() if w]
 
 
-def _groups_tables(schema: Schema) -> dict[str, list[str]]:
-    """Per table of names and nothing else whose entities are bodies one is a member of
+def _groups_tables(schema: Schema) -> tuple[set[str], dict[str, list[str]]]:
+    """The tables of names and nothing else whose entities are bodies one is a member of
     (:data:`.misplaced.BODY_KINDS`: commissions, leagues) or that the question's join path
-    holds, the single-column references to it (table name -> referring columns as
-    ``table.column``)."""
+    holds, and per table referring to them, its columns that do."""
     path = set(schema.requirements.join_path)
-    out: dict[str, list[str]] = {}
+    tables: set[str] = set()
+    referring: dict[str, list[str]] = {}
     for holder, refs in name_references(schema).items():
         for ref in refs:
-            kind = singular(slug(ref.table).split("_")[-1])
-            if kind in BODY_KINDS or ref.table in path:
-                out.setdefault(ref.table, []).append(f"{holder}.{ref.column}")
-    return out
+            if table_kind(ref.table) in BODY_KINDS or ref.table in path:
+                tables.add(ref.table)
+                referring.setdefault(holder, []).append(ref.column)
+    return tables, referring
 
 
 def _folded_name(name: str) -> str:
@@ -182,16 +182,14 @@ def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str
     entities of a table of bodies (:func:`_groups_tables`), from its rows' keys and the
     references to it, matched folded ("U.S. Markets Commission" as "u s markets
     commission"); a name inside a longer one matched too ("Markets Commission") is dropped."""
-    tables = _groups_tables(schema)
-    columns = {c for cols in tables.values() for c in cols}
+    tables, referring = _groups_tables(schema)
     asked = f" {' '.join(fold_text(question).split())} "
     found: dict[str, str] = {}
     for r in rows:
         t = schema.table(r.table)
         values = [r.values.get(k) for k in key_columns(t)] if t is not None and \
             r.table in tables else []
-        values += [r.values.get(c.split(".", 1)[1]) for c in columns
-                   if c.split(".", 1)[0] == r.table]
+        values += [r.values.get(c) for c in referring.get(r.table, [])]
         for v in values:
             if isinstance(v, str) and (f := _folded_name(v)) and f" {f} " in asked:
                 found.setdefault(f, v.strip())

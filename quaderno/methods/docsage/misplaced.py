@@ -101,12 +101,17 @@ BODY_KINDS = frozenset("commission committee council league federation associati
                        "organisation society guild chamber syndicate".split())
 
 
+def table_kind(table: str) -> str:
+    """The kind of entity ``table`` holds, its last word singular (``commission`` of
+    ``commissions``, of ``market_commissions``)."""
+    return singular(slug(table).split("_")[-1])
+
+
 def of_kind(value: str, table: str) -> bool:
     """``value`` is a proper name whose last word is the kind of body ``table`` holds
     (:data:`BODY_KINDS`: "Sopael Markets Commission" of ``commissions``): a name of that
     table's kind, though no chunk gives it a row (a commission a namesake belongs to)."""
-    words = value.split()
-    kind = singular(slug(table).split("_")[-1])
+    words, kind = value.split(), table_kind(table)
     return kind in BODY_KINDS and len(words) >= 2 and \
         all(w[:1].isupper() for w in words if len(w) > 3) and \
         singular(fold_text(words[-1])) == kind
@@ -233,4 +238,4 @@ def misplaced_rows(schema: Schema, rows: Sequence[Row]) -> list[Row]:
 
 
 __all__ = ["all_back_links", "back_links", "known_names", "misplaced", "misplaced_rows",
-           "name_references"]
+           "name_references", "of_kind", "table_kind"]
