@@ -49,6 +49,19 @@ def row(table: str, chunk: str, **values) -> Row:
     return Row(table=table, values=values, provenance=Provenance(chunk_id=chunk))
 
 
+def drafts_and_reads_nothing(draft: dict):
+    """A reply function that drafts (and revises to) ``draft``, extracts no rows, and fails
+    the test on any other prompt: ASK's code repairs, with nothing the documents say."""
+    def respond(request) -> str:
+        user = request.messages[-1].content
+        if user.startswith(("Design the smallest", "Revise this relational schema")):
+            return json.dumps(draft)
+        if user.startswith("Extract into the tables"):
+            return "{}"
+        raise AssertionError(f"unexpected prompt {user[:60]!r}")
+    return respond
+
+
 class DraftOnly:
     """A model that drafts ``draft`` as the schema and fails the test on any other prompt
     (ASK must repair by code, asking the documents nothing); records what it was sent."""

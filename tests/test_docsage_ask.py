@@ -8,6 +8,7 @@ import json
 import re
 
 import pytest
+from docsage_fakes import drafts_and_reads_nothing
 
 from quaderno.corpus.chunk import Chunk
 from quaderno.index.hits import Hit
@@ -277,15 +278,9 @@ def test_references_the_column_names_imply_are_declared_after_the_rounds(mode):
     """ASK repairs one undeclared reference per signal and round; whatever is left when the
     rounds end is declared by code, so the SQL prompt shows the join and the gate can add
     it. Both variants: it is code, not discovery."""
-    def respond(request):
-        user = request.messages[-1].content
-        if user.startswith(("Design the smallest", "Revise this relational schema")):
-            return json.dumps(UNDECLARED)
-        if user.startswith("Extract into the tables"):
-            return "{}"
-        raise AssertionError(f"unexpected prompt {user[:60]!r}")
     ep = Episode("Which commission's companies earned most in 2020?", method="docsage",
-                 lm=LM(FakeLLM(respond=respond)), retriever=Retriever())
+                 lm=LM(FakeLLM(respond=drafts_and_reads_nothing(UNDECLARED))),
+                 retriever=Retriever())
 
     async def nothing(schema, probe):
         return []

@@ -6,9 +6,9 @@ ambiguous table stay keyless."""
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
+from docsage_fakes import drafts_and_reads_nothing
 
 from quaderno.corpus.chunk import Chunk
 from quaderno.index.hits import Hit
@@ -125,18 +125,11 @@ def test_ask_keys_the_table_it_ends_with_and_logs_it() -> None:
         {"name": "company_name"}, {"name": "employees", "type": "INT"}]}],
         "required_attributes": ["companies.employees"], "join_path": ["companies"]}
 
-    def respond(request):
-        user = request.messages[-1].content
-        if user.startswith(("Design the smallest", "Revise this relational schema")):
-            return json.dumps(draft)
-        if user.startswith("Extract into the tables"):
-            return "{}"
-        raise AssertionError(f"unexpected prompt {user[:60]!r}")
     hits = [Hit(chunk=Chunk(id="d1#0", text="Rastou Bank employs 97,040 people."),
                 score=1.0, rank=1, retriever="kw")]
     for mode in ("active", "passive"):
         ep = Episode("Which company has the most employees?", method="docsage",
-                     lm=LM(FakeLLM(respond=respond)), retriever=None)
+                     lm=LM(FakeLLM(respond=drafts_and_reads_nothing(draft))), retriever=None)
 
         async def nothing(schema, probe):
             return []
