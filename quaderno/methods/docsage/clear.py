@@ -14,7 +14,9 @@
    re-run after each. A conflict under an id key value none of its rows' chunks states (the
    model numbered every laureate 1) is left as it is: its rows are not one entity, and
    settling it would write one entity's values over the others' (``invented_keys`` in the
-   report).
+   report);
+5. in a table with a row per value of a multi-valued column, an entity's one value of a
+   single-valued column is written on each of its rows (entity_values.py).
 
 The paper's ablation "w/o CLEAR (Logic Checking)" = ``level_b=False``; all of CLEAR off =
 ``level_a=False, level_b=False`` (extraction and alias merging only).
@@ -42,6 +44,7 @@ from quaderno.methods.docsage.constraints import CheckResult, Violation, check
 from quaderno.methods.docsage.correct import (Retrieve, apply_cell, committee_ballots,
                                               resolve_conflict, tally)
 from quaderno.methods.docsage.ended import ended_by, ended_columns, without_ended_links
+from quaderno.methods.docsage.entity_values import share_entity_values
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
                                               extract)
 from quaderno.methods.docsage.misplaced import misplaced_rows
@@ -452,6 +455,11 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
                 remaining = result.violations
                 span.outputs = {"initial": report.violations_initial,
                                 "final": report.violations_final, "rounds": report.rounds}
+        # an entity's one value of a column on each of its rows of a table with a row per
+        # value (entity_values.py): after Level B, which settles two values into one
+        rows, shared = share_entity_values(schema, rows, aliases)
+        if shared:
+            run._count("entity-value", shared)
         report.tuples_final = len(rows)
         top.outputs = report.model_dump(exclude={"violations_initial", "violations_final"})
     log.info("CLEAR: %d tuples from %d chunks, %d flagged cells, violations %s -> %s",
