@@ -8,7 +8,9 @@ Run directories are named ``<config>-<bin>``; each question's category and type 
 its collection's ``questions.jsonl``, and each run's method and code version from its
 ``config.json`` (runs made while the code changed are told apart by it). Accuracy is the
 synthetic benchmark's deterministic score (``synth_score``: numeric tolerance,
-alias-normalized names, set F1, correlation label).
+alias-normalized names, set F1, correlation label). The report opens with every
+configuration run at one code version, when some version has two or more (the ablations
+compared on the same code), then lists every run.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from quaderno.eval.records import read_results
 
 CATEGORIES = ("Comparison", "Statistics", "Relationship")
 BINS = ("set1", "set2", "set3")
+# the paper's Table 3 order: DocSage, then its ablations, then the baselines
+METHODS = ("docsage", "docsage-passive", "docsage-generic-schema", "docsage-no-logic-check",
+           "docsage-no-clear", "docsage-no-sql", "docsage-no-extraction", "vanilla-llm")
 
 
 def question_index(collections: Path) -> dict[str, dict]:
@@ -54,6 +59,37 @@ def run_config(run: Path) -> tuple[str, list[str]]:
     return config.get("method") or "?", [(v or "?").rpartition("+")[2] for v in versions]
 
 
+def scores(by_bin: dict[str, list], questions: dict[str, dict]) -> tuple[list[str], list[float]]:
+    """The mean score per bin and category (the table's cells), and every score."""
+    cells, every = [], []
+    for b in BINS:
+        for c in CATEGORIES:
+            xs = [r.metrics.get("synth_score", 0.0) for r in by_bin.get(b, [])
+                  if questions.get(r.id, {}).get("category") == c]
+            cells.append(mean(xs))
+        every += [r.metrics.get("synth_score", 0.0) for r in by_bin.get(b, [])]
+    return cells, every
+
+
+def one_commit(runs: dict[str, dict[str, list]],
+               made: dict[str, dict[str, tuple[str, list[str]]]]
+               ) -> tuple[str, dict[str, dict[str, list]]] | None:
+    """The code version most methods were run at, each run made wholly at it (not resumed
+    across versions), and its runs' records by method and bin; None when no version has
+    two methods. Ties go to the version with more questions answered."""
+    at: dict[str, dict[str, dict[str, list]]] = defaultdict(lambda: defaultdict(dict))
+    for config, by_bin in runs.items():
+        for b, recs in by_bin.items():
+            method, codes = made[config][b]
+            if len(codes) == 1 and codes[0] != "?":
+                at[codes[0]][method][b] = [*at[codes[0]][method].get(b, []), *recs]
+    if not at:
+        return None
+    best = max(sorted(at), key=lambda v: (len(at[v]), sum(
+        len(recs) for by_bin in at[v].values() for recs in by_bin.values())))
+    return (best, at[best]) if len(at[best]) >= 2 else None
+
+
 def main(out_dir: Path, collections: Path) -> None:
     questions = question_index(collections)
     runs: dict[str, dict[str, list]] = defaultdict(dict)
@@ -63,19 +99,26 @@ def main(out_dir: Path, collections: Path) -> None:
         runs[config][bin_] = read_results(run / "results.jsonl")
         made[config][bin_] = run_config(run)
     print(f"# DocSage on the fictional multi-entity benchmark ({out_dir.name})\n")
-    print("Accuracy (synth_score) per category and bin; n = questions answered; the method "
-          "and the code version each run was made with.\n")
     head = ["config", "method", "code", *(f"{b} {c[:4]}" for b in BINS for c in CATEGORIES),
             "all", "n"]
+    found = one_commit(runs, made)
+    if found:
+        version, by_method = found
+        print(f"## Every configuration at one commit ({version})\n")
+        print("The code version the most configurations were run at, each run made wholly at "
+              "it: the ablations compared on the same code. Accuracy (synth_score) per "
+              "category and bin; n = questions answered.\n")
+        print("| " + " | ".join(["method", *head[3:]]) + " |\n|" + "---|" * (len(head) - 2))
+        ordered = [m for m in METHODS if m in by_method] + sorted(set(by_method) - set(METHODS))
+        for method in ordered:
+            cells, every = scores(by_method[method], questions)
+            print(f"| {method} | " + " | ".join(cells) + f" | {mean(every)} | {len(every)} |")
+        print("\n## Every run\n")
+    print("Accuracy (synth_score) per category and bin; n = questions answered; the method "
+          "and the code version each run was made with.\n")
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
     for config, by_bin in runs.items():
-        cells, every = [], []
-        for b in BINS:
-            for c in CATEGORIES:
-                xs = [r.metrics.get("synth_score", 0.0) for r in by_bin.get(b, [])
-                      if questions.get(r.id, {}).get("category") == c]
-                cells.append(mean(xs))
-            every += [r.metrics.get("synth_score", 0.0) for r in by_bin.get(b, [])]
+        cells, every = scores(by_bin, questions)
         methods = ", ".join(sorted({m for m, _ in made[config].values()}))
         codes = ", ".join(sorted({c for _, cs in made[config].values() for c in cs}))
         print(f"| {config} | {methods} | {codes} | " + " | ".join(cells) +

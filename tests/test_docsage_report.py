@@ -65,3 +65,38 @@ def test_a_resumed_run_older_than_code_versions_reads_as_unknown(tmp_path) -> No
     (run / "config.json").write_text(json.dumps({"method": "docsage",
                                                  "code_versions": [None, "0.1.0+2b6b7be"]}))
     assert _report_module().run_config(run) == ("docsage", ["?", "2b6b7be"])
+
+
+def test_the_report_opens_with_every_method_run_at_one_commit(tmp_path, capsys) -> None:
+    """Runs made at many versions read as one table hide which ablation beat which on the
+    same code: the report first shows the version most methods ran at, each wholly at it,
+    in the paper's order."""
+    coll = tmp_path / "collections" / "c1"
+    coll.mkdir(parents=True)
+    (coll / "questions.jsonl").write_text(json.dumps(
+        {"id": "q1", "category": "Statistics", "type": "Stat", "gold": {"answer": "3"}}) + "\n")
+    out = tmp_path / "runs"
+    out.mkdir()
+    _run(out, "m-sql-set1", "docsage-no-sql", "aaa", 0.0)
+    _run(out, "m-full-set1", "docsage", "aaa", 1.0)
+    _run(out, "m-full-set2", "docsage", "aaa", 0.0)
+    _run(out, "m-passive-set1", "docsage-passive", "aaa", 1.0, resumed="bbb")  # two versions
+    _run(out, "old-set1", "docsage", "bbb", 1.0)
+    _run(out, "old-passive-set1", "docsage-passive", "bbb", 0.0)
+    _run(out, "lone-set1", "docsage-no-clear", "ccc", 0.0)
+    mod = _report_module()
+    mod.main(out, tmp_path / "collections")
+    text = capsys.readouterr().out
+    first, _, rest = text.partition("## Every run")
+    assert "## Every configuration at one commit (aaa)" in first
+    rows = [x for x in first.splitlines() if x.startswith("| docsage")]
+    # docsage before its ablation; the resumed passive run is not a run at aaa
+    assert [r.split(" | ")[0] for r in rows] == ["| docsage", "| docsage-no-sql"]
+    assert rows[0].rstrip(" |").endswith("| 0.50 | 2")
+    assert "| m-passive |" in rest and "| lone |" in rest
+    # a tie in methods goes to the version with more questions; one method is no table
+    runs = {"a": {"set1": [1, 2]}, "b": {"set1": [1]}, "c": {"set1": [1]}, "d": {"set1": [1]}}
+    made = {"a": {"set1": ("docsage", ["v1"])}, "b": {"set1": ("docsage-no-sql", ["v1"])},
+            "c": {"set1": ("docsage", ["v2"])}, "d": {"set1": ("docsage-no-sql", ["v2"])}}
+    assert mod.one_commit(runs, made)[0] == "v1"
+    assert mod.one_commit({"a": runs["a"]}, {"a": made["a"]}) is None
