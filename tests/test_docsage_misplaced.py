@@ -15,7 +15,7 @@ from quaderno.llm.lm import LM
 from quaderno.methods.docsage.clear import ClearConfig, run_clear
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
-from quaderno.methods.docsage.misplaced import misplaced, misplaced_rows, of_kind
+from quaderno.methods.docsage.misplaced import misplaced, misplaced_rows, of_kind, other_kind_rows
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Schema
 from quaderno.methods.docsage.store import TupleStore
@@ -279,3 +279,45 @@ def test_a_name_ending_in_a_place_party_or_company_word_is_no_body_of_that_kind(
                          ("The Board", "board"), ("Commission", "commissions")]:
         assert not of_kind(value, table)
 
+
+
+def test_a_row_naming_the_referenced_body_as_its_own_entity_is_left_out() -> None:
+    """docsage-groups-set2: "Drournlia Markets Commission" had a row of ``companies``, and
+    completion searched for its sector and offices."""
+    rows = [row("companies", company_name="Drournlia Markets Commission",
+                commission_name="Drournlia Markets Commission"),
+            row("companies", company_name="Sopael Markets Commission"),
+            row("companies", company_name="Kriarngyrtia Energy", offices=14),
+            row("companies", company_name="Commission Holdings"),
+            row("commissions", commission_name="Drournlia Markets Commission")]
+    kept, out = other_kind_rows(SCHEMA, rows)
+    assert [r.values.get("company_name") for r in out] == [
+        "Drournlia Markets Commission", "Sopael Markets Commission"]
+    assert kept == rows[2:]
+    # a table of the body's own kind keeps its rows (a league's parent league)
+    leagues = Schema.model_validate({"tables": [
+        {"name": "leagues", "primary_key": ["league_name"],
+         "columns": [{"name": "league_name"}, {"name": "parent_league"}],
+         "foreign_keys": [{"cols": ["parent_league"], "ref_table": "parent_leagues",
+                           "ref_cols": ["league_name"]}]},
+        {"name": "parent_leagues", "primary_key": ["league_name"],
+         "columns": [{"name": "league_name"}]}]})
+    mine = [row("leagues", league_name="Skondul Premier League")]
+    assert other_kind_rows(leagues, mine) == (mine, [])
+
+
+def test_clear_leaves_the_body_s_company_row_out_and_says_so() -> None:
+    chunk = Chunk(id="d1#0", text="Kriarngyrtia Energy is a company of the Drournlia Markets "
+                                  "Commission; it has 14 offices.")
+    reply = {"companies": [{"company_name": "Kriarngyrtia Energy", "offices": 14,
+                            "commission_name": "Drournlia Markets Commission"},
+                           {"company_name": "Drournlia Markets Commission",
+                            "commission_name": "Drournlia Markets Commission"}],
+             "commissions": [{"commission_name": "Drournlia Markets Commission"}]}
+    fake = FakeLLM(respond=lambda request: json.dumps(reply))
+    result = asyncio.run(run_clear(LM(fake), SCHEMA, [chunk],
+                                   config=ClearConfig(level_a=False)))
+    assert [r.values["company_name"] for r in result.rows if r.table == "companies"] == [
+        "Kriarngyrtia Energy"]
+    assert result.report.other_kind == ["companies: Drournlia Markets Commission"]
+    assert result.report.tuples_removed == 1

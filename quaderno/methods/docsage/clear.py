@@ -47,7 +47,7 @@ from quaderno.methods.docsage.ended import ended_by, ended_columns, without_ende
 from quaderno.methods.docsage.entity_values import share_entity_values
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
                                               extract)
-from quaderno.methods.docsage.misplaced import misplaced_rows
+from quaderno.methods.docsage.misplaced import misplaced_rows, other_kind_rows
 from quaderno.methods.docsage.namesakes import entity_groups
 from quaderno.methods.docsage.normalize import (key_columns, normalize_entity,
                                                 normalize_value, row_identity)
@@ -80,7 +80,10 @@ class ClearReport(BaseModel):
     failed_chunks: int = 0
     tuples_extracted: int = 0
     tuples_final: int = 0
-    tuples_removed: int = 0        # rows whose entity the committee did not find
+    tuples_removed: int = 0        # rows whose entity the committee did not find, and
+    # rows naming a body their table refers to as their own entity ("table: name",
+    # misplaced.other_kind_rows: the commission as a company)
+    other_kind: list[str] = Field(default_factory=list)
     # link rows left out because their chunk says the relationship ended (ended.py): the
     # table, the row's values, its chunk and the clause
     links_ended: list[dict[str, Any]] = Field(default_factory=list)
@@ -429,6 +432,15 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
         # a name another chunk gives a referenced entity, written into another column
         # (misplaced.py: each chunk alone knew only its own)
         rows = misplaced_rows(schema, rows)
+        # a row naming a referenced body as its own entity (the commission as a company)
+        rows, others = other_kind_rows(schema, rows)
+        for r in others:
+            what = f"{r.table}: {r.values.get(key_columns(schema.table(r.table))[0])}"
+            if what not in report.other_kind:
+                report.other_kind.append(what)
+                trace.fallback(f"docsage.clear: left out the row of {what}, a name of a "
+                               "body the table refers to, not one of its entities")
+        report.tuples_removed += len(others)
         # link rows a chunk says have ended are named as the others are, then every row of
         # the same link is left out, whichever chunk it was read from (ended.py)
         rows, groups = canonicalize(schema, [*rows, *ended], aliases, acronyms=config.acronyms)

@@ -237,5 +237,29 @@ def misplaced_rows(schema: Schema, rows: Sequence[Row]) -> list[Row]:
     return out
 
 
+def other_kind_rows(schema: Schema, rows: Sequence[Row]) -> tuple[list[Row], list[Row]]:
+    """``rows`` without those that name, as their own key, a body their table refers to,
+    and the rows left out. The measuring model gave "Drournlia Markets Commission" a row of
+    ``companies`` beside the rows naming it in ``commission_name``; completion then searched
+    for its sector and offices. A proper name whose last word is the kind of body a
+    reference of the row's table holds (:func:`of_kind`) is no entity of a table of another
+    kind. A single-column key only; a table of that kind (a league's parent league) keeps
+    its rows."""
+    references = name_references(schema)
+    kept: list[Row] = []
+    out: list[Row] = []
+    for r in rows:
+        table = schema.table(r.table)
+        keys = key_columns(table) if table is not None else []
+        name = r.values.get(keys[0]) if len(keys) == 1 else None
+        if isinstance(name, str) and any(
+                of_kind(name, ref.table) and table_kind(r.table) != table_kind(ref.table)
+                for ref in references.get(r.table, [])):
+            out.append(r)
+        else:
+            kept.append(r)
+    return kept, out
+
+
 __all__ = ["all_back_links", "back_links", "known_names", "misplaced", "misplaced_rows",
-           "name_references", "of_kind", "table_kind"]
+           "name_references", "of_kind", "other_kind_rows", "table_kind"]
