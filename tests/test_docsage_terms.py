@@ -15,7 +15,8 @@ from quaderno.llm.lm import LM
 from quaderno.methods.docsage.ask import SchemaDiscovery, _problems
 from quaderno.methods.docsage.detect import detect_all, unmeasured
 from quaderno.methods.docsage.patch import apply_patches
-from quaderno.methods.docsage.terms import measured_columns, measures, missing_measures
+from quaderno.methods.docsage.terms import (filtered_by, measured_columns, measures,
+                                            missing_measures)
 from quaderno.methods.episode import Episode
 
 
@@ -258,3 +259,52 @@ def test_ask_adds_the_measure_and_the_next_trial_extracts_it() -> None:
     assert schema.table("companies").column("annual_revenue").type == "DOUBLE"
     assert log.stop_reason == "no uncertainty signal"
     assert len(script.prompts) == 1                  # the draft, and nothing asked
+
+
+SET1_QUESTION = ("What is the average birth year of the laureates in the Stedrurial Medal whose "
+                 "nationality is Kraxryndia?")
+# docsage-groups-set1 at f8d275e: the medal tables had no nationality, and the model's SQL
+# filtered by it three times, refused each time
+SET1 = {"tables": [
+    {"name": "stedrurial_medal", "primary_key": ["laureate_id"], "columns": [
+        {"name": "laureate_id", "type": "INT"}, {"name": "award_name"},
+        {"name": "birth_year", "type": "INT"}]},
+    {"name": "stedrurial_medal_laureate", "primary_key": ["laureate_id"], "columns": [
+        {"name": "laureate_id", "type": "INT"}, {"name": "birth_year", "type": "INT"},
+        {"name": "stedrurial_medal_laureate_name"}]}]}
+
+
+def test_an_attribute_the_question_filters_by_gets_a_column_when_the_schema_lacks_it() -> None:
+    schema = schema_of(SET1)
+    (signal,) = unmeasured(schema, SET1_QUESTION)
+    assert "filters by 'nationality'" in signal.detail
+    fix = signal.fix
+    # "the laureates" names the table
+    assert (fix.table, fix.column, fix.type) == ("stedrurial_medal_laureate", "nationality",
+                                                 "TEXT")
+    repaired, notes = apply_patches(schema, [fix])
+    assert notes == [] and unmeasured(repaired, SET1_QUESTION) == []
+
+
+@pytest.mark.parametrize(("question", "found"), [
+    (SET1_QUESTION, [("nationality", "TEXT")]),
+    ("What is the average population of the cities in the League of Merounddian Cities "
+     "whose climate is arid?", [("climate", "TEXT")]),
+    ("How many institutions whose annual budget is above 5 million are there?",
+     [("annual budget", "DOUBLE")]),
+    ("How many companies whose founding year is before 1990 are there?",
+     [("founding year", "INT")]),
+    ("Which companies whose staff count is 300 are banks?", [("staff", "DOUBLE")]),
+    # "where" and "with" may name an entity, and a generic word is no attribute
+    ("In which city where the company is based do most staff live?", []),
+    ("Which companies with offices in Paris are banks?", []),
+    ("Who is the laureate whose name is Dyrte?", []),
+])
+def test_the_attributes_a_question_filters_by(question, found) -> None:
+    assert [(m.phrase, t) for m, t in filtered_by(question)] == found
+
+
+def test_a_filter_the_schema_holds_is_not_missing() -> None:
+    held = {"tables": [{**SET1["tables"][1], "columns": [
+        *SET1["tables"][1]["columns"], {"name": "country", "description": "nationality"}]}]}
+    assert missing_measures(schema_of(held), SET1_QUESTION) == []

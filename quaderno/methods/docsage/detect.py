@@ -136,17 +136,19 @@ def missing_relationships(schema: Schema, rows: Sequence[Row] = (), *,
 
 
 def unmeasured(schema: Schema, question: str, rows: Sequence[Row] = ()) -> list[Signal]:
-    """A missing relationship per phrase ``question`` measures that nothing in the schema
-    holds (:func:`.terms.missing_measures`), carrying the column to add when the question
-    names a table."""
+    """A missing relationship per phrase ``question`` measures or filters by that nothing in
+    the schema holds (:func:`.terms.missing_measures`), carrying the column to add when the
+    question names a table."""
     out = []
     for m in missing_measures(schema, question, rows):
+        does = "filters by" if m.filters else "measures"
         fix = None if m.table is None else SchemaPatch(
             op="add_column", table=m.table, column=m.column, type=m.type,
-            description=f"the {m.measure.phrase} the question asks about")
+            description=f"the {m.measure.phrase} the question "
+                        f"{'filters by' if m.filters else 'asks about'}")
         out.append(Signal(kind="missing_relationship", table=m.table or "",
                           column=m.column if m.table else "",
-                          detail=f"the question measures {m.measure.phrase!r}, which no "
+                          detail=f"the question {does} {m.measure.phrase!r}, which no "
                                  "table, column or description of the schema holds",
                           values=[m.measure.phrase], fix=fix))
     return out

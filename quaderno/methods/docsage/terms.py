@@ -16,7 +16,9 @@ year") no table, column, description or unit of the schema shares (:func:`overla
 named after the phrase (``annual_revenue``, numeric; ``birth_year`` INT), to the table the
 question names in lower case ("among the companies": ``companies``; capitalized words are
 names of things, not types), the one with more trial rows when it names several; when it
-names none, the signal is asked.
+names none, the signal is asked. An attribute the question filters by ("the laureates whose
+nationality is Kraxryndia") is missing in the same way: the measuring model drew Set1's
+medal tables without a nationality, and its SQL filtered by a column no table had.
 
 Also here: the content words of a text (used to offer the tuple store's known tables that
 share one with the question).
@@ -208,35 +210,74 @@ def _filters(question: str) -> set[str]:
     return out
 
 
-def _type(measure: Measure) -> str:
+# words after a filtered attribute that compare it to a number ("whose budget is above 5")
+_COMPARING = frozenset("above below over under before after exceeding exceeds than more less "
+                       "greater fewer least between".split())
+
+
+def _type(measure: Measure, compared: bool = True) -> str:
+    """The column type for ``measure``: a date, a year, a number; a filter matched to a
+    word (``compared`` False: "whose climate is arid") is text."""
     if "date" in measure.words:
         return "DATE"
-    return "INT" if "year" in measure.words else "DOUBLE"
+    if "year" in measure.words:
+        return "INT"
+    return "DOUBLE" if compared else "TEXT"
+
+
+def filtered_by(question: str) -> list[tuple[Measure, str]]:
+    """The attributes ``question`` filters its entities on after "whose" ("the laureates
+    whose nationality is Kraxryndia"), each with the type of column that holds it: a number
+    when a comparison or a figure follows ("whose budget is above 5"), else text. The
+    words after "where" or "with" may name an entity instead ("the city where the company
+    is based"), so they are not read as attributes to add."""
+    tokens = _tokens(question)
+    found: dict[str, tuple[Measure, str]] = {}
+    for i, tok in enumerate(tokens):
+        if tok.lower() != "whose":
+            continue
+        words, j = _phrase(tokens, _past_lead(tokens, i + 1))
+        heads = [w for w in words if w not in GENERIC]
+        if not heads:
+            continue
+        after = [t.lower() for t in tokens[j:j + 4]]
+        compared = any(t in _COMPARING or t[:1].isdigit() for t in after)
+        m = Measure(words=words, head=heads[-1], aggregate=False)
+        found.setdefault(m.phrase, (m, _type(m, compared)))
+    return list(found.values())
 
 
 class MissingMeasure(BaseModel):
     """A measured phrase no part of the schema holds, and the table to hold it (None: the
-    question names no table)."""
+    question names no table); ``filters``: the question filters by it rather than measures
+    it (:func:`filtered_by`)."""
 
     measure: Measure
     table: str | None = None
     column: str = ""
     type: str = "DOUBLE"
+    filters: bool = False
 
 
 def missing_measures(schema: Schema, question: str,
                      rows: Sequence[Row] = ()) -> list[MissingMeasure]:
-    """The measures an aggregate of ``question`` names whose head word the schema lacks,
-    each with the column that would hold it (module docstring)."""
+    """The measures an aggregate of ``question`` names, and the attributes it filters by
+    (:func:`filtered_by`), whose head word the schema lacks, each with the column that
+    would hold it (module docstring)."""
     held = _schema_text(schema)
     named = _named_tables(schema, question, rows)
+    table = named[0].name if named else None
     out = []
     for m in measures(question):
         if not m.aggregate or _head_in(m.head, held):
             continue
         # no column of the table can have this name: it would hold the head word
-        out.append(MissingMeasure(measure=m, table=named[0].name if named else None,
-                                  column=slug("_".join(m.words)), type=_type(m)))
+        out.append(MissingMeasure(measure=m, table=table, column=slug("_".join(m.words)),
+                                  type=_type(m)))
+    for m, typ in filtered_by(question):
+        if not _head_in(m.head, held) and all(x.measure.phrase != m.phrase for x in out):
+            out.append(MissingMeasure(measure=m, table=table, column=slug("_".join(m.words)),
+                                      type=typ, filters=True))
     return out
 
 
@@ -256,5 +297,5 @@ def measured_columns(schema: Schema, question: str) -> list[tuple[str, str]]:
     return out
 
 
-__all__ = ["GENERIC", "Measure", "MissingMeasure", "content_words", "measured_columns",
-           "measures", "missing_measures", "overlap"]
+__all__ = ["GENERIC", "Measure", "MissingMeasure", "content_words", "filtered_by",
+           "measured_columns", "measures", "missing_measures", "overlap"]
