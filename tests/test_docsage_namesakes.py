@@ -12,6 +12,7 @@ from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.llm.types import ChatRequest
 from quaderno.methods.docsage.clear import ClearConfig, run_clear
+from quaderno.methods.docsage.misplaced import name_references
 from quaderno.methods.docsage.namesakes import entity_groups
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Schema
@@ -48,6 +49,12 @@ def test_rows_naming_two_entities_split_a_row_naming_none_joins_the_most_named()
             _row("d4#0", 170, None)]
     assert entity_groups(SCHEMA, COMPANIES, ["company_name"], rows) == [
         (("drournlia markets commission",), [0, 2, 3]), (("sopael markets commission",), [1])]
+    # the schema's references, read once by CLEAR, split the same way; none, not at all
+    assert entity_groups(SCHEMA, COMPANIES, ["company_name"], rows,
+                         references=name_references(SCHEMA)) == \
+        entity_groups(SCHEMA, COMPANIES, ["company_name"], rows)
+    assert entity_groups(SCHEMA, COMPANIES, ["company_name"], rows, references={}) == [
+        ((), [0, 1, 2, 3])]
 
 
 def test_a_row_naming_none_is_left_out_when_no_entity_is_named_most() -> None:

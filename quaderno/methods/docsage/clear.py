@@ -47,7 +47,8 @@ from quaderno.methods.docsage.ended import ended_by, ended_columns, without_ende
 from quaderno.methods.docsage.entity_values import share_entity_values
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
                                               extract)
-from quaderno.methods.docsage.misplaced import misplaced_rows, other_kind_rows
+from quaderno.methods.docsage.misplaced import (misplaced_rows, name_references,
+                                                other_kind_rows)
 from quaderno.methods.docsage.namesakes import entity_groups
 from quaderno.methods.docsage.normalize import (key_columns, normalize_entity,
                                                 normalize_value, row_identity)
@@ -150,6 +151,7 @@ class _Run:
         self.tried: set[tuple[str, str, tuple[str, ...], str]] = set()
         self._ballots: dict[tuple[str, str], list[list[dict[str, Any]]]] = {}
         self.spellings: dict[str, list[str]] = {}   # canonical name -> its other spellings
+        self.references = name_references(schema)   # read once: namesakes ask per violation
 
     def _cell_id(self, row: Row, column: str) -> tuple[str, str, tuple[str, ...], str]:
         table = self.schema.table(row.table)
@@ -263,7 +265,8 @@ class _Run:
                 # namesakes (rows naming different entities they belong to) are settled
                 # each among its own rows (namesakes.py)
                 for named, part in entity_groups(self.schema, table, lhs,
-                                                 [rows[i] for i in members], self.aliases):
+                                                 [rows[i] for i in members], self.aliases,
+                                                 self.references):
                     group = [members[j] for j in part]
                     for col in targets:
                         if not named or self._differ(rows, group, col):

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from quaderno.methods.docsage.ended import ended_columns
+from quaderno.methods.docsage.misplaced import name_references
 from quaderno.methods.docsage.namesakes import entity_groups
 from quaderno.methods.docsage.normalize import cell_form, entity_key, key_columns, multi_valued
 from quaderno.methods.docsage.rows import Correction, Row, value_chunk
@@ -89,6 +90,7 @@ def share_entity_values(schema: Schema, rows: Sequence[Row],
         if all(key):
             entities.setdefault((r.table, key), []).append(i)
     filled = 0
+    references = name_references(schema)
     for (name, _), members in entities.items():
         if len(members) < 2:
             continue
@@ -96,7 +98,8 @@ def share_entity_values(schema: Schema, rows: Sequence[Row],
         if table is None:
             continue
         mine = [out[i] for i in members]
-        for _, group in entity_groups(schema, table, key_columns(table), mine, aliases):
+        for _, group in entity_groups(schema, table, key_columns(table), mine, aliases,
+                                      references):
             filled += _share(table, out, [members[j] for j in group], aliases)
     return out, filled
 

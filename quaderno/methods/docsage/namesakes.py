@@ -31,12 +31,13 @@ from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
 
 
-def _references(schema: Schema, table: Table, key: Sequence[str]) -> list[str]:
+def _references(table: Table, key: Sequence[str], references: Mapping[str, list]) -> list[str]:
     """The single-valued references of ``table`` outside ``key`` to a table of names and
-    nothing else (:func:`.misplaced.name_references`: ``companies.commission_name``): what
-    a row belongs to. A reference to a table with more to say (a city with a population)
-    is an attribute the model may misread, no mark of another entity."""
-    return [r.column for r in name_references(schema).get(table.name, [])
+    nothing else (``references``: :func:`.misplaced.name_references`,
+    ``companies.commission_name``): what a row belongs to. A reference to a table with more
+    to say (a city with a population) is an attribute the model may misread, no mark of
+    another entity."""
+    return [r.column for r in references.get(table.name, [])
             if r.column not in key and table.column(r.column).single_valued]
 
 
@@ -46,12 +47,15 @@ def _contradict(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
 
 
 def entity_groups(schema: Schema, table: Table, key: Sequence[str], rows: Sequence[Row],
-                  aliases: Mapping[str, str] | None = None) -> list[tuple[tuple[str, ...],
-                                                                        list[int]]]:
+                  aliases: Mapping[str, str] | None = None,
+                  references: Mapping[str, list] | None = None,
+                  ) -> list[tuple[tuple[str, ...], list[int]]]:
     """``rows`` (one key's) split into entities (module docstring): per group, the
     entities it names (empty for the one group of rows that name at most one) and the
-    indices of its rows in ``rows``."""
-    refs = _references(schema, table, key)
+    indices of its rows in ``rows``. ``references``: :func:`.misplaced.name_references` of
+    ``schema``, when read once for many calls."""
+    refs = _references(table, key, name_references(schema) if references is None
+                       else references)
     named = [tuple(normalize_entity(r.values.get(c), aliases) for c in refs) for r in rows]
     if not any(_contradict(a, b) for a, b in combinations(set(named), 2)):
         return [((), list(range(len(rows))))]
