@@ -331,6 +331,8 @@ def test_a_count_never_takes_money_or_a_measure(text, written, quoted) -> None:
      "75,440 employees"),
     ("A total of 66790 employees was recorded for Riaska Systems.", 66790, "66790 employees"),
     ("Riaska reports 21 regional offices.", 21, "21 regional offices"),
+    ("Riaska runs 340 retail outlets.", 340, "340 retail outlets"),
+    ("Riaska counts 57 locations.", 57, "57 locations"),
 ])
 def test_money_never_takes_a_count_of_people_or_things(text, written, quoted) -> None:
     read, changes = read_row(TABLE, {"name": "Acme", "revenue": written}, text)
@@ -513,6 +515,10 @@ def test_a_count_of_things_never_takes_money_either(text, written, quoted) -> No
     (Column(name="plant_emissions", type="DOUBLE"), False),
     (Column(name="offices", type="INT", unit="count"), True),
     (Column(name="total_offices", type="INT"), True),
+    # one list of things for names, kinds and text: locations and outlets count too
+    (Column(name="num_locations", type="INT"), True),
+    (Column(name="outlet_count", type="INT"), True),
+    (Column(name="location_area", type="DOUBLE"), False),
 ])
 def test_a_count_of_things_is_named_so(column, expected) -> None:
     assert counts(column) is expected

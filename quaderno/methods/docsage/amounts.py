@@ -49,7 +49,7 @@ from quaderno.methods.docsage.schema import Column, Table
 # part of the tuple store's key (extract.prompt_fingerprint): a change of how numbers are
 # read (or of the other repairs extraction makes, copies.py) must not re-use tuples read
 # the old way
-READER_VERSION = "as-stated-11"
+READER_VERSION = "as-stated-12"
 
 _WORDS = {"thousand": 3, "million": 6, "mn": 6, "mln": 6, "billion": 9, "bn": 9,
           "trillion": 12}
@@ -73,18 +73,22 @@ _HEADCOUNT = re.compile(r"(population|inhabitants|residents|employees|staff|head
                         r"members|students|players|seats|people|visitors)", re.I)
 # a count of people or things written right after a number, one word between at most
 # ("75,440 employees", "21 regional offices"): never an amount of money
+# the things a count may be of, singular and plural: one list for a column's name
+# (:func:`counts`), what a column counts (:func:`counted_kind`), the words after a number
+# and a clause's nouns (figures.py)
+THING_NOUNS = ("office", "branch", "store", "shop", "plant", "outlet", "location")
+THING_PLURALS = tuple(w + ("es" if w.endswith(("ch", "sh")) else "s") for w in THING_NOUNS)
 _COUNTED = re.compile(r"[ \u00a0]+(?:[a-z-]+[ \u00a0]+)?(?:employees|staff|workers|"
                       r"inhabitants|residents|people|persons|members|students|visitors|seats|"
-                      r"players|offices|branches|stores|shops|plants)\b", re.I)
+                      r"players|" + "|".join(THING_PLURALS) + r")\b", re.I)
 # what a count counts: people, or things (the nouns of _COUNTED, and column names)
 _PEOPLE = re.compile(r"(?i)population|inhabitants|residents|employees|staff|headcount|workers|"
                      r"members|students|players|people|persons|visitors")
 # (not seats: "seats 1,200 people", "120 members" state a capacity in people)
-_THINGS = re.compile(r"(?i)offices|branches|stores|shops|plants")
+_THINGS = re.compile("(?i)" + "|".join(THING_PLURALS))
 # a count of things by its column's name ("offices", "num_stores", "office_count"), unless
 # the name measures them ("office_space", "plant_capacity", "store_area")
-_THING_WORDS = frozenset("office offices branch branches store stores shop shops plant plants "
-                         "outlet outlets".split())
+_THING_WORDS = frozenset(THING_NOUNS + THING_PLURALS)
 _MEASURE_NAMES = frozenset("space area capacity size floor footage output volume value "
                            "rent cost rate pct percent share ratio growth id".split())
 # words after the thing that still name a count of it, and units a count may carry

@@ -22,7 +22,8 @@ from decimal import Decimal, InvalidOperation
 from functools import cached_property
 from typing import Any
 
-from quaderno.methods.docsage.amounts import counted_kind, mentions_in, unit_scale
+from quaderno.methods.docsage.amounts import (THING_NOUNS, THING_PLURALS, counted_kind,
+                                              mentions_in, unit_scale)
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import exact_number
 from quaderno.methods.docsage.schema import Column
@@ -52,8 +53,7 @@ _NONE_WORDS = frozenset({"no", "zero", "none", "nil", "never", "without", "nobod
 _PEOPLE_WORDS = re.compile(r"(?i)\b(?:employ\w*|staff\w*|workers?|workforce|personnel|people|"
                            r"persons?|residents?|inhabitants?|population|members?|students?|"
                            r"players?|visitors?|headcount)\b")
-_THING_WORDS = re.compile(r"(?i)\b(?:offices?|branch(?:es)?|stores?|shops?|plants?|outlets?|"
-                          r"locations?)\b")
+_THING_WORDS = re.compile(r"(?i)\b(?:" + "|".join(THING_PLURALS + THING_NOUNS) + r")\b")
 # words of a column's description that say nothing of what it counts
 _SKIP_DESC = frozenset({"number", "count", "total", "amount", "value", "with", "that", "from"})
 
