@@ -15,8 +15,8 @@ from quaderno.llm.lm import LM
 from quaderno.methods.docsage.ask import SchemaDiscovery, _problems
 from quaderno.methods.docsage.detect import detect_all, unmeasured
 from quaderno.methods.docsage.patch import apply_patches
-from quaderno.methods.docsage.terms import (filtered_by, measured_columns, measures,
-                                            missing_measures)
+from quaderno.methods.docsage.terms import (asked_for, filtered_by, measured_columns,
+                                            measures, missing_measures)
 from quaderno.methods.episode import Episode
 
 
@@ -308,3 +308,37 @@ def test_a_filter_the_schema_holds_is_not_missing() -> None:
     held = {"tables": [{**SET1["tables"][1], "columns": [
         *SET1["tables"][1]["columns"], {"name": "country", "description": "nationality"}]}]}
     assert missing_measures(schema_of(held), SET1_QUESTION) == []
+
+
+SET1_RELATIONSHIP = ("What is the home institution of the laureate with the lowest research "
+                     "grant in the Stedrurial Medal?")
+
+
+def test_the_attribute_a_question_asks_for_gets_a_column_when_the_schema_lacks_it() -> None:
+    """docsage-set1: no table held an institution, and the answer was a laureate's name."""
+    schema = schema_of(SET1)
+    signals = unmeasured(schema, SET1_RELATIONSHIP)
+    [asked] = [s for s in signals if "asks for" in s.detail]
+    assert "'home institution'" in asked.detail
+    assert (asked.fix.table, asked.fix.column, asked.fix.type) == (
+        "stedrurial_medal_laureate", "home_institution", "TEXT")
+    repaired, _ = apply_patches(schema, [s.fix for s in signals])
+    assert unmeasured(repaired, SET1_RELATIONSHIP) == []
+
+
+@pytest.mark.parametrize(("question", "found"), [
+    (SET1_RELATIONSHIP, [("home institution", "TEXT")]),
+    ("What is the country of the city with the lowest population in the League of "
+     "Merounddian Cities?", [("country", "TEXT")]),
+    ("Who is the chief executive of the company with the fewest employees?",
+     [("chief executive", "TEXT")]),
+    ("What is the founding year of Acme?", [("founding year", "INT")]),
+    # a measure is measures'; a thing's name, a generic word or no "of" asks for nothing
+    ("What is the average population of the cities?", []),
+    ("What is the Stedrurial Medal?", []),
+    ("What is the name of the city?", []),
+    ("What is the best answer?", []),
+    ("Which city is the largest?", []),
+])
+def test_the_attribute_a_question_asks_for(question, found) -> None:
+    assert [(m.phrase, t) for m, t in asked_for(question)] == found

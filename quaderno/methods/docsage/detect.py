@@ -136,19 +136,18 @@ def missing_relationships(schema: Schema, rows: Sequence[Row] = (), *,
 
 
 def unmeasured(schema: Schema, question: str, rows: Sequence[Row] = ()) -> list[Signal]:
-    """A missing relationship per phrase ``question`` measures or filters by that nothing in
-    the schema holds (:func:`.terms.missing_measures`), carrying the column to add when the
-    question names a table."""
+    """A missing relationship per phrase ``question`` measures, filters by or asks for that
+    nothing in the schema holds (:func:`.terms.missing_measures`), carrying the column to
+    add when the question names a table."""
     out = []
     for m in missing_measures(schema, question, rows):
-        does = "filters by" if m.filters else "measures"
         fix = None if m.table is None else SchemaPatch(
             op="add_column", table=m.table, column=m.column, type=m.type,
             description=f"the {m.measure.phrase} the question "
-                        f"{'filters by' if m.filters else 'asks about'}")
+                        f"{'asks about' if m.role == 'measures' else m.role}")
         out.append(Signal(kind="missing_relationship", table=m.table or "",
                           column=m.column if m.table else "",
-                          detail=f"the question {does} {m.measure.phrase!r}, which no "
+                          detail=f"the question {m.role} {m.measure.phrase!r}, which no "
                                  "table, column or description of the schema holds",
                           values=[m.measure.phrase], fix=fix))
     return out

@@ -17,8 +17,10 @@ named after the phrase (``annual_revenue``, numeric; ``birth_year`` INT), to the
 question names in lower case ("among the companies": ``companies``; capitalized words are
 names of things, not types), the one with more trial rows when it names several; when it
 names none, the signal is asked. An attribute the question filters by ("the laureates whose
-nationality is Kraxryndia") is missing in the same way: the measuring model drew Set1's
-medal tables without a nationality, and its SQL filtered by a column no table had.
+nationality is Kraxryndia"), or asks for ("What is the home institution of the laureate
+with ..."), is missing in the same way: the measuring model drew Set1's medal tables without a
+nationality or an institution, and its SQL filtered by a column no table had, or answered
+with the laureate's name.
 
 Also here: the content words of a text (used to offer the tuple store's known tables that
 share one with the question).
@@ -247,23 +249,41 @@ def filtered_by(question: str) -> list[tuple[Measure, str]]:
     return list(found.values())
 
 
+def asked_for(question: str) -> list[tuple[Measure, str]]:
+    """The attribute ``question`` asks for of an entity ("What is the home institution of
+    the laureate with ..."; "Who is the chief executive of ..."), with the type of column
+    that holds it: a year or date by its words, else text. A measure ("What is the average
+    population of ...") is :func:`measures`' and a name of a thing ("What is the Stedrurial
+    Medal") none."""
+    tokens = _tokens(question)
+    if len(tokens) < 4 or tokens[0].lower() not in ("what", "who") or \
+            tokens[1].lower() not in ("is", "was", "are", "were") or tokens[2].lower() != "the":
+        return []
+    words, j = _phrase(tokens, 3)
+    heads = [w for w in words if w not in GENERIC]
+    if not heads or j >= len(tokens) or tokens[j].lower() != "of":
+        return []
+    m = Measure(words=words, head=heads[-1], aggregate=False)
+    return [(m, _type(m, compared=False))]
+
+
 class MissingMeasure(BaseModel):
     """A measured phrase no part of the schema holds, and the table to hold it (None: the
-    question names no table); ``filters``: the question filters by it rather than measures
-    it (:func:`filtered_by`)."""
+    question names no table); ``role``: what the question does with it (measures it,
+    filters by it: :func:`filtered_by`, asks for it: :func:`asked_for`)."""
 
     measure: Measure
     table: str | None = None
     column: str = ""
     type: str = "DOUBLE"
-    filters: bool = False
+    role: str = "measures"
 
 
 def missing_measures(schema: Schema, question: str,
                      rows: Sequence[Row] = ()) -> list[MissingMeasure]:
-    """The measures an aggregate of ``question`` names, and the attributes it filters by
-    (:func:`filtered_by`), whose head word the schema lacks, each with the column that
-    would hold it (module docstring)."""
+    """The measures an aggregate of ``question`` names, the attributes it filters by
+    (:func:`filtered_by`) and the one it asks for (:func:`asked_for`), whose head word the
+    schema lacks, each with the column that would hold it (module docstring)."""
     held = _schema_text(schema)
     named = _named_tables(schema, question, rows)
     table = named[0].name if named else None
@@ -274,10 +294,12 @@ def missing_measures(schema: Schema, question: str,
         # no column of the table can have this name: it would hold the head word
         out.append(MissingMeasure(measure=m, table=table, column=slug("_".join(m.words)),
                                   type=_type(m)))
-    for m, typ in filtered_by(question):
-        if not _head_in(m.head, held) and all(x.measure.phrase != m.phrase for x in out):
-            out.append(MissingMeasure(measure=m, table=table, column=slug("_".join(m.words)),
-                                      type=typ, filters=True))
+    for role, found in (("filters by", filtered_by(question)),
+                        ("asks for", asked_for(question))):
+        for m, typ in found:
+            if not _head_in(m.head, held) and all(x.measure.phrase != m.phrase for x in out):
+                out.append(MissingMeasure(measure=m, table=table, type=typ, role=role,
+                                          column=slug("_".join(m.words))))
     return out
 
 
@@ -297,5 +319,5 @@ def measured_columns(schema: Schema, question: str) -> list[tuple[str, str]]:
     return out
 
 
-__all__ = ["GENERIC", "Measure", "MissingMeasure", "content_words", "filtered_by",
+__all__ = ["GENERIC", "Measure", "MissingMeasure", "asked_for", "content_words", "filtered_by",
            "measured_columns", "measures", "missing_measures", "overlap"]
