@@ -522,3 +522,19 @@ def test_a_count_of_things_never_takes_money_either(text, written, quoted) -> No
 ])
 def test_a_count_of_things_is_named_so(column, expected) -> None:
     assert counts(column) is expected
+
+
+def test_what_a_column_counts_is_read_by_whole_words_and_its_name_first() -> None:
+    """The review of f0f810c: with locations among the things, an employees column described
+    as "across all locations" no longer counted people, and "relocations" counted things."""
+    from quaderno.methods.docsage.amounts import column_kind, counted_kind
+    staff = Column(name="employees", type="INT",
+                   description="total number of employees across all locations")
+    assert column_kind(staff) == "people"
+    read, _ = read_row(Schema.model_validate({"tables": [{
+        "name": "companies", "primary_key": ["name"],
+        "columns": [{"name": "name"}, staff.model_dump()]}]}).tables[0],
+        {"name": "Acme", "employees": 183}, "Acme runs 183 offices.")
+    assert read["employees"] is None          # a count of offices is no headcount
+    assert counted_kind("relocations") == counted_kind("budget allocations") == ""
+    assert counted_kind("num_offices") == counted_kind("retail outlets") == "things"

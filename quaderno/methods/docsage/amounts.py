@@ -85,7 +85,7 @@ _COUNTED = re.compile(r"[ \u00a0]+(?:[a-z-]+[ \u00a0]+)?(?:employees|staff|worke
 _PEOPLE = re.compile(r"(?i)population|inhabitants|residents|employees|staff|headcount|workers|"
                      r"members|students|players|people|persons|visitors")
 # (not seats: "seats 1,200 people", "120 members" state a capacity in people)
-_THINGS = re.compile("(?i)" + "|".join(THING_PLURALS))
+_THINGS = re.compile(r"(?i)(?<![a-z])(?:" + "|".join(THING_PLURALS) + r")(?![a-z])")
 # a count of things by its column's name ("offices", "num_stores", "office_count"), unless
 # the name measures them ("office_space", "plant_capacity", "store_area")
 _THING_WORDS = frozenset(THING_NOUNS + THING_PLURALS)
@@ -255,12 +255,17 @@ def counted_kind(text: str) -> str:
     return "people" if people and not things else "things" if things and not people else ""
 
 
+def column_kind(col: Column) -> str:
+    """What ``col`` counts (:func:`counted_kind`): by its name, else by its name and
+    description ("employees" described as "across all locations" counts people)."""
+    return counted_kind(col.name) or counted_kind(f"{col.name} {col.description}")
+
+
 def foreign(col: Column, m: Mention) -> bool:
     """``m`` is written as something ``col`` cannot hold: money or a measure for a count,
     a count of people or things for money, a count of things for a count of people and the
     other way round ("183 offices" for employees, "60,600 employees" for offices)."""
-    kind = counted_kind(f"{col.name} {col.description}") if col.type in ("INT",
-                                                                         "DOUBLE") else ""
+    kind = column_kind(col) if col.type in ("INT", "DOUBLE") else ""
     if kind and m.counted and counted_kind(m.noun) not in ("", kind):
         return True
     if counts(col):

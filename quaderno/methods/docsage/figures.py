@@ -22,7 +22,7 @@ from decimal import Decimal, InvalidOperation
 from functools import cached_property
 from typing import Any
 
-from quaderno.methods.docsage.amounts import (THING_NOUNS, THING_PLURALS, counted_kind,
+from quaderno.methods.docsage.amounts import (THING_NOUNS, THING_PLURALS, column_kind,
                                               mentions_in, unit_scale)
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import exact_number
@@ -161,7 +161,7 @@ class Figures:
         number, which :func:`.amounts.foreign` does not read). A clause with another number
         ("Across its 40 stores, the retailer employs 5,000") or a word of both kinds
         ("employs 5,000 at its three plants") says nothing against it."""
-        kind = counted_kind(f"{col.name} {col.description}")
+        kind = column_kind(col)
         if not kind:
             return False
         found = [m for m in self.mentions if size in (m.digits, m.value, m.value.scaleb(-scale))]
