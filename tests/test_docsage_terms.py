@@ -295,6 +295,14 @@ def test_an_attribute_the_question_filters_by_gets_a_column_when_the_schema_lack
     ("How many companies whose founding year is before 1990 are there?",
      [("founding year", "INT")]),
     ("Which companies whose staff count is 300 are banks?", [("staff", "DOUBLE")]),
+    # the review of fabf334: the value is what follows the copula, not a later number;
+    # a verb ends the attribute; a question opening with "Whose" filters nothing
+    ("How many cities whose climate is arid have over 5 museums?", [("climate", "TEXT")]),
+    ("How many companies whose sector was energy in 1990 are there?", [("sector", "TEXT")]),
+    ("Which companies whose headquarters moved after 1990 are banks?",
+     [("headquarters", "TEXT")]),
+    ("Which companies whose revenue exceeds 5 billion are banks?", [("revenue", "DOUBLE")]),
+    ("Whose discovery was awarded the Stedrurial Medal in 1990?", []),
     # "where" and "with" may name an entity, and a generic word is no attribute
     ("In which city where the company is based do most staff live?", []),
     ("Which companies with offices in Paris are banks?", []),
@@ -339,6 +347,32 @@ def test_the_attribute_a_question_asks_for_gets_a_column_when_the_schema_lacks_i
     ("What is the name of the city?", []),
     ("What is the best answer?", []),
     ("Which city is the largest?", []),
+    # the review of fabf334: a statistic or a rank is no attribute of an entity
+    ("What is the percentage of laureates whose nationality is Kraxryndia?", []),
+    ("What is the proportion of companies in the energy sector?", []),
+    ("What is the share of companies in the energy sector?", []),
+    ("Who was the first recipient of the Stedrurial Medal?", []),
 ])
 def test_the_attribute_a_question_asks_for(question, found) -> None:
     assert [(m.phrase, t) for m, t in asked_for(question)] == found
+
+
+@pytest.mark.parametrize("question", [
+    "What is the highest annual revenue among the companies whose revenue is above 5 million?",
+    "What is the average number of offices of the companies whose office count is above 10?",
+])
+def test_one_attribute_gets_one_column(question) -> None:
+    """The review of fabf334: "annual revenue" measured and "revenue" filtered were two
+    columns."""
+    schema = schema_of({"tables": [{"name": "companies", "primary_key": ["company_name"],
+                                    "columns": [{"name": "company_name"}]}]})
+    assert len(missing_measures(schema, question)) == 1
+
+
+def test_a_column_of_the_same_stem_holds_the_attribute() -> None:
+    schema = schema_of({"tables": [{"name": "companies", "primary_key": ["company_name"],
+                                    "columns": [{"name": "company_name"},
+                                                {"name": "founded", "type": "INT"}]}]})
+    for q in ("What is the founding year of the company Acme?",
+              "How many companies whose founding year is before 1990 are there?"):
+        assert missing_measures(schema, q) == []

@@ -151,14 +151,27 @@ def measures(question: str) -> list[Measure]:
     return list(found.values())
 
 
+def _stem(word: str) -> str:
+    """``word`` singular and without an -ing or -ed ending ("founding" and "founded" are
+    "found"), when four letters stay."""
+    word = singular(word.lower())
+    for end in ("ing", "ed"):
+        if word.endswith(end) and len(word) - len(end) >= 4:
+            return word[:-len(end)]
+    return word
+
+
 def _head_in(head: str, text: str) -> bool:
-    """``head`` is in ``text`` (names, descriptions): a shared content word; a head too
-    short or too generic to be one ("iq", "years") only as a whole word."""
+    """``head`` is in ``text`` (names, descriptions): a shared content word, or one of the
+    same stem (``founding`` in ``founded``); a head too short or too generic to be one
+    ("iq", "years") only as a whole word."""
     words = content_words(head)
-    if words:
-        return overlap(words, content_words(text))
-    return singular(head.lower()) in {singular(w) for w in
-                                      re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))}
+    if words and overlap(words, content_words(text)):
+        return True
+    written = re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))
+    if not words:
+        return singular(head.lower()) in {singular(w) for w in written}
+    return _stem(head) in {_stem(w) for w in written}
 
 
 def _column_text(col: Column) -> str:
@@ -236,17 +249,43 @@ def filtered_by(question: str) -> list[tuple[Measure, str]]:
     tokens = _tokens(question)
     found: dict[str, tuple[Measure, str]] = {}
     for i, tok in enumerate(tokens):
-        if tok.lower() != "whose":
+        # a question opening with "Whose" asks for an entity, it filters none
+        if tok.lower() != "whose" or i == 0:
             continue
         words, j = _phrase(tokens, _past_lead(tokens, i + 1))
+        # a verb ends the attribute ("whose headquarters moved after 1990", "whose revenue
+        # exceeds")
+        for n, w in enumerate(words[1:], start=1):
+            if w.endswith("ed") or w in _COMPARING:
+                words, j = words[:n], j - (len(words) - n)
+                break
         heads = [w for w in words if w not in GENERIC]
         if not heads:
             continue
-        after = [t.lower() for t in tokens[j:j + 4]]
-        compared = any(t in _COMPARING or t[:1].isdigit() for t in after)
         m = Measure(words=words, head=heads[-1], aggregate=False)
-        found.setdefault(m.phrase, (m, _type(m, compared)))
+        found.setdefault(m.phrase, (m, _type(m, _compared(tokens, j))))
     return list(found.values())
+
+
+_COPULAS = frozenset("is are was were".split())
+
+
+def _compared(tokens: Sequence[str], j: int) -> bool:
+    """The filter's value, from ``tokens[j]`` on, is a number or a comparison: the word
+    right after the copula ("is above 5", "is 300"), or right after the attribute when there
+    is none ("exceeds 5"); not a number later in the question ("whose climate is arid have
+    over 5 museums")."""
+    rest = [t.lower() for t in tokens[j:j + 3]]
+    k = next((n for n, t in enumerate(rest) if t in _COPULAS), None)
+    value = rest[k + 1:k + 2] if k is not None else rest[:1]
+    return any(t in _COMPARING or t[:1].isdigit() for t in value)
+
+
+# "the percentage of laureates", "the first recipient of": a statistic or a position in a
+# ranking, no attribute of an entity
+_NOT_ASKED = frozenset("percentage percent proportion fraction share ratio range rate first "
+                       "last second third top bottom majority minority sum size set kind sort "
+                       "group list".split())
 
 
 def asked_for(question: str) -> list[tuple[Measure, str]]:
@@ -261,7 +300,7 @@ def asked_for(question: str) -> list[tuple[Measure, str]]:
         return []
     words, j = _phrase(tokens, 3)
     heads = [w for w in words if w not in GENERIC]
-    if not heads or j >= len(tokens) or tokens[j].lower() != "of":
+    if not heads or j >= len(tokens) or tokens[j].lower() != "of" or words[0] in _NOT_ASKED:
         return []
     m = Measure(words=words, head=heads[-1], aggregate=False)
     return [(m, _type(m, compared=False))]
@@ -297,7 +336,9 @@ def missing_measures(schema: Schema, question: str,
     for role, found in (("filters by", filtered_by(question)),
                         ("asks for", asked_for(question))):
         for m, typ in found:
-            if not _head_in(m.head, held) and all(x.measure.phrase != m.phrase for x in out):
+            # one column per attribute: "the highest annual revenue ... whose revenue is"
+            if not _head_in(m.head, held) and all(_stem(x.measure.head) != _stem(m.head)
+                                                  for x in out):
                 out.append(MissingMeasure(measure=m, table=table, type=typ, role=role,
                                           column=slug("_".join(m.words))))
     return out
