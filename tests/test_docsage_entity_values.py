@@ -167,3 +167,46 @@ def test_clear_writes_the_entity_s_value_on_each_row_and_counts_it() -> None:
         ("Power from Krildyr", 269), ("energy", 269)]
     assert result.report.corrections["entity-value"] == 1
     assert _average(result.rows) == 269
+
+
+def test_among_namesakes_a_row_naming_none_neither_gives_nor_takes() -> None:
+    """The review of 38f2db8: a row naming no commission is only guessed to be the member
+    most rows name; its 161 offices were copied into the member's row (and the reference
+    into it), and the commission's maximum became 161."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "sector", "single_valued": False},
+                     {"name": "commission_name"}, {"name": "offices", "type": "INT"}],
+         "foreign_keys": [{"cols": ["commission_name"], "ref_table": "commissions",
+                           "ref_cols": ["commission_name"]}]},
+        {"name": "commissions", "primary_key": ["commission_name"],
+         "columns": [{"name": "commission_name"}]}]})
+    rows = [Row(table="companies", values={"company_name": "Kryslias Systems", **v},
+                provenance=Provenance(chunk_id=c))
+            for c, v in (("d1#0", {"sector": "energy", "commission_name": DMC}),
+                         ("d2#0", {"sector": "mining", "commission_name": DMC}),
+                         ("d3#0", {"sector": "banking", "commission_name": SOPAEL}),
+                         ("d4#0", {"sector": "telecom", "offices": 161}))]
+    shared, filled = share_entity_values(schema, rows)
+    assert filled == 0
+    assert shared[3].values.get("commission_name") is None
+    assert [r.values.get("offices") for r in shared] == [None, None, None, 161]
+
+
+def test_a_column_describing_the_row_s_value_is_not_the_entity_s() -> None:
+    """The review of 38f2db8: a laureate's Stedrurial Medal year was copied onto its Krill
+    Prize row; the prize's money is the prize's too."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "laureates", "primary_key": ["laureate_name"],
+         "columns": [{"name": "laureate_name"}, {"name": "prize", "single_valued": False},
+                     {"name": "year", "type": "INT"}, {"name": "prize_money", "type": "INT"},
+                     {"name": "birth_year", "type": "INT"}]}]})
+    rows = [Row(table="laureates", values={"laureate_name": "Dyrte Fourzixze", **v},
+                provenance=Provenance(chunk_id=c))
+            for c, v in (("d1#0", {"prize": "Stedrurial Medal", "year": 1990,
+                                   "prize_money": 5000, "birth_year": 1950}),
+                         ("d2#0", {"prize": "Krill Prize"}))]
+    shared, filled = share_entity_values(schema, rows)
+    assert filled == 1
+    assert shared[1].values == {"laureate_name": "Dyrte Fourzixze", "prize": "Krill Prize",
+                                "birth_year": 1950}

@@ -284,12 +284,16 @@ def test_a_name_ending_in_a_place_party_or_company_word_is_no_body_of_that_kind(
 def test_a_row_naming_the_referenced_body_as_its_own_entity_is_left_out() -> None:
     """docsage-groups-set2: "Drournlia Markets Commission" had a row of ``companies``, and
     completion searched for its sector and offices."""
-    rows = [row("companies", company_name="Drournlia Markets Commission",
+    rows = [row("companies", company_name="Drournlia Markets Commission"),
+            row("companies", company_name="Sopael Markets Commission",
+                commission_name="Sopael Markets Commission"),
+            row("companies", company_name="Kriarngyrtia Energy", offices=14,
                 commission_name="Drournlia Markets Commission"),
-            row("companies", company_name="Sopael Markets Commission"),
-            row("companies", company_name="Kriarngyrtia Energy", offices=14),
             row("companies", company_name="Commission Holdings"),
-            row("commissions", commission_name="Drournlia Markets Commission")]
+            # the review of f735eca: a member named like a body no row names as one
+            row("companies", company_name="Kraxryndia Trade Commission",
+                commission_name="Drournlia Markets Commission"),
+            row("companies", company_name="Vhithfun Mining Commission")]
     kept, out = other_kind_rows(SCHEMA, rows)
     assert [r.values.get("company_name") for r in out] == [
         "Drournlia Markets Commission", "Sopael Markets Commission"]

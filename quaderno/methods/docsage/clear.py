@@ -19,7 +19,8 @@
    single-valued column is written on each of its rows (entity_values.py).
 
 The paper's ablation "w/o CLEAR (Logic Checking)" = ``level_b=False``; all of CLEAR off =
-``level_a=False, level_b=False`` (extraction and alias merging only).
+``level_a=False, level_b=False`` (extraction with its repairs, alias merging, and an
+entity's one value shared among its rows: no confidence, no constraint, no correction).
 Without a calibration, τ_low = ``default_tau`` (an uncalibrated [R] choice, recorded in the
 report); calibrate with :func:`confidence.calibrate` on labelled cells (see
 docs/docsage-clear.md).
@@ -471,7 +472,8 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
                 span.outputs = {"initial": report.violations_initial,
                                 "final": report.violations_final, "rounds": report.rounds}
         # an entity's one value of a column on each of its rows of a table with a row per
-        # value (entity_values.py): after Level B, which settles two values into one
+        # value (entity_values.py): after Level B, which may settle two values into one
+        # (without it, two values stay two and neither is shared)
         rows, shared = share_entity_values(schema, rows, aliases)
         if shared:
             run._count("entity-value", shared)

@@ -21,7 +21,9 @@ Nothing is copied:
 - from two different values: that is a conflict for CLEAR to settle, or to leave;
 - into a cell a text says has ended (ended.py);
 - across namesakes, rows that name different entities they belong to
-  (:func:`.namesakes.entity_groups`).
+  (:func:`.namesakes.entity_groups`), nor from or to a row of theirs that names none;
+- in a column that describes the row's value rather than the entity: one saying when (a
+  prize's year) or named after a multi-valued column (``prize_money`` beside ``prize``).
 
 Keys with a missing part are not an entity, and are left alone.
 """
@@ -31,8 +33,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.misplaced import name_references
-from quaderno.methods.docsage.namesakes import entity_groups
-from quaderno.methods.docsage.normalize import cell_form, entity_key, key_columns, multi_valued
+from quaderno.methods.docsage.namesakes import belonging, entity_groups
+from quaderno.methods.docsage.draft import slug
+from quaderno.methods.docsage.normalize import (cell_form, entity_key, key_columns, multi_valued,
+                                                normalize_entity)
+from quaderno.methods.docsage.own_key import says_when
 from quaderno.methods.docsage.rows import Correction, Row, value_chunk
 from quaderno.methods.docsage.schema import Schema, Table
 
@@ -54,12 +59,22 @@ def _filled(row: Row, column: str, source: Row) -> Row:
     return out
 
 
+def _entity_columns(table: Table) -> list[str]:
+    """The single-valued columns an entity has one value of whatever its other rows hold:
+    not keys, not a column saying when a row holds (a prize's year: :func:`.own_key.
+    says_when`), not one named after a multi-valued column (``prize_money`` beside
+    ``prize``): those describe the row's value, not the entity."""
+    keys = key_columns(table)
+    multi = {w for c in multi_valued(table) for w in slug(c).split("_")}
+    return [c.name for c in table.columns if c.single_valued and c.name not in keys
+            and not says_when(c) and not set(slug(c.name).split("_")) & multi]
+
+
 def _share(table: Table, rows: list[Row], members: Sequence[int],
            aliases: Mapping[str, str] | None) -> int:
     """Fill ``rows[members]`` (one entity's) in place; the number of cells filled."""
-    keys = key_columns(table)
     filled = 0
-    for column in (c.name for c in table.columns if c.single_valued and c.name not in keys):
+    for column in _entity_columns(table):
         if any(column in ended_columns(rows[i]) for i in members):
             continue
         forms = {i: cell_form(table, column, rows[i].values.get(column), aliases)
@@ -98,8 +113,14 @@ def share_entity_values(schema: Schema, rows: Sequence[Row],
         if table is None:
             continue
         mine = [out[i] for i in members]
-        for _, group in entity_groups(schema, table, key_columns(table), mine, aliases,
-                                      references):
+        refs = belonging(table, key_columns(table), references)
+        for named, group in entity_groups(schema, table, key_columns(table), mine, aliases,
+                                          references):
+            # among namesakes, a row naming none is only guessed to be the entity most
+            # rows name: it neither gives nor takes a value
+            if named:
+                group = [j for j in group
+                         if any(normalize_entity(mine[j].values.get(c), aliases) for c in refs)]
             filled += _share(table, out, [members[j] for j in group], aliases)
     return out, filled
 

@@ -243,17 +243,24 @@ def other_kind_rows(schema: Schema, rows: Sequence[Row]) -> tuple[list[Row], lis
     ``companies`` beside the rows naming it in ``commission_name``; completion then searched
     for its sector and offices. A proper name whose last word is the kind of body a
     reference of the row's table holds (:func:`of_kind`) is no entity of a table of another
-    kind. A single-column key only; a table of that kind (a league's parent league) keeps
-    its rows."""
+    kind, when it is that body: a name the rows give the referenced table (:func:`known_names`:
+    other companies' ``commission_name``), or the row's own reference. A single-column key
+    only; a table of that kind (a league's parent league) keeps its rows, and so does a
+    member named like a body that no row names as one ("Kraxryndia Swimming Federation" of
+    the "World Aquatics Federation")."""
     references = name_references(schema)
+    known = known_names(schema, rows, references)
     kept: list[Row] = []
     out: list[Row] = []
     for r in rows:
         table = schema.table(r.table)
         keys = key_columns(table) if table is not None else []
         name = r.values.get(keys[0]) if len(keys) == 1 else None
-        if isinstance(name, str) and any(
+        own = normalize_entity(name) if isinstance(name, str) else ""
+        if own and any(
                 of_kind(name, ref.table) and table_kind(r.table) != table_kind(ref.table)
+                and (own in known.get(ref.table, set())
+                     or normalize_entity(r.values.get(ref.column)) == own)
                 for ref in references.get(r.table, [])):
             out.append(r)
         else:

@@ -31,7 +31,7 @@ from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
 
 
-def _references(table: Table, key: Sequence[str], references: Mapping[str, list]) -> list[str]:
+def belonging(table: Table, key: Sequence[str], references: Mapping[str, list]) -> list[str]:
     """The single-valued references of ``table`` outside ``key`` to a table of names and
     nothing else (``references``: :func:`.misplaced.name_references`,
     ``companies.commission_name``): what a row belongs to. A reference to a table with more
@@ -54,8 +54,8 @@ def entity_groups(schema: Schema, table: Table, key: Sequence[str], rows: Sequen
     entities it names (empty for the one group of rows that name at most one) and the
     indices of its rows in ``rows``. ``references``: :func:`.misplaced.name_references` of
     ``schema``, when read once for many calls."""
-    refs = _references(table, key, name_references(schema) if references is None
-                       else references)
+    refs = belonging(table, key, name_references(schema) if references is None
+                     else references)
     named = [tuple(normalize_entity(r.values.get(c), aliases) for c in refs) for r in rows]
     if not any(_contradict(a, b) for a, b in combinations(set(named), 2)):
         return [((), list(range(len(rows))))]
@@ -71,4 +71,4 @@ def entity_groups(schema: Schema, table: Table, key: Sequence[str], rows: Sequen
     return sorted(groups.items())
 
 
-__all__ = ["entity_groups"]
+__all__ = ["belonging", "entity_groups"]

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.rekey import id_column, mislabeled_names, name_columns
-from quaderno.methods.docsage.schema import Schema, Table
+from quaderno.methods.docsage.schema import Column, Schema, Table
 
 
 # a column saying which of several rows of one name a row is: a year, a date, a season ...
@@ -53,17 +53,20 @@ _ONCE = frozenset("found founded founding birth born dob death died establish es
                   "built updated update modified debut retirement ipo".split())
 
 
+def says_when(column: Column) -> bool:
+    """``column`` says when its row holds (a year, a date, a season), not when the entity
+    itself was founded, born or updated (module docstring)."""
+    name = slug(column.name)
+    tokens = set(name.split("_")) | {name}
+    if tokens & _ONCE or any(name.startswith(w) for w in ("found", "birth", "death",
+                                                         "establish", "updat")):
+        return False
+    return name in _WHEN or name.endswith(_WHEN_END) or column.type == "DATE"
+
+
 def _dated(table: Table) -> bool:
     """A column of ``table`` says when its row holds (module docstring)."""
-    for c in table.columns:
-        name = slug(c.name)
-        tokens = set(name.split("_")) | {name}
-        if tokens & _ONCE or any(name.startswith(w) for w in ("found", "birth", "death",
-                                                             "establish", "updat")):
-            continue
-        if name in _WHEN or name.endswith(_WHEN_END) or c.type == "DATE":
-            return True
-    return False
+    return any(says_when(c) for c in table.columns)
 
 
 def _name_column(table: Table) -> str | None:
@@ -122,4 +125,4 @@ def own_keys(schema: Schema) -> tuple[Schema, list[str]]:
     return Schema.model_validate(body), notes
 
 
-__all__ = ["own_keys"]
+__all__ = ["own_keys", "says_when"]
