@@ -73,21 +73,25 @@ def scores(by_bin: dict[str, list], questions: dict[str, dict]) -> tuple[list[st
 
 def one_commit(runs: dict[str, dict[str, list]],
                made: dict[str, dict[str, tuple[str, list[str]]]]
-               ) -> tuple[str, dict[str, dict[str, list]]] | None:
+               ) -> tuple[str, dict[tuple[str, str], dict[str, list]]] | None:
     """The code version most methods were run at, each run made wholly at it (not resumed
-    across versions), and its runs' records by method and bin; None when no version has
-    two methods. Ties go to the version with more questions answered."""
-    at: dict[str, dict[str, dict[str, list]]] = defaultdict(lambda: defaultdict(dict))
+    across versions), and its runs' records by (method, configuration) and bin; None when
+    no version has two methods. Ties go to the version with more questions answered."""
+    at: dict[str, dict[tuple[str, str], dict[str, list]]] = defaultdict(
+        lambda: defaultdict(dict))
     for config, by_bin in runs.items():
         for b, recs in by_bin.items():
             method, codes = made[config][b]
             if len(codes) == 1 and codes[0] != "?":
-                at[codes[0]][method][b] = [*at[codes[0]][method].get(b, []), *recs]
+                at[codes[0]][(method, config)][b] = recs
+
+    def methods(v: str) -> int:
+        return len({m for m, _ in at[v]})
     if not at:
         return None
-    best = max(sorted(at), key=lambda v: (len(at[v]), sum(
+    best = max(sorted(at), key=lambda v: (methods(v), sum(
         len(recs) for by_bin in at[v].values() for recs in by_bin.values())))
-    return (best, at[best]) if len(at[best]) >= 2 else None
+    return (best, at[best]) if methods(best) >= 2 else None
 
 
 def main(out_dir: Path, collections: Path) -> None:
@@ -108,11 +112,14 @@ def main(out_dir: Path, collections: Path) -> None:
         print("The code version the most configurations were run at, each run made wholly at "
               "it: the ablations compared on the same code. Accuracy (synth_score) per "
               "category and bin; n = questions answered.\n")
-        print("| " + " | ".join(["method", *head[3:]]) + " |\n|" + "---|" * (len(head) - 2))
-        ordered = [m for m in METHODS if m in by_method] + sorted(set(by_method) - set(METHODS))
-        for method in ordered:
-            cells, every = scores(by_method[method], questions)
-            print(f"| {method} | " + " | ".join(cells) + f" | {mean(every)} | {len(every)} |")
+        print("| " + " | ".join(["method", "config", *head[3:]]) + " |\n|"
+              + "---|" * (len(head) - 1))
+        rank = {m: i for i, m in enumerate(METHODS)}
+        for method, config in sorted(by_method, key=lambda mc: (rank.get(mc[0], len(rank)),
+                                                                 mc)):
+            cells, every = scores(by_method[(method, config)], questions)
+            print(f"| {method} | {config} | " + " | ".join(cells)
+                  + f" | {mean(every)} | {len(every)} |")
         print("\n## Every run\n")
     print("Accuracy (synth_score) per category and bin; n = questions answered; the method "
           "and the code version each run was made with.\n")

@@ -80,6 +80,7 @@ def test_the_report_opens_with_every_method_run_at_one_commit(tmp_path, capsys) 
     _run(out, "m-sql-set1", "docsage-no-sql", "aaa", 0.0)
     _run(out, "m-full-set1", "docsage", "aaa", 1.0)
     _run(out, "m-full-set2", "docsage", "aaa", 0.0)
+    _run(out, "m-other-set1", "docsage", "aaa", 1.0)
     _run(out, "m-passive-set1", "docsage-passive", "aaa", 1.0, resumed="bbb")  # two versions
     _run(out, "old-set1", "docsage", "bbb", 1.0)
     _run(out, "old-passive-set1", "docsage-passive", "bbb", 0.0)
@@ -90,9 +91,13 @@ def test_the_report_opens_with_every_method_run_at_one_commit(tmp_path, capsys) 
     first, _, rest = text.partition("## Every run")
     assert "## Every configuration at one commit (aaa)" in first
     rows = [x for x in first.splitlines() if x.startswith("| docsage")]
-    # docsage before its ablation; the resumed passive run is not a run at aaa
-    assert [r.split(" | ")[0] for r in rows] == ["| docsage", "| docsage-no-sql"]
+    # docsage before its ablation, each configuration its own row (the review of 1d6ae04:
+    # two of one method were pooled); the resumed passive run is not a run at aaa
+    assert [r.split(" | ")[:2] for r in rows] == [["| docsage", "m-full"],
+                                                  ["| docsage", "m-other"],
+                                                  ["| docsage-no-sql", "m-sql"]]
     assert rows[0].rstrip(" |").endswith("| 0.50 | 2")
+    assert rows[1].rstrip(" |").endswith("| 1.00 | 1")
     assert "| m-passive |" in rest and "| lone |" in rest
     # a tie in methods goes to the version with more questions; one method is no table
     runs = {"a": {"set1": [1, 2]}, "b": {"set1": [1]}, "c": {"set1": [1]}, "d": {"set1": [1]}}
