@@ -31,6 +31,7 @@ import asyncio
 import json
 import logging
 import sys
+from typing import get_args
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -41,7 +42,7 @@ from quaderno.eval.synth.families import TRAIN_FAMILIES
 from quaderno.llm.config import LLMConfig, make_lm
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.calibrate import label_rows
-from quaderno.methods.docsage.correct import committee_ballots, tally
+from quaderno.methods.docsage.correct import VoteRule, committee_ballots, tally
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.normalize import key_columns
 from quaderno.methods.docsage.rows import Row
@@ -52,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from docsage_calibrate import gold_tables, round_robin  # noqa: E402
 
 log = logging.getLogger("docsage_committee")
-RULES = ("committee", "with-first-read", "keep-first-read")
+RULES: tuple[VoteRule, ...] = get_args(VoteRule)
 
 
 class Tally(BaseModel):
@@ -75,13 +76,10 @@ class Tally(BaseModel):
             self.examples.append(what)
 
 
-def voted(table: Table, row: Row, column: str, ballots: list[list[dict]], rule: str):
-    """``row``'s ``column`` after the vote under ``rule`` (module docstring)."""
-    mine = ballots if rule == "committee" else [*ballots, [dict(row.values)]]
-    vote = tally(mine, table, row.values, [column])[column]
-    if not vote.majority and rule == "keep-first-read":
-        return row.values.get(column)
-    return vote.value
+def voted(table: Table, row: Row, column: str, ballots: list[list[dict]], rule: VoteRule):
+    """``row``'s ``column`` after the vote under ``rule``, as CLEAR counts it
+    (:func:`correct.tally`, the ``vote`` option)."""
+    return tally(ballots, table, row.values, [column], rule=rule)[column].value
 
 
 def right(table: Table, row: Row, column: str, gold: dict) -> bool:

@@ -42,8 +42,8 @@ from quaderno.methods.docsage.aliases import (AliasGroup, canonicalize, merge_en
 from quaderno.methods.docsage.anomalies import match_parent
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.constraints import CheckResult, Violation, check
-from quaderno.methods.docsage.correct import (Retrieve, apply_cell, committee_ballots,
-                                              resolve_conflict, tally)
+from quaderno.methods.docsage.correct import (Retrieve, VoteRule, apply_cell,
+                                              committee_ballots, resolve_conflict, tally)
 from quaderno.methods.docsage.ended import ended_by, ended_columns, without_ended_links
 from quaderno.methods.docsage.entity_values import share_entity_values
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
@@ -73,6 +73,7 @@ class ClearConfig(BaseModel):
     retrieve_k: int = Field(default=5, ge=1, le=50)
     concurrency: int = Field(default=2, ge=1, le=32)
     acronyms: bool = True
+    vote: VoteRule = "committee"   # the committee's rule per cell (correct.tally)
 
 
 class ClearReport(BaseModel):
@@ -216,7 +217,7 @@ class _Run:
                     self._ballots[(chunk_id, table.name)] = ballots
                     self.report.llm_calls_correct += calls
                 votes = tally(self._ballots[(chunk_id, table.name)], table, row.values, mine,
-                              self.aliases)
+                              self.aliases, rule=self.config.vote)
                 # the text said this relationship ended (ended.py): a re-read of the same
                 # words does not bring it back
                 ended = ended_columns(row)

@@ -25,7 +25,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -136,14 +136,23 @@ def _voters_rows(ballot: Sequence[Mapping[str, Any]], table: Table, target: Mapp
     return rows
 
 
+VoteRule = Literal["committee", "with-first-read", "keep-first-read"]
+
+
 def tally(ballots: Sequence[Sequence[Mapping[str, Any]]], table: Table,
           target: Mapping[str, Any], columns: Sequence[str],
-          aliases: Mapping[str, str] | None = None) -> dict[str, CellVote]:
+          aliases: Mapping[str, str] | None = None,
+          rule: VoteRule = "committee") -> dict[str, CellVote]:
     """Per-cell vote on ``columns`` of the row whose entity key matches ``target``'s: the
     strict majority's value, else NULL with ``majority`` False; a ballot without the row
     votes NULL. A multi-valued cell the target has can only be confirmed (a ballot has the
     entity with that value) or voted NULL, never turned into another of the entity's values;
-    one the target lacks is filled like any other cell."""
+    one the target lacks is filled like any other cell. ``rule``: ``committee`` counts the
+    ballots alone; ``with-first-read`` counts ``target`` (the read the vote is on) as one
+    more ballot; ``keep-first-read`` does too, and without a strict majority keeps the
+    target's value (``majority`` still False)."""
+    if rule != "committee":
+        ballots = [*ballots, [dict(target)]]
     out = {}
     for col in columns:
         rows = [_voters_rows(b, table, target, col, aliases) for b in ballots]
@@ -161,7 +170,8 @@ def tally(ballots: Sequence[Sequence[Mapping[str, Any]]], table: Table,
             out[col] = CellVote(value=value if best is not None else None,
                                 share=count / len(picks), majority=True)
         else:
-            out[col] = CellVote(value=None, share=count / len(picks), majority=False)
+            out[col] = CellVote(value=target.get(col) if rule == "keep-first-read" else None,
+                                share=count / len(picks), majority=False)
     return out
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from quaderno.corpus.chunk import Chunk
 from quaderno.index.hits import Hit
@@ -36,6 +36,7 @@ from quaderno.methods.base import BaseMethod
 from quaderno.methods.details import DocSageDetails
 from quaderno.methods.docsage.ask import SchemaDiscovery, relevant_tables
 from quaderno.methods.docsage.clear import ClearConfig, episode_retriever, run_clear
+from quaderno.methods.docsage.correct import VoteRule
 from quaderno.methods.docsage.complete import completion, named_groups, rosters
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.detect import Signal, detect_all
@@ -74,7 +75,8 @@ class DocSage(BaseMethod):
                  probe_size: int = 24, probe_docs: int = 8, max_iters: int = 3,
                  max_questions: int = 5, call_budget: int = 25, sql_repairs: int = 1,
                  sql_timeout_s: float = 5.0, confidence: str = "auto",
-                 samples: int = 3, store: bool = True, store_dir: str | None = None,
+                 samples: int = 3, vote: str = "committee", store: bool = True,
+                 store_dir: str | None = None,
                  calibration: str | None = None, committee: LM | None = None,
                  extractor: LM | None = None, concurrency: int = 2) -> None:
         super().__init__(lm, retriever)
@@ -91,8 +93,12 @@ class DocSage(BaseMethod):
         self.discovery = (SchemaDiscovery(mode=ask, max_iters=max_iters,
                                           max_questions=max_questions, call_budget=call_budget,
                                           k=k) if ask != "off" else None)
+        if vote not in get_args(VoteRule):
+            raise ValueError(f"vote must be one of {', '.join(get_args(VoteRule))}, "
+                             f"got {vote!r}")
         self.clear_config = ClearConfig(level_a=clear, level_b=clear and logic_check,
-                                        correction=correction, concurrency=concurrency)
+                                        correction=correction, concurrency=concurrency,
+                                        vote=vote)
         # the same settings with CLEAR off: the ablation changes only what is done with the
         # values (and the variants share the tuple store)
         self.settings = ExtractionSettings(confidence=confidence,

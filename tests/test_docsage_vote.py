@@ -1,0 +1,78 @@
+"""The committee's voting rule (``vote``): CLEAR's rule counts the samples alone; the two
+rules benchmarks/docsage_committee.py compares it with count the first read as a ballot."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from fake_retriever import ChunkListRetriever
+
+from quaderno.corpus.chunk import Chunk
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.llm.types import ChatRequest
+from quaderno.methods.docsage.clear import ClearConfig, run_clear
+from quaderno.methods.docsage.confidence import Calibration
+from quaderno.errors import ConfigError
+from quaderno.methods.docsage.correct import tally
+from quaderno.methods.docsage.method import DocSage
+from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.registry import make_method
+
+SCHEMA = Schema.model_validate({"tables": [
+    {"name": "companies", "primary_key": ["company_name"],
+     "columns": [{"name": "company_name"}, {"name": "offices", "type": "INT"}]}]})
+TABLE = SCHEMA.tables[0]
+FIRST = {"company_name": "Rastou Bank", "offices": 12}
+
+
+def ballot(offices):
+    return [{"company_name": "Rastou Bank", "offices": offices}]
+
+
+@pytest.mark.parametrize(("votes", "rule", "value", "majority"), [
+    # one sample repeats the first read, two do not find it
+    ([12, None, None], "committee", None, True),
+    ([12, None, None], "with-first-read", None, False),     # 2 of 4: no majority, NULL
+    ([12, None, None], "keep-first-read", 12, False),       # no majority: the read stays
+    # two samples agree on another value
+    ([15, 15, 12], "committee", 15, True),
+    ([15, 15, 12], "with-first-read", None, False),
+    ([15, 15, 12], "keep-first-read", 12, False),
+    ([15, 15, 15], "keep-first-read", 15, True),            # a clear majority still wins
+])
+def test_each_rule_counts_the_ballots_as_it_says(votes, rule, value, majority) -> None:
+    [vote] = tally([ballot(v) for v in votes], TABLE, FIRST, ["offices"], rule=rule).values()
+    assert (vote.value, vote.majority) == (value, majority)
+
+
+def test_clear_votes_by_the_configured_rule() -> None:
+    chunk = Chunk(id="d1#0", text="Rastou Bank has 12 offices.")
+
+    def respond(request: ChatRequest) -> str:
+        seed = request.seed or 0
+        # the greedy read says 12; committee samples 1001 and 1002 find no offices
+        offices = None if seed in (1001, 1002) else 12
+        return json.dumps({"companies": [{"company_name": "Rastou Bank",
+                                          "offices": offices}]})
+
+    def offices(rule: str):
+        result = asyncio.run(run_clear(LM(FakeLLM(respond=respond)), SCHEMA, [chunk],
+                                       config=ClearConfig(level_b=False, vote=rule),
+                                       calibration=Calibration(tau_low=1.0)))
+        [row] = result.rows
+        return row.values.get("offices"), result.report.unresolved
+    assert offices("committee") == (None, 0)
+    assert offices("keep-first-read") == (12, 1)
+
+
+def test_an_unknown_rule_is_refused_by_name() -> None:
+    lm = LM(FakeLLM(respond=lambda r: "{}"))
+    with pytest.raises(ConfigError, match="vote") as err:
+        make_method("docsage", lm, ChunkListRetriever([]), {"vote": "majority", "store": False})
+    assert "majority" in str(err.value) and "keep-first-read" in str(err.value)
+    with pytest.raises(ValueError, match="vote must be one of committee, with-first-read, "
+                                         "keep-first-read, got 'majority'"):
+        DocSage(lm, ChunkListRetriever([]), vote="majority", store=False)
