@@ -107,3 +107,19 @@ def test_a_clause_with_another_number_or_both_kinds_says_nothing_against_it(text
     """The review of 7c339b3: the other kind's noun belonged to another number, or the
     clause names the column's kind too ("employs"), or the word was inside another one."""
     assert number_stated(text, value, Column(name=column, type="INT"))
+
+
+@pytest.mark.parametrize(("text", "column", "stated"), [
+    # docsage-matrix at 9506688, Set3: Gonqur's 65 square kilometres read as its population
+    ("A total of sixty-five square kilometres was recorded for Gonqur.", "population", False),
+    ("A total of sixty-five square kilometres was recorded for Gonqur.", "area", True),
+    ("Gonqur counts sixty-five thousand residents.", "population", True),
+    ("Gonqur has sixty-five museums.", "museums", True),
+    ("Gonqur covers sixty-five square kilometres; 65 districts report.", "population", True),
+    ("Acme runs forty-two per cent of its plants.", "offices", False),
+])
+def test_a_number_written_in_words_before_a_unit_of_measure_is_no_count(text, column,
+                                                                       stated) -> None:
+    kind = "DOUBLE" if column == "area" else "INT"
+    assert number_stated(text, 65 if "five" in text else 42,
+                         Column(name=column, type=kind)) is stated

@@ -219,6 +219,12 @@ def read_stated(value: Any, text: str,
     return None
 
 
+def measure_follows(text: str, end: int) -> bool:
+    """A unit of measure (square kilometres, %, tonnes) follows ``text[:end]``: the number
+    ending there is a measure, no count."""
+    return bool(_MEASURE.match(text, end))
+
+
 def counts(col: Column) -> bool:
     """A column counting people or things (population, employees, seats, offices, stores),
     in no currency: a number written as money or as a measure is not its value (the

@@ -23,7 +23,8 @@ from functools import cached_property
 from typing import Any
 
 from quaderno.methods.docsage.amounts import (THING_NOUNS, THING_PLURALS, column_kind,
-                                              mentions_in, unit_scale)
+                                              counts, measure_follows, mentions_in,
+                                              unit_scale)
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import exact_number
 from quaderno.methods.docsage.schema import Column
@@ -91,13 +92,34 @@ class Figures:
                     out.add(d)
         out |= {d * 1_000_000 for x in _MILLIONS.findall(self.text)
                 if (d := _decimal(x)) is not None}
-        low = self.text.casefold()
-        out |= {Decimal(_WORD_NUMBERS[w]) for w in re.findall(r"[a-z]+", low)
-                if w in _WORD_NUMBERS}
-        out |= {Decimal(_TENS[t] + _UNITS.index(u)) for t, u in _COMPOUND.findall(low)}
+        out |= {n for n, _ in self.number_words}
         if _PERCENT.search(self.text):
             out |= {n / 100 for n in list(out)}
         return out
+
+    @cached_property
+    def number_words(self) -> list[tuple[Decimal, bool]]:
+        """Each number the chunk writes in words ("sixty-five"), and whether a unit of
+        measure follows it ("sixty-five square kilometres")."""
+        low, out = self.text.casefold(), []
+        for m in _COMPOUND.finditer(low):
+            out.append((Decimal(_TENS[m[1]] + _UNITS.index(m[2])),
+                        measure_follows(low, m.end())))
+        for m in re.finditer(r"[a-z]+", low):
+            if m[0] in _WORD_NUMBERS:
+                out.append((Decimal(_WORD_NUMBERS[m[0]]), measure_follows(low, m.end())))
+        return out
+
+    def _only_a_measure(self, size: Decimal, col: Column) -> bool:
+        """``size`` is written only in words followed by a unit of measure, and ``col``
+        counts people or things: "A total of sixty-five square kilometres was recorded for
+        Gonqur" states no population of 65 (:func:`.amounts.foreign` reads digits)."""
+        said = [measured for n, measured in self.number_words if n == size]
+        if not said or not all(said) or not (counts(col) or column_kind(col)):
+            return False
+        others = {abs(n) for n in numbers_in(self.text)} | {
+            d for m in self.mentions for d in (m.digits, m.value)}
+        return size not in others
 
     def _in_unit(self, scale: int) -> tuple[set[Decimal], set[Decimal], set[Decimal]]:
         """For a column counting in 10^``scale``: the digits of the mentions already in
@@ -128,7 +150,7 @@ class Figures:
         if v == 0:
             return self.states_zero(col)
         size, scale = abs(v), unit_scale(col.unit)
-        if self._other_kind(size, scale, col):
+        if self._other_kind(size, scale, col) or self._only_a_measure(size, col):
             return False
         # in the column's unit (as amounts.stated_mentions reads it), else unit aside
         in_unit, whole, scaled = self._in_unit(scale)
