@@ -538,3 +538,6 @@ def test_what_a_column_counts_is_read_by_whole_words_and_its_name_first() -> Non
     assert read["employees"] is None          # a count of offices is no headcount
     assert counted_kind("relocations") == counted_kind("budget allocations") == ""
     assert counted_kind("num_offices") == counted_kind("retail outlets") == "things"
+    # the review of 0fd8f52: a name runs the words together
+    for name in ("NumOffices", "officescount", "totalbranches"):
+        assert column_kind(Column(name=name, type="INT")) == "things"

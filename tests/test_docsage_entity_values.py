@@ -210,3 +210,25 @@ def test_a_column_describing_the_row_s_value_is_not_the_entity_s() -> None:
     assert filled == 1
     assert shared[1].values == {"laureate_name": "Dyrte Fourzixze", "prize": "Krill Prize",
                                 "birth_year": 1950}
+
+
+def test_attributes_of_the_entity_are_shared_whatever_words_they_share() -> None:
+    """The review of 3fd935d: ``home_institution_name`` shares only the generic "name" with
+    the multi-valued ``prize_name``, and a year of incorporation dates the entity itself."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "laureates", "primary_key": ["laureate_name"],
+         "columns": [{"name": "laureate_name"}, {"name": "prize_name", "single_valued": False},
+                     {"name": "home_institution_name"}]},
+        {"name": "firms", "primary_key": ["title"],
+         "columns": [{"name": "title"}, {"name": "genre", "single_valued": False},
+                     {"name": "incorporation_year", "type": "INT"}]}]})
+    rows = [Row(table=t, values=v, provenance=Provenance(chunk_id=c)) for t, c, v in (
+        ("laureates", "d1#0", {"laureate_name": "Dyrte", "prize_name": "Stedrurial Medal",
+                               "home_institution_name": "Vhithfun Institute"}),
+        ("laureates", "d2#0", {"laureate_name": "Dyrte", "prize_name": "Krill Prize"}),
+        ("firms", "d3#0", {"title": "Zorn", "genre": "banking", "incorporation_year": 1971}),
+        ("firms", "d4#0", {"title": "Zorn", "genre": "insurance"}))]
+    shared, filled = share_entity_values(schema, rows)
+    assert filled == 2
+    assert shared[1].values["home_institution_name"] == "Vhithfun Institute"
+    assert shared[3].values["incorporation_year"] == 1971

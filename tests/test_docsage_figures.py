@@ -114,12 +114,14 @@ def test_a_clause_with_another_number_or_both_kinds_says_nothing_against_it(text
     ("A total of sixty-five square kilometres was recorded for Gonqur.", "population", False),
     ("A total of sixty-five square kilometres was recorded for Gonqur.", "area", True),
     ("Gonqur counts sixty-five thousand residents.", "population", True),
-    ("Gonqur has sixty-five museums.", "museums", True),
+    ("Gonqur has sixty-five offices.", "offices", True),
+    # the review of b30436e: a measure column takes a measure written in words
+    ("Acme's offices cover sixty-five square metres.", "office_space", True),
     ("Gonqur covers sixty-five square kilometres; 65 districts report.", "population", True),
     ("Acme runs forty-two per cent of its plants.", "offices", False),
 ])
 def test_a_number_written_in_words_before_a_unit_of_measure_is_no_count(text, column,
                                                                        stated) -> None:
-    kind = "DOUBLE" if column == "area" else "INT"
+    kind = "DOUBLE" if column in ("area", "office_space") else "INT"
     assert number_stated(text, 65 if "five" in text else 42,
                          Column(name=column, type=kind)) is stated

@@ -303,6 +303,15 @@ def test_an_attribute_the_question_filters_by_gets_a_column_when_the_schema_lack
      [("headquarters", "TEXT")]),
     ("Which companies whose revenue exceeds 5 billion are banks?", [("revenue", "DOUBLE")]),
     ("Whose discovery was awarded the Stedrurial Medal in 1990?", []),
+    # the review of 0fd8f52: fillers, currency, words before the copula, a verb's number,
+    # and a noun in -ed that the copula follows
+    ("Which cities whose population in 2010 was above 5 million are there?",
+     [("population", "DOUBLE")]),
+    ("Which companies whose revenue is $5 million are there?", [("revenue", "DOUBLE")]),
+    ("Which companies whose staff is at least 300 are there?", [("staff", "DOUBLE")]),
+    ("Which cities whose population surpassed 5 million are there?",
+     [("population", "DOUBLE")]),
+    ("Which cars whose top speed is above 200 are there?", [("top speed", "DOUBLE")]),
     # "where" and "with" may name an entity, and a generic word is no attribute
     ("In which city where the company is based do most staff live?", []),
     ("Which companies with offices in Paris are banks?", []),
@@ -352,6 +361,10 @@ def test_the_attribute_a_question_asks_for_gets_a_column_when_the_schema_lacks_i
     ("What is the proportion of companies in the energy sector?", []),
     ("What is the share of companies in the energy sector?", []),
     ("Who was the first recipient of the Stedrurial Medal?", []),
+    # the review of 0fd8f52: a statistic word as the head, a rank with a role; not these
+    ("What is the share price of Acme?", [("share price", "TEXT")]),
+    ("What is the top speed of the car Zorn?", [("top speed", "TEXT")]),
+    ("What is the second language of Gonqur?", [("second language", "TEXT")]),
 ])
 def test_the_attribute_a_question_asks_for(question, found) -> None:
     assert [(m.phrase, t) for m, t in asked_for(question)] == found
@@ -376,3 +389,18 @@ def test_a_column_of_the_same_stem_holds_the_attribute() -> None:
     for q in ("What is the founding year of the company Acme?",
               "How many companies whose founding year is before 1990 are there?"):
         assert missing_measures(schema, q) == []
+
+
+def test_a_stem_holds_an_attribute_only_in_a_name_and_with_an_ending() -> None:
+    """The review of 0fd8f52: "funding" was held by a description's "funded", and "listing
+    year" by "list of sectors"."""
+    schema = schema_of({"tables": [{"name": "projects", "primary_key": ["project_name"],
+                                    "columns": [{"name": "project_name"},
+                                                {"name": "agency", "description":
+                                                 "the agency that funded the project"},
+                                                {"name": "sectors",
+                                                 "description": "list of sectors"}]}]})
+    assert [m.column for m in missing_measures(
+        schema, "What is the funding of the project Zorn?")] == ["funding"]
+    assert [m.column for m in missing_measures(
+        schema, "What is the listing year of the project Zorn?")] == ["listing_year"]

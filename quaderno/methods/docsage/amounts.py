@@ -262,9 +262,14 @@ def counted_kind(text: str) -> str:
 
 
 def column_kind(col: Column) -> str:
-    """What ``col`` counts (:func:`counted_kind`): by its name, else by its name and
-    description ("employees" described as "across all locations" counts people)."""
-    return counted_kind(col.name) or counted_kind(f"{col.name} {col.description}")
+    """What ``col`` counts (:func:`counted_kind`): by its name, where the things may run
+    into other words ("numoffices"), else by its name and description ("employees"
+    described as "across all locations" counts people)."""
+    name = col.name.lower()
+    people = bool(_PEOPLE.search(name))
+    things = any(t in name for t in THING_PLURALS)
+    by_name = "people" if people and not things else "things" if things and not people else ""
+    return by_name or counted_kind(f"{col.name} {col.description}")
 
 
 def foreign(col: Column, m: Mention) -> bool:

@@ -40,6 +40,7 @@ from quaderno.methods.docsage.normalize import (cell_form, entity_key, key_colum
 from quaderno.methods.docsage.own_key import says_when
 from quaderno.methods.docsage.rows import Correction, Row, value_chunk
 from quaderno.methods.docsage.schema import Schema, Table
+from quaderno.methods.docsage.terms import GENERIC
 
 
 def _filled(row: Row, column: str, source: Row) -> Row:
@@ -63,9 +64,10 @@ def _entity_columns(table: Table) -> list[str]:
     """The single-valued columns an entity has one value of whatever its other rows hold:
     not keys, not a column saying when a row holds (a prize's year: :func:`.own_key.
     says_when`), not one named after a multi-valued column (``prize_money`` beside
-    ``prize``): those describe the row's value, not the entity."""
+    ``prize``; generic words like ``name`` aside): those describe the row's value, not the
+    entity."""
     keys = key_columns(table)
-    multi = {w for c in multi_valued(table) for w in slug(c).split("_")}
+    multi = {w for c in multi_valued(table) for w in slug(c).split("_")} - GENERIC
     return [c.name for c in table.columns if c.single_valued and c.name not in keys
             and not says_when(c) and not set(slug(c.name).split("_")) & multi]
 

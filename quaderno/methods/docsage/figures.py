@@ -115,7 +115,7 @@ class Figures:
         counts people or things: "A total of sixty-five square kilometres was recorded for
         Gonqur" states no population of 65 (:func:`.amounts.foreign` reads digits)."""
         said = [measured for n, measured in self.number_words if n == size]
-        if not said or not all(said) or not (counts(col) or column_kind(col)):
+        if not said or not all(said) or not counts(col):
             return False
         others = {abs(n) for n in numbers_in(self.text)} | {
             d for m in self.mentions for d in (m.digits, m.value)}

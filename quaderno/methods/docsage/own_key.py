@@ -49,8 +49,9 @@ _WHEN = frozenset("year date season edition quarter month week day as_of asof fi
 _WHEN_END = ("_year", "_date", "_season", "_edition", "_quarter", "year", "date")
 # ... unless it dates the entity itself: its founding, birth, death, an update of the row
 _ONCE = frozenset("found founded founding birth born dob death died establish established "
-                  "incorporated inaugurated opened opening created creation launch launched "
-                  "built updated update modified debut retirement ipo".split())
+                  "incorporated incorporation inaugurated opened opening created creation "
+                  "launch launched built updated update modified debut retirement ipo "
+                  "independence construction completion completed".split())
 
 
 def says_when(column: Column) -> bool:

@@ -52,8 +52,8 @@ class DocSageOptions(RetrievalOptions):
     vote: Literal["committee", "with-first-read", "keep-first-read"] = Field(
         "committee", description="the committee's rule per flagged cell: committee (the "
                                  "samples' strict majority, else NULL), with-first-read (the "
-                                 "first read is one more ballot), keep-first-read (the same, "
-                                 "and without a majority the first read stays); "
+                                 "row's read at the vote is one more ballot), keep-first-read "
+                                 "(the same, and without a majority that read stays); "
                                  "benchmarks/docsage_committee.py compares them")
     store: bool = Field(True, description="keep extracted tuples per chunk and table "
                                           "definition, so later questions re-use them")

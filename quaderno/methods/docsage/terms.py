@@ -161,22 +161,32 @@ def _stem(word: str) -> str:
     return word
 
 
-def _head_in(head: str, text: str) -> bool:
-    """``head`` is in ``text`` (names, descriptions): a shared content word, or one of the
-    same stem (``founding`` in ``founded``); a head too short or too generic to be one
-    ("iq", "years") only as a whole word."""
+def _head_in(head: str, text: str, names: str = "") -> bool:
+    """``head`` is in ``text`` (names, descriptions): a shared content word; a head too
+    short or too generic to be one ("iq", "years") only as a whole word. Or ``head`` and a
+    content word of ``names`` (table and column names) share a stem, one of them with an
+    ending stripped (``founding`` in ``founded``; not ``funding`` in a description's
+    "funded")."""
     words = content_words(head)
     if words and overlap(words, content_words(text)):
         return True
-    written = re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))
     if not words:
+        written = re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))
         return singular(head.lower()) in {singular(w) for w in written}
-    return _stem(head) in {_stem(w) for w in written}
+    mine = _stem(head)
+    return any(_stem(w) == mine and (mine != singular(head.lower())
+                                     or _stem(w) != singular(w))
+               for w in content_words(names))
 
 
 def _column_text(col: Column) -> str:
     """What a column says about what it holds: its name, description and unit."""
     return f"{col.name} {col.description} {col.unit}"
+
+
+def _schema_names(schema: Schema) -> str:
+    return " ".join([t.name for t in schema.tables]
+                    + [c.name for t in schema.tables for c in t.columns])
 
 
 def _schema_text(schema: Schema) -> str:
@@ -254,9 +264,11 @@ def filtered_by(question: str) -> list[tuple[Measure, str]]:
             continue
         words, j = _phrase(tokens, _past_lead(tokens, i + 1))
         # a verb ends the attribute ("whose headquarters moved after 1990", "whose revenue
-        # exceeds")
+        # exceeds"), a noun does not ("whose top speed is above 200")
         for n, w in enumerate(words[1:], start=1):
-            if w.endswith("ed") or w in _COMPARING:
+            after = words[n + 1] if n + 1 < len(words) else (
+                tokens[j].lower() if j < len(tokens) else "")
+            if w in _COMPARING or (w.endswith("ed") and after not in _COPULAS):
                 words, j = words[:n], j - (len(words) - n)
                 break
         heads = [w for w in words if w not in GENERIC]
@@ -268,24 +280,40 @@ def filtered_by(question: str) -> list[tuple[Measure, str]]:
 
 
 _COPULAS = frozenset("is are was were".split())
+# words between a copula and the value they say nothing of ("is at least 300", "is about $5")
+_FILLERS = frozenset("at about around roughly approximately nearly almost some equal to usd "
+                     "eur gbp $ € £".split())
+
+
+def _numeric(word: str) -> bool:
+    return word[:1].isdigit() or word in _COMPARING or word.startswith(("exceed", "surpass"))
 
 
 def _compared(tokens: Sequence[str], j: int) -> bool:
-    """The filter's value, from ``tokens[j]`` on, is a number or a comparison: the word
-    right after the copula ("is above 5", "is 300"), or right after the attribute when there
-    is none ("exceeds 5"); not a number later in the question ("whose climate is arid have
-    over 5 museums")."""
-    rest = [t.lower() for t in tokens[j:j + 3]]
-    k = next((n for n, t in enumerate(rest) if t in _COPULAS), None)
-    value = rest[k + 1:k + 2] if k is not None else rest[:1]
-    return any(t in _COMPARING or t[:1].isdigit() for t in value)
+    """The filter's value, from ``tokens[j]`` on, is a number or a comparison: a number or
+    comparison among the few words before a copula ("surpassed 5 million", "in 2010 was"),
+    else the first word after the copula but fillers ("is above 5", "is at least 300", "is
+    $5 million"); not a number later in the question ("whose climate is arid have over 5
+    museums")."""
+    rest = [t.lower() for t in tokens[j:j + 8]]
+    for k, t in enumerate(rest[:4]):
+        if t in _COPULAS:
+            return _numeric(next((v for v in rest[k + 1:] if v not in _FILLERS), ""))
+        if _numeric(t):
+            return True
+        if k == 0 and t.endswith("ed"):   # "moved after 1990" dates the move, not the value
+            return False
+    return False
 
 
-# "the percentage of laureates", "the first recipient of": a statistic or a position in a
-# ranking, no attribute of an entity
-_NOT_ASKED = frozenset("percentage percent proportion fraction share ratio range rate first "
-                       "last second third top bottom majority minority sum size set kind sort "
-                       "group list".split())
+# "the percentage of laureates": a statistic, no attribute of an entity (as the phrase's
+# head: "the share price" is one); "the first recipient of": a rank, with a role
+_STATISTICS = frozenset("percentage percent proportion fraction share ratio rate majority "
+                        "minority sum set kind sort group list".split())
+_RANKS = frozenset("first last second third top bottom".split())
+_ROLES = frozenset("recipient recipients winner winners laureate laureates holder holders "
+                   "member members champion champions president chair founder owner "
+                   "entrant entrants".split())
 
 
 def asked_for(question: str) -> list[tuple[Measure, str]]:
@@ -300,7 +328,8 @@ def asked_for(question: str) -> list[tuple[Measure, str]]:
         return []
     words, j = _phrase(tokens, 3)
     heads = [w for w in words if w not in GENERIC]
-    if not heads or j >= len(tokens) or tokens[j].lower() != "of" or words[0] in _NOT_ASKED:
+    if not heads or j >= len(tokens) or tokens[j].lower() != "of" or \
+            heads[-1] in _STATISTICS or (words[0] in _RANKS and heads[-1] in _ROLES):
         return []
     m = Measure(words=words, head=heads[-1], aggregate=False)
     return [(m, _type(m, compared=False))]
@@ -323,12 +352,12 @@ def missing_measures(schema: Schema, question: str,
     """The measures an aggregate of ``question`` names, the attributes it filters by
     (:func:`filtered_by`) and the one it asks for (:func:`asked_for`), whose head word the
     schema lacks, each with the column that would hold it (module docstring)."""
-    held = _schema_text(schema)
+    held, names = _schema_text(schema), _schema_names(schema)
     named = _named_tables(schema, question, rows)
     table = named[0].name if named else None
     out = []
     for m in measures(question):
-        if not m.aggregate or _head_in(m.head, held):
+        if not m.aggregate or _head_in(m.head, held, names):
             continue
         # no column of the table can have this name: it would hold the head word
         out.append(MissingMeasure(measure=m, table=table, column=slug("_".join(m.words)),
@@ -337,8 +366,8 @@ def missing_measures(schema: Schema, question: str,
                         ("asks for", asked_for(question))):
         for m, typ in found:
             # one column per attribute: "the highest annual revenue ... whose revenue is"
-            if not _head_in(m.head, held) and all(_stem(x.measure.head) != _stem(m.head)
-                                                  for x in out):
+            if not _head_in(m.head, held, names) and \
+                    all(_stem(x.measure.head) != _stem(m.head) for x in out):
                 out.append(MissingMeasure(measure=m, table=table, type=typ, role=role,
                                           column=slug("_".join(m.words))))
     return out
