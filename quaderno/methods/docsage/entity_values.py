@@ -31,10 +31,11 @@ Keys with a missing part are not an entity, and are left alone.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+
+from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.misplaced import name_references
 from quaderno.methods.docsage.namesakes import belonging, entity_groups
-from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.normalize import (cell_form, entity_key, key_columns, multi_valued,
                                                 normalize_entity)
 from quaderno.methods.docsage.own_key import says_when
