@@ -71,13 +71,13 @@ _MEASURE_WORDS = re.compile(r"[ \u00a0]?(?:(?:square|sq|per|cubic)[ \u00a0])?[^\
 # columns that count people or things: a currency amount or a measure is never their value
 _HEADCOUNT = re.compile(r"(population|inhabitants|residents|employees|staff|headcount|"
                         r"members|students|players|seats|people|visitors)", re.I)
-# a count of people or things written right after a number, one word between at most
-# ("75,440 employees", "21 regional offices"): never an amount of money
 # the things a count may be of, singular and plural: one list for a column's name
 # (:func:`counts`), what a column counts (:func:`counted_kind`), the words after a number
 # and a clause's nouns (figures.py)
 THING_NOUNS = ("office", "branch", "store", "shop", "plant", "outlet", "location")
 THING_PLURALS = tuple(w + ("es" if w.endswith(("ch", "sh")) else "s") for w in THING_NOUNS)
+# a count of people or things written right after a number, one word between at most
+# ("75,440 employees", "21 regional offices"): never an amount of money
 _COUNTED = re.compile(r"[ \u00a0]+(?:[a-z-]+[ \u00a0]+)?(?:employees|staff|workers|"
                       r"inhabitants|residents|people|persons|members|students|visitors|seats|"
                       r"players|" + "|".join(THING_PLURALS) + r")\b", re.I)
@@ -257,7 +257,11 @@ def money(col: Column) -> bool:
 def counted_kind(text: str) -> str:
     """"people" or "things" when ``text`` (a column's name and description, or the noun a
     number counts) says which it counts, else ""."""
-    people, things = bool(_PEOPLE.search(text)), bool(_THINGS.search(text))
+    return _kind(bool(_PEOPLE.search(text)), bool(_THINGS.search(text)))
+
+
+def _kind(people: bool, things: bool) -> str:
+    """"people" or "things" when exactly one of them is counted, else ""."""
     return "people" if people and not things else "things" if things and not people else ""
 
 
@@ -266,10 +270,8 @@ def column_kind(col: Column) -> str:
     into other words ("numoffices"), else by its name and description ("employees"
     described as "across all locations" counts people)."""
     name = col.name.lower()
-    people = bool(_PEOPLE.search(name))
-    things = any(t in name for t in THING_PLURALS)
-    by_name = "people" if people and not things else "things" if things and not people else ""
-    return by_name or counted_kind(f"{col.name} {col.description}")
+    return _kind(bool(_PEOPLE.search(name)), any(t in name for t in THING_PLURALS)) \
+        or counted_kind(f"{col.name} {col.description}")
 
 
 def foreign(col: Column, m: Mention) -> bool:

@@ -115,11 +115,13 @@ class Figures:
         counts people or things: "A total of sixty-five square kilometres was recorded for
         Gonqur" states no population of 65 (:func:`.amounts.foreign` reads digits)."""
         said = [measured for n, measured in self.number_words if n == size]
-        if not said or not all(said) or not counts(col):
-            return False
-        others = {abs(n) for n in numbers_in(self.text)} | {
+        return bool(said) and all(said) and counts(col) and size not in self.in_digits
+
+    @cached_property
+    def in_digits(self) -> set[Decimal]:
+        """The numbers the chunk writes in digits, as read and as scaled."""
+        return {abs(n) for n in numbers_in(self.text)} | {
             d for m in self.mentions for d in (m.digits, m.value)}
-        return size not in others
 
     def _in_unit(self, scale: int) -> tuple[set[Decimal], set[Decimal], set[Decimal]]:
         """For a column counting in 10^``scale``: the digits of the mentions already in

@@ -235,6 +235,7 @@ def _filters(question: str) -> set[str]:
     return out
 
 
+_COPULAS = frozenset("is are was were".split())
 # words after a filtered attribute that compare it to a number ("whose budget is above 5")
 _COMPARING = frozenset("above below over under before after exceeding exceeds than more less "
                        "greater fewer least between".split())
@@ -279,7 +280,6 @@ def filtered_by(question: str) -> list[tuple[Measure, str]]:
     return list(found.values())
 
 
-_COPULAS = frozenset("is are was were".split())
 # words between a copula and the value they say nothing of ("is at least 300", "is about $5")
 _FILLERS = frozenset("at about around roughly approximately nearly almost some equal to usd "
                      "eur gbp $ € £".split())
@@ -324,7 +324,7 @@ def asked_for(question: str) -> list[tuple[Measure, str]]:
     Medal") none."""
     tokens = _tokens(question)
     if len(tokens) < 4 or tokens[0].lower() not in ("what", "who") or \
-            tokens[1].lower() not in ("is", "was", "are", "were") or tokens[2].lower() != "the":
+            tokens[1].lower() not in _COPULAS or tokens[2].lower() != "the":
         return []
     words, j = _phrase(tokens, 3)
     heads = [w for w in words if w not in GENERIC]
