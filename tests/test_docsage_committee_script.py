@@ -4,18 +4,16 @@ vote, under CLEAR's rule and the two rules that count the first read."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-from pathlib import Path
 from types import SimpleNamespace
 
+from benchmark_scripts import load
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.llm.types import ChatRequest
 from quaderno.methods.docsage.extract import ExtractionSettings
 from quaderno.methods.docsage.schema import Table
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "docsage_committee.py"
 CLUBS = Table.model_validate({"name": "clubs", "primary_key": ["name"], "columns": [
     {"name": "name"}, {"name": "founded", "type": "INT"}]})
 TEXTS = {"zu": "Zoundno United was founded in 1946; its stadium opened in 1950.",
@@ -26,13 +24,6 @@ READS = {"zu": ("Zoundno United", 1950, [1946, 1946, 1950]),
          "br": ("Bolt Rovers", 1900, [1900, None, None]),
          # a distractor the text states nothing of: its 1901 is wrong, NULL right
          "xx": ("Kelp Athletic", 1901, [None, None, 1901])}
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("docsage_committee", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _reader(request: ChatRequest) -> str:
@@ -49,7 +40,7 @@ def test_each_rule_counts_the_cells_it_fixes_and_breaks() -> None:
                                 stated={READS[k][0]: {"founded": int(t.split(" in ")[1][:4])}}
                                 if k != "xx" else {})
                 for k, t in TEXTS.items()]
-    out = asyncio.run(_script().study(LM(FakeLLM(respond=_reader)), examples,
+    out = asyncio.run(load("docsage_committee").study(LM(FakeLLM(respond=_reader)), examples,
                                       {"clubs": CLUBS}, 1.0, ExtractionSettings(), 3))
     got = {rule: (t.cells, t.before, t.after, t.fixed, t.broken) for rule, t in out.items()}
     assert got == {

@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
+from benchmark_scripts import load
 from quaderno.corpus.chunk import Chunk
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.llm.types import ChatRequest
 from quaderno.methods.docsage.schema import Schema
-
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "docsage_extraction_cost.py"
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("docsage_extraction_cost", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def _reader(request: ChatRequest) -> str:
     i = int(request.messages[-1].content.split("Company C")[1].split(" ")[0])
@@ -33,8 +22,8 @@ def test_cost_grows_with_new_documents_and_a_repeat_costs_nothing(tmp_path):
         "columns": [{"name": "name"}, {"name": "founded", "type": "INT"}]}]})
     chunks = [Chunk(id=f"d{i}#0", text=f"Company C{i} was founded in {1900 + i}.")
               for i in range(8)]
-    rows = _script().cost_rows(LM(FakeLLM(respond=_reader)), chunks, schema, [2, 4, 8],
-                               tmp_path)
+    rows = load("docsage_extraction_cost").cost_rows(LM(FakeLLM(respond=_reader)), chunks,
+                                                     schema, [2, 4, 8], tmp_path)
     assert [(r["documents"], r["new"], r["tuples"]) for r in rows] == \
         [(2, 2, 2), (4, 2, 4), (8, 4, 8), (8, 0, 8)]
     per_doc = rows[0]["calls"] / 2

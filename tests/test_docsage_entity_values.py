@@ -25,6 +25,16 @@ SCHEMA = Schema.model_validate({"tables": [
      "columns": [{"name": "company_name"}, {"name": "sector", "single_valued": False},
                  {"name": "commission_name", "single_valued": False},
                  {"name": "offices", "type": "INT"}, {"name": "employees", "type": "INT"}]}]})
+# a single-valued reference to a table of names: rows naming different commissions are
+# namesakes (namesakes.py)
+NAMESAKES = Schema.model_validate({"tables": [
+    {"name": "companies", "primary_key": ["company_name"],
+     "columns": [{"name": "company_name"}, {"name": "sector", "single_valued": False},
+                 {"name": "commission_name"}, {"name": "offices", "type": "INT"}],
+     "foreign_keys": [{"cols": ["commission_name"], "ref_table": "commissions",
+                       "ref_cols": ["commission_name"]}]},
+    {"name": "commissions", "primary_key": ["commission_name"],
+     "columns": [{"name": "commission_name"}]}]})
 AVERAGE = ("SELECT AVG(offices) FROM companies WHERE commission_name = "
            f"'{DMC}' AND sector = 'energy'")
 
@@ -101,20 +111,12 @@ def test_namesakes_do_not_share_values() -> None:
     """Rows naming different commissions through a single-valued reference to a names
     table are two companies (namesakes.py): the Sopael namesake does not take the
     Drournlia member's offices."""
-    schema = Schema.model_validate({"tables": [
-        {"name": "companies", "primary_key": ["company_name"],
-         "columns": [{"name": "company_name"}, {"name": "sector", "single_valued": False},
-                     {"name": "commission_name"}, {"name": "offices", "type": "INT"}],
-         "foreign_keys": [{"cols": ["commission_name"], "ref_table": "commissions",
-                           "ref_cols": ["commission_name"]}]},
-        {"name": "commissions", "primary_key": ["commission_name"],
-         "columns": [{"name": "commission_name"}]}]})
     rows = [Row(table="companies", values={"company_name": "Kryslias Systems", **v},
                 provenance=Provenance(chunk_id=c))
             for c, v in (("d1#0", {"sector": "energy", "commission_name": DMC, "offices": 143}),
                          ("d2#0", {"sector": "banking", "commission_name": SOPAEL}),
                          ("d3#0", {"sector": "telecom", "commission_name": DMC}))]
-    shared, filled = share_entity_values(schema, rows)
+    shared, filled = share_entity_values(NAMESAKES, rows)
     assert filled == 1
     assert [r.values.get("offices") for r in shared] == [143, None, 143]
 
@@ -173,21 +175,13 @@ def test_among_namesakes_a_row_naming_none_neither_gives_nor_takes() -> None:
     """The review of 38f2db8: a row naming no commission is only guessed to be the member
     most rows name; its 161 offices were copied into the member's row (and the reference
     into it), and the commission's maximum became 161."""
-    schema = Schema.model_validate({"tables": [
-        {"name": "companies", "primary_key": ["company_name"],
-         "columns": [{"name": "company_name"}, {"name": "sector", "single_valued": False},
-                     {"name": "commission_name"}, {"name": "offices", "type": "INT"}],
-         "foreign_keys": [{"cols": ["commission_name"], "ref_table": "commissions",
-                           "ref_cols": ["commission_name"]}]},
-        {"name": "commissions", "primary_key": ["commission_name"],
-         "columns": [{"name": "commission_name"}]}]})
     rows = [Row(table="companies", values={"company_name": "Kryslias Systems", **v},
                 provenance=Provenance(chunk_id=c))
             for c, v in (("d1#0", {"sector": "energy", "commission_name": DMC}),
                          ("d2#0", {"sector": "mining", "commission_name": DMC}),
                          ("d3#0", {"sector": "banking", "commission_name": SOPAEL}),
                          ("d4#0", {"sector": "telecom", "offices": 161}))]
-    shared, filled = share_entity_values(schema, rows)
+    shared, filled = share_entity_values(NAMESAKES, rows)
     assert filled == 0
     assert shared[3].values.get("commission_name") is None
     assert [r.values.get("offices") for r in shared] == [None, None, None, 161]

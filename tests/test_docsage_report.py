@@ -3,20 +3,14 @@ while the code changed are not read as one configuration's figures."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
+from benchmark_scripts import load
 from quaderno.eval.records import ResultRecord
 
-_SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "docsage_report.py"
-
-
 def _report_module():
-    spec = importlib.util.spec_from_file_location("docsage_report", _SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load("docsage_report")
 
 
 def _run(root: Path, name: str, method: str, code: str | None, score: float,
@@ -33,13 +27,20 @@ def _run(root: Path, name: str, method: str, code: str | None, score: float,
     (run / "results.jsonl").write_text(record.model_dump_json() + "\n")
 
 
-def test_each_config_row_names_its_method_and_code_versions(tmp_path, capsys) -> None:
+def _runs_beside_one_question(tmp_path: Path) -> Path:
+    """A collection of one Statistics question under ``tmp_path/collections``, and the
+    empty folder of runs the report reads."""
     coll = tmp_path / "collections" / "c1"
     coll.mkdir(parents=True)
     (coll / "questions.jsonl").write_text(json.dumps(
         {"id": "q1", "category": "Statistics", "type": "Stat", "gold": {"answer": "3"}}) + "\n")
     out = tmp_path / "runs"
     out.mkdir()
+    return out
+
+
+def test_each_config_row_names_its_method_and_code_versions(tmp_path, capsys) -> None:
+    out = _runs_beside_one_question(tmp_path)
     _run(out, "passive-head-set1", "docsage-passive", "5a069df", 1.0)
     _run(out, "passive-head-set2", "docsage-passive", "13ad1ac", 0.0)
     _run(out, "old-set3", "docsage", None, 0.0)
@@ -71,12 +72,7 @@ def test_the_report_opens_with_every_method_run_at_one_commit(tmp_path, capsys) 
     """Runs made at many versions read as one table hide which ablation beat which on the
     same code: the report first shows the version most methods ran at, each wholly at it,
     in the paper's order."""
-    coll = tmp_path / "collections" / "c1"
-    coll.mkdir(parents=True)
-    (coll / "questions.jsonl").write_text(json.dumps(
-        {"id": "q1", "category": "Statistics", "type": "Stat", "gold": {"answer": "3"}}) + "\n")
-    out = tmp_path / "runs"
-    out.mkdir()
+    out = _runs_beside_one_question(tmp_path)
     _run(out, "m-sql-set1", "docsage-no-sql", "aaa", 0.0)
     _run(out, "m-full-set1", "docsage", "aaa", 1.0)
     _run(out, "m-full-set2", "docsage", "aaa", 0.0)
