@@ -149,11 +149,12 @@ def test_keyless_tables_tables_without_multi_valued_columns_and_partial_keys_are
 def test_clear_writes_the_entity_s_value_on_each_row_and_counts_it() -> None:
     chunks = [Chunk(id="d20#0", text=f"Riandgiax Systems, an energy company, is a member of "
                                      f"the {DMC}."),
-              Chunk(id="d50#0", text="As for slogan, Riandgiax Systems is recorded under "
-                                     "Power from Krildyr. A total of 269 offices was "
-                                     "recorded for Riandgiax Systems.")]
+              Chunk(id="d50#0", text="Riandgiax Systems is active in the power sector. A "
+                                     "total of 269 offices was recorded for Riandgiax "
+                                     "Systems.")]
+    # two sectors keep the rows apart (a slogan read as one no longer does: labelled.py)
     reads = {"d20#0": {"sector": "energy", "commission_name": DMC},
-             "d50#0": {"sector": "Power from Krildyr", "offices": 269}}
+             "d50#0": {"sector": "power", "offices": 269}}
 
     def respond(request: ChatRequest) -> str:
         prompt = request.messages[-1].content
@@ -166,7 +167,7 @@ def test_clear_writes_the_entity_s_value_on_each_row_and_counts_it() -> None:
     result = asyncio.run(run_clear(LM(FakeLLM(respond=respond)), SCHEMA, chunks,
                                    config=ClearConfig(level_a=False)))
     assert sorted((r.values["sector"], r.values["offices"]) for r in result.rows) == [
-        ("Power from Krildyr", 269), ("energy", 269)]
+        ("energy", 269), ("power", 269)]
     assert result.report.corrections["entity-value"] == 1
     assert _average(result.rows) == 269
 

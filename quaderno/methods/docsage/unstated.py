@@ -37,6 +37,10 @@ at are left: the aliases, :mod:`.rekey` and :mod:`.ended` judge those. Dates and
 are left. Applied on every read after :mod:`.misplaced`, so stored tuples need no new key,
 and again after every vote of CLEAR's committee (:func:`unstated_rows`), which re-reads the
 chunk; a cell whose value came from another chunk is checked against that chunk.
+
+A text the chunk states, but as another attribute ("As for slogan, ... is recorded under
+Power from Krildyr" in ``sector``), is emptied too (``reason="other-attribute"``,
+:mod:`.labelled`).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from functools import cached_property
 from typing import Any
 
 from quaderno.methods.docsage.figures import Figures
+from quaderno.methods.docsage.labelled import Labels, other_attribute
 from quaderno.methods.docsage.normalize import (KIND_WORDS, LEGAL_SUFFIXES, fold_text, is_null,
                                                 key_columns, normalize_entity)
 from quaderno.methods.docsage.rows import Correction, Row, noted, value_chunk
@@ -140,6 +145,11 @@ class _Said(Figures):
     @cached_property
     def words(self) -> tuple[set[str], set[str], str]:
         return _word_sets(self.folded)
+
+    @cached_property
+    def labels(self) -> Labels:
+        """What the chunk calls each value it writes (:mod:`.labelled`)."""
+        return Labels(self.text)
 
     def without(self, names: tuple[str, ...]) -> tuple[str, tuple[set[str], set[str], str]]:
         """The folded text with ``names`` blanked out, and its word sets, read once."""
@@ -286,6 +296,13 @@ def _emptied(schema: Schema, table: Table, row: Row,
             values[col.name] = None
             notes.append(Correction(column=col.name, old=value, new=None, reason="unstated",
                                     by="as-stated"))
+        elif col.type == "TEXT" and isinstance(value, str) and \
+                (label := other_attribute(table, col, said.labels.of(value))) is not None:
+            # stated, as something the column is not (labelled.py)
+            values[col.name] = None
+            notes.append(Correction(column=col.name, old=value, new=None,
+                                    reason="other-attribute", by="as-stated",
+                                    evidence_quote=label.quote))
     return noted(row, notes, values) if notes else row
 
 
