@@ -171,8 +171,9 @@ def test_one_search_per_entity_within_the_budget_and_never_a_chunk_read() -> Non
         return _hits("m0", f"{name}-revenue", f"{name}-other")[:k]
     found = asyncio.run(completion(search, schema, rows, QUESTION, ["m0", "m1", "m2"],
                                    budget=3))
-    assert queries == [("Rastou Bank annual revenue", 2), ("Kelvo Trust annual revenue", 2),
-                       ("Ulm Savings annual revenue", 2)]
+    # each search reaches past the chunks read (three, then one more per chunk taken)
+    assert queries == [("Rastou Bank annual revenue", 4), ("Kelvo Trust annual revenue", 5),
+                       ("Ulm Savings annual revenue", 6)]
     assert [h.chunk.id for h in found] == ["rastou-bank-revenue", "kelvo-trust-revenue",
                                            "ulm-savings-revenue"]
     queries.clear()
@@ -188,6 +189,20 @@ def test_one_search_per_entity_within_the_budget_and_never_a_chunk_read() -> Non
         return _hits("x0")
     assert asyncio.run(completion(stale, schema, many, QUESTION, ["x0"], budget=3)) == []
     assert len(queries) == 6
+
+
+def test_a_hit_that_does_not_name_the_entity_is_not_taken() -> None:
+    schema = schema_of(SET2)
+    rows = [row("companies", "m0", companyname="Rastou Bank", commissionname=COMMISSION)]
+
+    async def search(query, k):
+        return [Hit(chunk=Chunk(id="x", text="Kelvo Bank reported revenue."), score=2.0,
+                    rank=1, retriever="t"),
+                Hit(chunk=Chunk(id="y", text="Its revenue grew.", title="Rastou Bank — news"),
+                    score=1.0, rank=2, retriever="t")]
+    found = asyncio.run(completion(search, schema, rows, QUESTION, ["m0"], budget=2))
+    # "Bank" is a kind word: only the title naming Rastou names the entity
+    assert [h.chunk.id for h in found] == ["y"]
 
 
 # -- in the method --------------------------------------------------------------------------
@@ -434,3 +449,39 @@ def test_roster_searches_stop_at_the_budget_and_reach_past_what_was_read() -> No
     assert [h.chunk.id for h in got] == ["r4"] and queries == [("A League members", 4)]
     queries.clear()
     assert asyncio.run(rosters(search, ["A League"], [], budget=0)) == [] and queries == []
+
+
+# -- rounds: a second document only for an entity its first did not complete ---------------
+ROUND_DOCS = {
+    "m1": f"Varnholt University is a member of the {ALLIANCE}.",
+    "m2": f"Ostrel College is a member of the {ALLIANCE}.",
+    "n1": "Varnholt University hosts an annual open day.",
+    "e1": "Varnholt University reported an endowment of 1500 this year.",
+    "e2": "Ostrel College reported an endowment of 1200 this year.",
+    "n2": "Ostrel College publishes a quarterly newsletter.",
+}
+
+
+def round_docs(query, n, k):
+    """The question finds the memberships; a search naming an institution finds its news
+    before its endowment (Varnholt) or after it (Ostrel)."""
+    order = {"Varnholt": ["n1", "e1"], "Ostrel": ["e2", "n2"]}
+    first = [i for name, ids in order.items() if name in query for i in ids]
+    rest = ["m1", "m2", *(i for i in ROUND_DOCS if i not in ("m1", "m2"))]
+    return [(i, ROUND_DOCS[i], i) for i in dict.fromkeys([*first, *rest])]
+
+
+def test_an_entity_still_missing_a_cell_gets_its_next_document_in_a_later_round(
+        tmp_path) -> None:
+    model = Model()
+    method = make_method("docsage-passive", LM(FakeLLM(respond=model)),
+                         FakeRetriever(round_docs),
+                         {"store_dir": str(tmp_path / "store"), "max_chunks": 2,
+                          "clear": False, "pool_k": 2})
+    answer = asyncio.run(method.answer(f"Which member of the {ALLIANCE} has the highest "
+                                       "endowment?"))
+    # round 1: Varnholt's news (no endowment) and Ostrel's endowment; round 2: Varnholt's
+    # endowment; Ostrel's newsletter is never read
+    assert answer.details.completed == ["n1", "e2", "e1"]
+    assert answer.answer == "Varnholt University"
+    assert sum("newsletter" in t for t in model.extracted) == 0

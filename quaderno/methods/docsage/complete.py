@@ -18,9 +18,13 @@ needs are checked per entity the rows name (aliases merged, as CLEAR will merge 
 for each entity with such a cell empty, and each entity a row of a table on the join path
 refers to that has no row of its own (a member city named only in the league's roster), one
 search names the entity and what is missing ("Rastou Bank annual revenue", "Gilyx
-population"), and up to ``budget`` chunks not read yet join the scope, in the order of the
-entities' rows, with at most twice ``budget`` searches. An entity named by a number only (an
-id) is not searched for. Before those searches, up to a quarter of the budget goes to the
+population"), deep enough to reach past the chunks already read, and its first hit not read
+that names the entity joins the scope, up to ``budget`` in the order of the entities' rows,
+with at most twice ``budget`` searches. The method extracts them and searches again, up to
+three rounds, for the cells still empty: Bryskound Holdings' search for its sector found its
+offices (``docsage-values-set2``), and one hit per entity and round reaches the next of its
+documents only when the first did not state what was missing. An entity named by a number
+only (an id) is not searched for. Before those searches, up to a quarter of the budget goes to the
 rosters of the groups the question names (:func:`rosters`: "Drournlia Markets Commission
 members"), extracted first, so that a member only a roster names has a row whose empty cells
 are then searched for. Each new chunk costs one extraction call; the scope's own extraction
@@ -37,9 +41,8 @@ from quaderno.methods.docsage.aliases import canonicalize, merge_entities
 from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.misplaced import (BODY_KINDS, all_back_links, name_references,
                                                 table_kind)
-from quaderno.methods.docsage.normalize import (entity_name, fold_text, is_null, key_columns,
-                                                key_name,
-                                                normalize_entity)
+from quaderno.methods.docsage.normalize import (BODY_WORDS, entity_name, fold_text, is_null,
+                                                key_columns, key_name, normalize_entity)
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
@@ -216,10 +219,22 @@ async def rosters(search: Search, groups: Sequence[str], read: Sequence[str], *,
     return out
 
 
+def _names(entity: str, hit: Hit) -> bool:
+    """Whether the chunk (its title too) writes a word of ``entity``'s name that is no kind
+    word ("Bryskound" of "Bryskound Holdings"; any word of a name made only of kind words)."""
+    words = [w for w in normalize_entity(entity).split() if len(w) >= 3]
+    own = [w for w in words if w not in BODY_WORDS] or words
+    text = f" {fold_text(hit.chunk.render())} "
+    return any(f" {w} " in text for w in own)
+
+
 async def completion(search: Search, schema: Schema, rows: Sequence[Row], question: str,
-                     read: Sequence[str], *, budget: int, k: int = 2) -> list[Hit]:
-    """Up to ``budget`` chunks not in ``read`` (chunk ids), found by one search of ``k``
-    hits per entity with a needed cell empty, at most ``2 * budget`` searches."""
+                     read: Sequence[str], *, budget: int, k: int = 1) -> list[Hit]:
+    """Up to ``budget`` chunks not in ``read`` (chunk ids): per entity with a needed cell
+    empty, one search deep enough to reach past the chunks read, and its first ``k`` hits not
+    read that name the entity; at most ``2 * budget`` searches. The caller extracts them and
+    asks again for what is still empty (:meth:`.DocSage._complete`): an entity's second
+    document is searched for only when its first did not state what was missing."""
     seen, out = set(read), []
     missing = missing_cells(schema, rows, needed_columns(schema, question))
     # entities missing what the question measures or requires first, then those missing
@@ -229,10 +244,13 @@ async def completion(search: Search, schema: Schema, rows: Sequence[Row], questi
     for entity, what in missing[:2 * budget]:
         if len(out) >= budget:
             break
-        for hit in await search(f"{entity} {' '.join(what)}", k):
-            if hit.chunk.id not in seen and len(out) < budget:
+        taken = 0
+        for hit in await search(f"{entity} {' '.join(what)}", min(k + len(seen), 50)):
+            if taken < k and hit.chunk.id not in seen and len(out) < budget and \
+                    _names(entity, hit):
                 seen.add(hit.chunk.id)
                 out.append(hit)
+                taken += 1
     return out
 
 

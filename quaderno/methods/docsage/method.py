@@ -8,7 +8,8 @@ One question:
    plus one refine pass, ``off`` the generic entity-attribute-value schema;
 3. **extract** (``clear``): the extraction scope is the question's chunks plus each table's
    and entity type's, up to ``max_chunks``, then up to ``fill_chunks`` found by one search
-   per entity whose cells the question needs are empty (:mod:`.complete`); CLEAR extracts
+   per entity whose cells the question needs are empty (:mod:`.complete`), a document per
+   entity and round, up to three rounds while cells stay empty; CLEAR extracts
    through the tuple store (paid once per chunk and table definition), flags low-confidence
    values (Level A), checks the constraints (Level B) and corrects; ``clear=false`` keeps
    extraction and alias merging only ("w/o CLEAR");
@@ -54,6 +55,9 @@ from quaderno.methods.episode import Episode
 from quaderno.storage import check_name
 
 log = logging.getLogger(__name__)
+
+# searches for the cells the question needs: one document per entity and round
+_COMPLETION_ROUNDS = 3
 
 
 def default_store_dir(retriever: Retriever | None) -> Path:
@@ -143,8 +147,9 @@ class DocSage(BaseMethod):
     async def _complete(self, ep: Episode, schema: Schema,
                         chunks: list[Chunk]) -> tuple[list[Hit], list[ChunkResult]]:
         """The chunks read beyond the scope to fill the cells the question needs
-        (:mod:`.complete`), and what the scope yielded (extracted here to find the empty
-        cells; CLEAR takes it over, and the report counts it as CLEAR's)."""
+        (:mod:`.complete`), and what they and the scope yielded (extracted here to find the
+        empty cells, in up to :data:`_COMPLETION_ROUNDS` rounds; CLEAR takes it over, and the
+        report counts it as CLEAR's)."""
         if not self.fill_chunks:
             return [], []
         with ep.trace.span("docsage.complete", budget=self.fill_chunks) as span:
@@ -163,11 +168,25 @@ class DocSage(BaseMethod):
                     self.extractor, [h.chunk for h in listed], schema, self.settings,
                     store=self.store, trace=ep.trace,
                     concurrency=self.clear_config.concurrency)]
-            found = await completion(search, schema, all_rows(results), ep.question,
-                                     [*(c.id for c in chunks), *(h.chunk.id for h in listed)],
-                                     budget=self.fill_chunks - len(listed))
+            # then, in rounds, one more document per entity whose needed cells are still
+            # empty: an entity whose first document stated them costs no second one
+            read = [*(c.id for c in chunks), *(h.chunk.id for h in listed)]
+            found: list[Hit] = []
+            rounds = 0
+            while rounds < _COMPLETION_ROUNDS and len(found) < self.fill_chunks - len(listed):
+                new = await completion(search, schema, all_rows(results), ep.question,
+                                       [*read, *(h.chunk.id for h in found)],
+                                       budget=self.fill_chunks - len(listed) - len(found))
+                if not new:
+                    break
+                rounds += 1
+                found += new
+                results = [*results, *await extract(
+                    self.extractor, [h.chunk for h in new], schema, self.settings,
+                    store=self.store, trace=ep.trace,
+                    concurrency=self.clear_config.concurrency)]
             span.outputs = {"rosters": [h.chunk.id for h in listed],
-                            "chunks": [h.chunk.id for h in found]}
+                            "chunks": [h.chunk.id for h in found], "rounds": rounds}
         return [*listed, *found], results
 
     def _cite(self, ep: Episode, by_chunk: dict[str, Hit], chunk_ids: Sequence[str]) -> None:

@@ -25,6 +25,10 @@ LEGAL_SUFFIXES = frozenset({
 KIND_WORDS = frozenset({"university", "college", "institute", "academy", "school", "company",
                         "club", "group", "bank", "museum", "society", "association", "council",
                         "city", "town", "team", "foundation", "hospital", "centre", "center"})
+# and the kinds of body the benchmark's families name beside them (a commission's "Markets", a
+# company's "Systems"): a word of a name that tells one entity from another is none of these
+BODY_WORDS = KIND_WORDS | {"commission", "committee", "markets", "market", "holdings",
+                           "systems", "ministry", "agency", "authority", "board", "fc"}
 _LEADING = ("the ",)
 _PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
 _SPACE = re.compile(r"\s+")

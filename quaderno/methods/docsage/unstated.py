@@ -52,7 +52,7 @@ from typing import Any
 
 from quaderno.methods.docsage.figures import Figures
 from quaderno.methods.docsage.labelled import Labels, other_attribute
-from quaderno.methods.docsage.normalize import (KIND_WORDS, LEGAL_SUFFIXES, fold_text, is_null,
+from quaderno.methods.docsage.normalize import (BODY_WORDS, LEGAL_SUFFIXES, fold_text, is_null,
                                                 key_columns, normalize_entity)
 from quaderno.methods.docsage.rows import Correction, Row, noted, value_chunk
 from quaderno.methods.docsage.schema import Column, Schema, Table
@@ -233,12 +233,6 @@ def _text_kept(col: Column, value: str, said: _Said, names: tuple[str, ...],
     return _writes(blanked, value, words)
 
 
-# words naming a kind of entity, not one: normalize's, and the kinds the benchmark's families
-# name beside them (a commission's "Markets", a company's "Systems")
-_KIND_WORDS = KIND_WORDS | {"commission", "committee", "markets", "market", "holdings",
-                            "systems", "ministry", "agency", "authority", "board", "fc"}
-
-
 def _reference_named(value: str, said: _Said) -> bool:
     """The chunk names the entity ``value`` refers to: every word of it (or a given name's
     initial, or its initials: "DMC"), or a short form alias_map would join to it (a run of
@@ -251,7 +245,7 @@ def _reference_named(value: str, said: _Said) -> bool:
                    acronyms=said.acronyms):
             return True
         have = set(normalize_entity(part).split())
-        if any(run <= have and run - _KIND_WORDS - _SKIP for run in said.runs):
+        if any(run <= have and run - BODY_WORDS - _SKIP for run in said.runs):
             return True
     return False
 
