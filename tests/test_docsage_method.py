@@ -328,6 +328,21 @@ def test_the_schema_is_offered_only_the_known_tables_about_the_question(tmp_path
     assert offered("Which harbour did the storm close?") == "(none)"
 
 
+def test_without_offer_known_a_draft_reads_the_documents_alone(tmp_path):
+    """An ablation grid runs configurations one after another on one store: offering what
+    the earlier ones stored made each draft depend on which ran before it."""
+    answer("docsage", Model(), tmp_path)  # extracts and stores the institution table
+    for offer, shown in ((True, "- institution(name TEXT, founded INT, staff INT)"),
+                         (False, "(none)")):
+        model = Model()
+        a = answer("docsage", model, tmp_path, offer_known=offer)
+        [design] = [p for p in model.prompts if p.startswith("Design the smallest")]
+        assert design.split("when it fits the question):\n")[1].split("\n\n")[0] == shown
+        assert a.answer == "Varnholt University"
+        # the stored tuples are re-used either way: the same table, no new extraction
+        assert not [p for p in model.prompts if p.startswith("Extract into")]
+
+
 def test_what_the_question_measures_is_added_to_a_schema_without_it(tmp_path):
     """The run hands the question to the detector: a draft with no column for the measured
     "endowment" gets one before the final extraction, and the SQL prompt shows it."""

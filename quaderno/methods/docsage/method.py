@@ -80,7 +80,7 @@ class DocSage(BaseMethod):
                  max_questions: int = 5, call_budget: int = 25, sql_repairs: int = 1,
                  sql_timeout_s: float = 5.0, confidence: str = "auto",
                  samples: int = 3, vote: str = "committee", store: bool = True,
-                 store_dir: str | None = None,
+                 offer_known: bool = True, store_dir: str | None = None,
                  calibration: str | None = None, committee: LM | None = None,
                  extractor: LM | None = None, concurrency: int = 2) -> None:
         super().__init__(lm, retriever)
@@ -112,6 +112,7 @@ class DocSage(BaseMethod):
         self.store = (TupleStore(Path(store_dir) if store_dir else default_store_dir(retriever))
                       if store else None)
         self.calibration = Calibration.load(Path(calibration)) if calibration else None
+        self.offer_known = offer_known
         # the registered name of this combination of switches (docsage-passive, ...)
         parts = [{"off": "-generic-schema", "passive": "-passive", "active": ""}[ask],
                  "-no-clear" if not clear else "" if logic_check else "-no-logic-check",
@@ -133,7 +134,7 @@ class DocSage(BaseMethod):
         sample = sample_set(ranked, top=self.sample_k)
         probe = probe_set(ranked, size=self.probe_size, min_docs=self.probe_docs)
         known = relevant_tables([t for t, _ in self.store.known_tables(filled=True)],
-                                ep.question) if self.store else []
+                                ep.question) if self.store and self.offer_known else []
 
         async def trial(schema: Schema, hits: Sequence[Hit]) -> list[Row]:
             return await self._trial(ep, schema, hits)

@@ -57,6 +57,12 @@ class DocSageOptions(RetrievalOptions):
                                  "benchmarks/docsage_committee.py compares them")
     store: bool = Field(True, description="keep extracted tuples per chunk and table "
                                           "definition, so later questions re-use them")
+    offer_known: bool = Field(True, description="offer schema discovery the tables earlier "
+                                                "questions filled in the tuple store, so a "
+                                                "question re-uses them (off: each draft "
+                                                "reads the documents alone, and a run does "
+                                                "not depend on which ran before it, as an "
+                                                "ablation grid needs)")
     store_dir: str | None = Field(None, description="tuple store folder [default: "
                                                     "$QUADERNO_HOME/docsage/<kbs>]")
     calibration: str | None = Field(None, description="a conformal calibration JSON for Level "
