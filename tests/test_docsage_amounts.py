@@ -16,8 +16,9 @@ from quaderno.llm.lm import LM
 from quaderno.llm.types import ChatRequest
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage import extract as extract_mod
-from quaderno.methods.docsage.amounts import (counts, in_unit, mentions_in, read_row, read_stated,
-                                              rescalable, stated_spans, unit_scale)
+from quaderno.methods.docsage.amounts import (counted_kind, counts, in_unit, mentions_in,
+                                              read_row, read_stated, rescalable, stated_spans,
+                                              unit_scale)
 from quaderno.methods.docsage.copies import self_copies
 from quaderno.methods.docsage.correct import committee_ballots, evidence_date, resolve_conflict
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
@@ -333,6 +334,10 @@ def test_a_count_never_takes_money_or_a_measure(text, written, quoted) -> None:
     ("Riaska reports 21 regional offices.", 21, "21 regional offices"),
     ("Riaska runs 340 retail outlets.", 340, "340 retail outlets"),
     ("Riaska counts 57 locations.", 57, "57 locations"),
+    # matrix-docsage-set1: an institution's researchers read as a laureate's research grant
+    ("Thiarnten Inst. reports 360 researchers.", 360, "360 researchers"),
+    ("Riaska employs 40 senior physicians.", 40, "40 senior physicians"),
+    ("It counts 12 doctors and nurses.", 12, "12 doctors"),
 ])
 def test_money_never_takes_a_count_of_people_or_things(text, written, quoted) -> None:
     read, changes = read_row(TABLE, {"name": "Acme", "revenue": written}, text)
@@ -362,6 +367,17 @@ FIRMS = Schema.model_validate({"tables": [
     {"name": "companies", "primary_key": ["company_name"],
      "columns": [{"name": "company_name"}, {"name": "employees", "type": "INT"},
                  {"name": "offices", "type": "DOUBLE"}]}]}).tables[0]
+
+
+def test_people_named_by_what_they_do_are_people_a_length_is_no_one() -> None:
+    assert [counted_kind(w) for w in ("researchers", "scientists", "physicians", "doctors",
+                                      "kilometers", "litres", "headquarters")] == [
+        "people"] * 4 + [""] * 3
+    [length] = mentions_in("It runs 12 kilometers of track.")
+    assert (length.measure, length.counted) == (True, False)
+    read, _ = read_row(FIRMS, {"company_name": "X", "offices": 360},
+                       "Thiarnten Inst. reports 360 researchers.")
+    assert read["offices"] is None                   # people are no offices
 
 
 @pytest.mark.parametrize(("text", "values", "emptied", "quoted"), [

@@ -49,7 +49,7 @@ from quaderno.methods.docsage.schema import Column, Table
 # part of the tuple store's key (extract.prompt_fingerprint): a change of how numbers are
 # read (or of the other repairs extraction makes, copies.py) must not re-use tuples read
 # the old way
-READER_VERSION = "as-stated-12"
+READER_VERSION = "as-stated-13"
 
 _WORDS = {"thousand": 3, "million": 6, "mn": 6, "mln": 6, "billion": 9, "bn": 9,
           "trillion": 12}
@@ -76,14 +76,17 @@ _HEADCOUNT = re.compile(r"(population|inhabitants|residents|employees|staff|head
 # and a clause's nouns (figures.py)
 THING_NOUNS = ("office", "branch", "store", "shop", "plant", "outlet", "location")
 THING_PLURALS = tuple(w + ("es" if w.endswith(("ch", "sh")) else "s") for w in THING_NOUNS)
+# people named by what they do, in the plural ("researchers", "scientists", "physicians",
+# "doctors"), not a length, a volume or headquarters ("kilometers", "litres")
+AGENTS = r"(?![a-z]*(?:(?:met|lit)(?:er|re)|quarter)s\b)[a-z]{2,}(?:ers|ors|ists|ians)"
 # a count of people or things written right after a number, one word between at most
-# ("75,440 employees", "21 regional offices"): never an amount of money
+# ("75,440 employees", "21 regional offices", "360 researchers"): never an amount of money
 _COUNTED = re.compile(r"[ \u00a0]+(?:[a-z-]+[ \u00a0]+)?(?:employees|staff|workers|"
                       r"inhabitants|residents|people|persons|members|students|visitors|seats|"
-                      r"players|" + "|".join(THING_PLURALS) + r")\b", re.I)
+                      r"players|" + "|".join(THING_PLURALS) + rf"|{AGENTS})\b", re.I)
 # what a count counts: people, or things (the nouns of _COUNTED, and column names)
 _PEOPLE = re.compile(r"(?i)population|inhabitants|residents|employees|staff|headcount|workers|"
-                     r"members|students|players|people|persons|visitors")
+                     rf"members|students|players|people|persons|visitors|\b{AGENTS}\b")
 # (not seats: "seats 1,200 people", "120 members" state a capacity in people)
 _THINGS = re.compile(r"(?i)(?<![a-z])(?:" + "|".join(THING_PLURALS) + r")(?![a-z])")
 # a count of things by its column's name ("offices", "num_stores", "office_count"), unless
