@@ -17,8 +17,12 @@
 # CLEAR): award set1 (8 laureates), regulator set2 (16 companies), network set3 (101 cities),
 # seed 0, one question of each of the eight types. Retrieval is hybrid BM25 + MiniLM. All
 # runs over one collection share the workspace's DocSage tuple store, so extraction is paid
-# once per chunk and table definition whatever the order. A run cut short resumes when the
-# script runs again.
+# once per chunk and table definition whatever the order. Schema discovery is offered the
+# tables the store holds, so a draft depends on which configurations ran before it: for an
+# ablation grid add "offer_known=false" to DOCSAGE_OPTS (every draft then reads the documents
+# alone, and the configurations that share ASK share its cached replies and their tuples).
+# Options a configuration lacks are left out of its command (no-extraction has none). A run
+# cut short resumes when the script runs again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LLM=${1:-measuring}; LIMIT=${2:-3}
