@@ -16,12 +16,13 @@ from quaderno.llm.lm import LM
 from quaderno.llm.types import ChatRequest
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage import extract as extract_mod
-from quaderno.methods.docsage.amounts import (counted_kind, counts, in_unit, mentions_in,
-                                              read_row, read_stated, rescalable, stated_spans,
-                                              unit_scale)
+from quaderno.methods.docsage.amounts import (column_kind, counted_kind, counts, in_unit,
+                                              mentions_in, read_row, read_stated, rescalable,
+                                              stated_spans, unit_scale)
 from quaderno.methods.docsage.copies import self_copies
 from quaderno.methods.docsage.correct import committee_ballots, evidence_date, resolve_conflict
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
+from quaderno.methods.docsage.figures import Figures
 from quaderno.methods.docsage.rows import coerce, load_rows
 from quaderno.methods.docsage.schema import Column, Schema
 
@@ -378,6 +379,31 @@ def test_people_named_by_what_they_do_are_people_a_length_is_no_one() -> None:
     read, _ = read_row(FIRMS, {"company_name": "X", "offices": 360},
                        "Thiarnten Inst. reports 360 researchers.")
     assert read["offices"] is None                   # people are no offices
+    assert column_kind(Column(name="num_researchers", type="INT")) == "people"
+
+
+@pytest.mark.parametrize(("text", "values"), [
+    # the review of b88899f: what merely ends like an agent noun, and money with its sign
+    ("Acme earned $5,400,000 from customers.", {"revenue": 5400000}),
+    ("Acme raised $3,000,000 from investors.", {"revenue": 3000000}),
+    ("Acme runs 40 data centers.", {"offices": 40}),
+    ("Acme counts 12 sectors and 40 offices.", {"offices": 40}),
+])
+def test_things_ending_like_people_and_money_with_its_sign_are_kept(text, values) -> None:
+    table = Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "revenue", "type": "DOUBLE"},
+                     {"name": "offices", "type": "INT"}]}]}).tables[0]
+    read, changes = read_row(table, {"company_name": "X", **values}, text)
+    assert {c: read[c] for c in values} == values and changes == []
+
+
+def test_a_headcount_of_researchers_beside_a_place_stays_stated() -> None:
+    said = Figures("Thiarnten Institute has 360 researchers at its main location.")
+    assert said.states_number(360, Column(name="researchers", type="INT"))
+    # alone in its clause, researchers are no offices (figures' words of people hold them)
+    alone = Figures("The institute reports that it has 360 researchers.")
+    assert not alone.states_number(360, Column(name="offices", type="INT"))
 
 
 @pytest.mark.parametrize(("text", "values", "emptied", "quoted"), [

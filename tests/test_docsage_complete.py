@@ -205,6 +205,21 @@ def test_a_hit_that_does_not_name_the_entity_is_not_taken() -> None:
     assert [h.chunk.id for h in found] == ["y"]
 
 
+@pytest.mark.parametrize(("entity", "text", "names"), [
+    ("Anna Li", "A. Li is the chief executive.", True),        # a short surname
+    ("BP", "BP reported a loss.", True),                       # a name of short words
+    ("Skorfirdraen", "SKOR lies in a tropical climate zone.", True),   # its alias
+    ("Varnholt University", "VU reported an endowment of 900.", True),  # its initials
+    ("Booking.com", "Booking.com opened an office.", True),    # folded alike
+    ("Rastou Bank", "Kelvo Bank reported revenue.", False),    # a kind word only
+    ("Skorfirdraen", "SK lies in a tropical zone.", False),    # too short to be its alias
+])
+def test_a_hit_names_the_entity_by_a_word_an_alias_or_initials(entity, text, names) -> None:
+    from quaderno.methods.docsage.complete import _names
+    hit = Hit(chunk=Chunk(id="x", text=text), score=1.0, rank=1, retriever="t")
+    assert _names(entity, hit) is names
+
+
 # -- in the method --------------------------------------------------------------------------
 ALLIANCE = "Northern Alliance"
 DOCS = {

@@ -13,7 +13,7 @@ from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.clear import ClearConfig, run_clear
 from quaderno.methods.docsage.confidence import Calibration
-from quaderno.methods.docsage.labelled import Labels, names_column, other_attribute
+from quaderno.methods.docsage.labelled import Label, Labels, names_column, other_attribute
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Column, Schema
 from quaderno.methods.docsage.store import TupleStore
@@ -71,6 +71,27 @@ def test_a_slogan_read_into_any_other_column_is_emptied(column) -> None:
     ("Riandgiax Systems is Anna Li's employer.", "Anna Li", None),
     # the entity an "As for" sentence opens with is no slogan
     (D50, "Riandgiax Systems", None),
+    # the review of 9c496d5: an earlier clause's label is not this value's ...
+    ("The slogan of Riandgiax Systems is Go Far and its chief executive is Anna Li.",
+     "Anna Li", ("chief", "executive")),
+    ("The sector of Riandgiax Systems is energy and its country is Gepaethar.", "Gepaethar",
+     ("country",)),
+    # ... "As for L," labels only a value a copula introduces ...
+    ("As for its sector, Riandgiax Systems is an energy firm based in Gepaethar.",
+     "Gepaethar", None),
+    ("Regarding the country, Riandgiax Systems is led by Anna Li.", "Anna Li", None),
+    ("As for sector, Riandgiax Systems is energy.", "energy", ("sector",)),
+    # ... "as" may be a conjunction ...
+    ("In 2005 Riandgiax Systems moved to Gepaethar as the energy sector boomed.",
+     "Gepaethar", None),
+    ("Riandgiax Systems names Anna Li as chief executive.", "Anna Li",
+     ("chief", "executive")),
+    # ... a possessor is no part of the label, nor a pronoun ...
+    ("The university's rector is Anna Li.", "Anna Li", ("rector",)),
+    ("Riandgiax Systems left, and it is Gepaethar where it stays.", "Gepaethar", None),
+    # ... a title's full stop ends no sentence, and a value read with its quotes is found
+    ("Its chief executive is Dr. Anna Li.", "Anna Li", ("chief", "executive")),
+    ("Riandgiax Systems uses the slogan 'Go far'.", "'Go far'", ("slogan",)),
 ])
 def test_labels_the_chunk_writes(text, value, label) -> None:
     assert {found.words if found else None for found in Labels(text).of(value)} == {label}
@@ -93,8 +114,32 @@ def test_every_place_the_value_is_written_is_read() -> None:
     (("ceo",), "chief_executive", False),              # an abbreviation it cannot read
 ])
 def test_a_label_names_a_column_by_words_stems_or_initials(label, column, same) -> None:
-    from quaderno.methods.docsage.labelled import Label
     assert names_column(Label(label, ""), Column(name=column)) is same
+
+
+@pytest.mark.parametrize(("label", "column"), [
+    (("founding",), "founder"), (("county",), "country"), (("committee",), "commission"),
+    (("university",), "type"),                         # a word of its description only
+])
+def test_another_column_is_named_by_its_name_words_only(label, column) -> None:
+    col = Column(name=column, description="whether the university is public or private")
+    assert names_column(Label(label, ""), col, loose=False) is False
+
+
+def test_a_possessor_naming_another_column_empties_nothing() -> None:
+    """The review of 9c496d5: "university" in "The university's rector" matched the
+    description of ``type``, and the president was emptied."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "universities", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "president"},
+                     {"name": "type", "description": "whether the university is public or "
+                                                     "private"}]}]})
+    [out] = unstated(schema, {"universities": [
+        Row(table="universities", values={"name": "Varnholt University",
+                                          "president": "Anna Li"},
+            provenance=Provenance(chunk_id="u1"))]}, "u1",
+        "Varnholt University is old. The university's rector is Anna Li.")["universities"]
+    assert out.values["president"] == "Anna Li"
 
 
 def test_other_attribute_needs_every_place_labelled_and_none_by_the_column() -> None:

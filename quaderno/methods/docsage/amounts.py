@@ -76,17 +76,24 @@ _HEADCOUNT = re.compile(r"(population|inhabitants|residents|employees|staff|head
 # and a clause's nouns (figures.py)
 THING_NOUNS = ("office", "branch", "store", "shop", "plant", "outlet", "location")
 THING_PLURALS = tuple(w + ("es" if w.endswith(("ch", "sh")) else "s") for w in THING_NOUNS)
-# people named by what they do, in the plural ("researchers", "scientists", "physicians",
-# "doctors"), not a length, a volume or headquarters ("kilometers", "litres")
-AGENTS = r"(?![a-z]*(?:(?:met|lit)(?:er|re)|quarter)s\b)[a-z]{2,}(?:ers|ors|ists|ians)"
+# people named by what they do ("360 researchers", "40 physicians"): one list, so that no
+# thing ending like them ("centers", "servers", "sectors") and none of those who bring money
+# ("investors", "donors", "customers": "$5m from donors") is read as a headcount
+AGENTS = ("researcher", "scientist", "physician", "doctor", "nurse", "surgeon", "engineer",
+          "teacher", "professor", "lecturer", "scholar", "volunteer", "officer", "soldier",
+          "athlete", "author", "writer", "artist", "musician", "technician", "analyst",
+          "developer", "programmer", "designer", "journalist", "editor", "pilot", "driver",
+          "farmer", "miner", "clinician", "academic", "graduate")
+AGENT_WORDS = r"(?:" + "|".join(AGENTS) + r")s?"
 # a count of people or things written right after a number, one word between at most
 # ("75,440 employees", "21 regional offices", "360 researchers"): never an amount of money
 _COUNTED = re.compile(r"[ \u00a0]+(?:[a-z-]+[ \u00a0]+)?(?:employees|staff|workers|"
                       r"inhabitants|residents|people|persons|members|students|visitors|seats|"
-                      r"players|" + "|".join(THING_PLURALS) + rf"|{AGENTS})\b", re.I)
+                      r"players|" + "|".join(THING_PLURALS) + rf"|{AGENT_WORDS})\b", re.I)
 # what a count counts: people, or things (the nouns of _COUNTED, and column names)
 _PEOPLE = re.compile(r"(?i)population|inhabitants|residents|employees|staff|headcount|workers|"
-                     rf"members|students|players|people|persons|visitors|\b{AGENTS}\b")
+                     rf"members|students|players|people|persons|visitors|"
+                     rf"(?<![a-z]){AGENT_WORDS}(?![a-z])")
 # (not seats: "seats 1,200 people", "120 members" state a capacity in people)
 _THINGS = re.compile(r"(?i)(?<![a-z])(?:" + "|".join(THING_PLURALS) + r")(?![a-z])")
 # a count of things by its column's name ("offices", "num_stores", "office_count"), unless
@@ -286,7 +293,8 @@ def foreign(col: Column, m: Mention) -> bool:
         return True
     if counts(col):
         return m.currency or m.measure
-    return money(col) and m.counted
+    # (a currency sign makes it money whatever follows: "$5,400,000 from employees")
+    return money(col) and m.counted and not m.currency
 
 
 def rescalable(table: Table, col: Column) -> bool:
@@ -416,6 +424,6 @@ def stated_spans(text: str, value: Any, col: Column) -> list[tuple[int, int]]:
     return [(m.start, m.end) for m in stated_mentions(text, value, col)]
 
 
-__all__ = ["READER_VERSION", "Mention", "counted_kind", "counts", "foreign", "in_unit",
-           "mentions_in", "read_row", "read_stated", "rescalable", "stated_mentions",
-           "stated_spans", "unit_scale"]
+__all__ = ["AGENTS", "AGENT_WORDS", "READER_VERSION", "Mention", "counted_kind", "counts",
+           "foreign", "in_unit", "mentions_in", "read_row", "read_stated", "rescalable",
+           "stated_mentions", "stated_spans", "unit_scale"]

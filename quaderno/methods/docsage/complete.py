@@ -19,16 +19,16 @@ for each entity with such a cell empty, and each entity a row of a table on the 
 refers to that has no row of its own (a member city named only in the league's roster), one
 search names the entity and what is missing ("Rastou Bank annual revenue", "Gilyx
 population"), deep enough to reach past the chunks already read, and its first hit not read
-that names the entity joins the scope, up to ``budget`` in the order of the entities' rows,
-with at most twice ``budget`` searches. The method extracts them and searches again, up to
-three rounds, for the cells still empty: Bryskound Holdings' search for its sector found its
-offices (``docsage-values-set2``), and one hit per entity and round reaches the next of its
-documents only when the first did not state what was missing. An entity named by a number
-only (an id) is not searched for. Before those searches, up to a quarter of the budget goes to the
-rosters of the groups the question names (:func:`rosters`: "Drournlia Markets Commission
-members"), extracted first, so that a member only a roster names has a row whose empty cells
-are then searched for. Each new chunk costs one extraction call; the scope's own extraction
-is handed to CLEAR and not paid again.
+that names the entity (:func:`_names`) joins the scope, up to ``budget`` in the order of the
+entities' rows, with at most twice ``budget`` searches a round. The method extracts them and
+searches again, up to three rounds, for the cells still empty: Bryskound Holdings' search for
+its sector found its offices (``docsage-values-set2``), and one hit per entity and round
+reaches the next of its documents only when the first did not state what was missing. An
+entity named by a number only (an id) is not searched for. Before those searches, up to a
+quarter of the budget goes to the rosters of the groups the question names (:func:`rosters`:
+"Drournlia Markets Commission members"), extracted first, so that a member only a roster
+names has a row whose empty cells are then searched for. Each new chunk costs one extraction
+call; the scope's own extraction is handed to CLEAR and not paid again.
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ from quaderno.methods.docsage.aliases import canonicalize, merge_entities
 from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.misplaced import (BODY_KINDS, all_back_links, name_references,
                                                 table_kind)
-from quaderno.methods.docsage.normalize import (BODY_WORDS, entity_name, fold_text, is_null,
-                                                key_columns, key_name, normalize_entity)
+from quaderno.methods.docsage.normalize import (BODY_WORDS, LEGAL_SUFFIXES, entity_name,
+                                                fold_text, is_null, key_columns, key_name,
+                                                normalize_entity)
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
@@ -219,13 +220,31 @@ async def rosters(search: Search, groups: Sequence[str], read: Sequence[str], *,
     return out
 
 
+# a word in capitals ("DMC", "SKOR", "D.M.C."): an alias
+_CAPITALS = re.compile(r"(?<!\w)[^\W\d_a-z](?:\.?[^\W\d_a-z])+\.?(?!\w)")
+_JOINING = frozenset({"of", "the", "and", "de", "du", "la", "le", "di", "van", "von"}) | \
+    LEGAL_SUFFIXES
+
+
 def _names(entity: str, hit: Hit) -> bool:
-    """Whether the chunk (its title too) writes a word of ``entity``'s name that is no kind
-    word ("Bryskound" of "Bryskound Holdings"; any word of a name made only of kind words)."""
-    words = [w for w in normalize_entity(entity).split() if len(w) >= 3]
+    """Whether the chunk (its title too) names ``entity``: writes a word of its name that is
+    no kind word ("Bryskound" of "Bryskound Holdings", "Li" of "Anna Li"; any word of a name
+    made only of kind words), or an alias in capitals that is its initials or the start of
+    one of those words ("DMC", "SKOR" for Skorfirdraen). Text is folded alike on both sides
+    ("Booking.com"). A word the name shares with other entities ("Technology") is enough:
+    the search that found the chunk named the entity."""
+    words = [w for w in fold_text(entity).split() if w not in _JOINING]
     own = [w for w in words if w not in BODY_WORDS] or words
-    text = f" {fold_text(hit.chunk.render())} "
-    return any(f" {w} " in text for w in own)
+    render = hit.chunk.render()
+    text = f" {fold_text(render)} "
+    if any(f" {w} " in text for w in own):
+        return True
+    initials = "".join(w[0] for w in words) if len(words) > 1 else ""
+    for alias in _CAPITALS.findall(render):
+        a = fold_text(alias).replace(" ", "")
+        if a == initials or (len(a) >= 3 and any(w.startswith(a) for w in own)):
+            return True
+    return False
 
 
 async def completion(search: Search, schema: Schema, rows: Sequence[Row], question: str,

@@ -22,7 +22,7 @@ from decimal import Decimal, InvalidOperation
 from functools import cached_property
 from typing import Any
 
-from quaderno.methods.docsage.amounts import (THING_NOUNS, THING_PLURALS, column_kind,
+from quaderno.methods.docsage.amounts import (AGENT_WORDS, THING_NOUNS, THING_PLURALS, column_kind,
                                               counts, measure_follows, mentions_in,
                                               unit_scale)
 from quaderno.methods.docsage.rekey import singular
@@ -53,7 +53,7 @@ _NONE_WORDS = frozenset({"no", "zero", "none", "nil", "never", "without", "nobod
 # what a clause counts: people or things, as whole words ("workshops" is no shop)
 _PEOPLE_WORDS = re.compile(r"(?i)\b(?:employ\w*|staff\w*|workers?|workforce|personnel|people|"
                            r"persons?|residents?|inhabitants?|population|members?|students?|"
-                           r"players?|visitors?|headcount)\b")
+                           r"players?|visitors?|headcount|" + AGENT_WORDS + r")\b")
 _THING_WORDS = re.compile(r"(?i)\b(?:" + "|".join(THING_PLURALS + THING_NOUNS) + r")\b")
 # words of a column's description that say nothing of what it counts
 _SKIP_DESC = frozenset({"number", "count", "total", "amount", "value", "with", "that", "from"})
