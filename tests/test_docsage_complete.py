@@ -452,6 +452,22 @@ def test_only_bodies_the_longest_names_in_the_questions_order() -> None:
     assert named_groups(_groups_schema("owners"), rows, question) == []
 
 
+def test_a_body_named_in_a_plain_text_column_is_a_group_too() -> None:
+    """A draft with no table of commissions holds the commission as text; its roster was
+    never searched for."""
+    schema = schema_of({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "commission"}, {"name": "sector"}]}]})
+    rows = [row("companies", "d1#0", company_name="Acme", sector="energy",
+                commission="Drournlia Markets Commission"),
+            row("companies", "d2#0", company_name="Brin", commission="Sopael Markets "
+                "Commission", sector="Energy Commission Services")]
+    question = "Which energy company of the Drournlia Markets Commission employs the most?"
+    assert named_groups(schema, rows, question) == ["Drournlia Markets Commission"]
+    # a value the question writes is no group unless its name says it is a body
+    assert named_groups(schema, rows, "Which energy company employs the most?") == []
+
+
 def test_roster_searches_stop_at_the_budget_and_reach_past_what_was_read() -> None:
     hits = [Hit(chunk=Chunk(id=f"r{i}", text="roster"), score=1.0, rank=i, retriever="kw")
             for i in range(1, 6)]
@@ -478,8 +494,10 @@ ROUND_DOCS = {
 
 
 def round_docs(query, n, k):
-    """The question finds the memberships; a search naming an institution finds its news
-    before its endowment (Varnholt) or after it (Ostrel)."""
+    """The question and the alliance's roster search find the memberships; a search naming
+    an institution finds its news before its endowment (Varnholt) or after it (Ostrel)."""
+    if query.endswith(" members"):           # the alliance's roster: the memberships
+        return [(i, ROUND_DOCS[i], i) for i in ("m1", "m2")]
     order = {"Varnholt": ["n1", "e1"], "Ostrel": ["e2", "n2"]}
     first = [i for name, ids in order.items() if name in query for i in ids]
     rest = ["m1", "m2", *(i for i in ROUND_DOCS if i not in ("m1", "m2"))]

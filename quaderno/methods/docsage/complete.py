@@ -181,11 +181,20 @@ def _folded_name(name: str) -> str:
     return " ".join(words[1:] if len(words) > 1 and words[0] == "the" else words)
 
 
+def _plain_text(table: Table) -> list[str]:
+    """``table``'s TEXT columns that are no key and no reference."""
+    fixed = set(key_columns(table)) | {c for fk in table.foreign_keys for c in fk.cols}
+    return [c.name for c in table.columns if c.type == "TEXT" and c.name not in fixed]
+
+
 def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str]:
     """The groups the question names, as the rows write them, in the question's order: the
     entities of a table of bodies (:func:`_groups_tables`), from its rows' keys and the
     references to it, matched folded ("U.S. Markets Commission" as "u s markets
-    commission"); a name inside a longer one matched too ("Markets Commission") is dropped."""
+    commission"); a name inside a longer one matched too ("Markets Commission") is dropped.
+    A schema that holds the group in a plain text column (``companies.commission``, no
+    reference) names it too, when the name says it is a body (:data:`.misplaced.BODY_KINDS`:
+    "Drournlia Markets Commission", "League of Merounddian Cities")."""
     tables, referring = _groups_tables(schema)
     asked = f" {' '.join(fold_text(question).split())} "
     found: dict[str, str] = {}
@@ -194,7 +203,9 @@ def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str
         values = [r.values.get(k) for k in key_columns(t)] if t is not None and \
             r.table in tables else []
         values += [r.values.get(c) for c in referring.get(r.table, [])]
-        for v in values:
+        bodies = [v for c in _plain_text(t) if isinstance(v := r.values.get(c), str)
+                  and BODY_KINDS & set(fold_text(v).split())] if t is not None else []
+        for v in [*values, *bodies]:
             if isinstance(v, str) and (f := _folded_name(v)) and f" {f} " in asked:
                 found.setdefault(f, v.strip())
     kept = [f for f in found if not any(f != g and f" {f} " in f" {g} " for g in found)]
