@@ -36,7 +36,7 @@ from quaderno.methods.docsage.extract import mentions
 from quaderno.methods.docsage.normalize import (KIND_WORDS, entity_key, fold_text, is_null,
                                                 key_columns, normalize_entity, normalize_value)
 from quaderno.methods.docsage.rekey import id_named, may_add_as_key
-from quaderno.methods.docsage.rows import Correction, Row, value_chunk
+from quaderno.methods.docsage.rows import Correction, Row, take_cell, value_chunk
 from quaderno.methods.docsage.schema import Schema, Table
 
 _STOP = frozenset({"of", "the", "and", "for", "de", "at"})
@@ -255,23 +255,15 @@ def merge_entities(schema: Schema, rows: Sequence[Row],
         cleared = {c: None for c in ended_columns(r) if base.values.get(c) is not None}
         conf = dict(base.provenance.confidence)
         kinds = dict(base.provenance.confidence_kind)
-        for c in filled:
-            if c in r.provenance.confidence:
-                conf[c] = r.provenance.confidence[c]
-                kinds.pop(c, None)
-                if c in r.provenance.confidence_kind:
-                    kinds[c] = r.provenance.confidence_kind[c]
+        # a filled cell comes from the chunk r's value came from (a backtracking fix's
+        # evidence, else r's own chunk), with r's score for it
+        notes = [take_cell(conf, kinds, r.provenance, c, v, "alias-merge")
+                 for c, v in filled.items()]
         for c, p in r.provenance.confidence.items():  # agreeing evidence: keep the higher
             # of two scores on one scale only (token probabilities vs sample agreement)
             if (c not in filled and c in conf and base.values.get(c) is not None
                     and kinds.get(c) == r.provenance.confidence_kind.get(c)):
                 conf[c] = max(conf[c], p)
-        # a filled cell comes from the chunk r's value came from (a backtracking fix's
-        # evidence, else r's own chunk)
-        notes = [Correction(column=c, old=None, new=v, reason="alias-merge", by="alias-merge",
-                            evidence_chunk=value_chunk(r.provenance.chunk_id,
-                                                       r.provenance.corrections, c))
-                 for c, v in filled.items()]
         # the merged row's own history stays with the entity where it describes what the
         # entity keeps: its spelling, the cells it filled, and fixes whose value the entity
         # has (a conflict settled by backtracking keeps its quoted evidence); the history of

@@ -39,7 +39,7 @@ from quaderno.methods.docsage.namesakes import belonging, entity_groups
 from quaderno.methods.docsage.normalize import (cell_form, entity_key, key_columns, multi_valued,
                                                 normalize_entity)
 from quaderno.methods.docsage.own_key import says_when
-from quaderno.methods.docsage.rows import Correction, Row, value_chunk
+from quaderno.methods.docsage.rows import Row, take_cell
 from quaderno.methods.docsage.schema import Schema, Table
 from quaderno.methods.docsage.terms import GENERIC
 
@@ -49,15 +49,9 @@ def _filled(row: Row, column: str, source: Row) -> Row:
     out = row.model_copy(deep=True)
     value = source.values[column]
     out.values[column] = value
-    prov, src = out.provenance, source.provenance
-    if column in src.confidence:
-        prov.confidence[column] = src.confidence[column]
-        prov.confidence_kind.pop(column, None)
-        if column in src.confidence_kind:
-            prov.confidence_kind[column] = src.confidence_kind[column]
-    prov.corrections.append(Correction(
-        column=column, old=None, new=value, reason="entity-value", by="entity-value",
-        evidence_chunk=value_chunk(src.chunk_id, src.corrections, column)))
+    prov = out.provenance
+    prov.corrections.append(take_cell(prov.confidence, prov.confidence_kind, source.provenance,
+                                      column, value, "entity-value"))
     return out
 
 

@@ -63,6 +63,20 @@ def value_chunk(chunk_id: str, corrections: Sequence[Correction], column: str) -
     return chunk_id
 
 
+def take_cell(confidence: dict[str, float], kinds: dict[str, str], source: Provenance,
+              column: str, value: Any, reason: str) -> Correction:
+    """A cell filled from another row (``source``): its score and the kind of score move into
+    ``confidence`` and ``kinds`` (in place), and the correction to record names the chunk
+    the value came from (:func:`value_chunk`), so the cell keeps its evidence."""
+    if column in source.confidence:
+        confidence[column] = source.confidence[column]
+        kinds.pop(column, None)
+        if column in source.confidence_kind:
+            kinds[column] = source.confidence_kind[column]
+    return Correction(column=column, old=None, new=value, reason=reason, by=reason,
+                      evidence_chunk=value_chunk(source.chunk_id, source.corrections, column))
+
+
 def cell_chunks(chunk_id: str, corrections: Sequence[Correction]) -> dict[str, str]:
     """column -> the chunk its value came from, for the cells whose chunk is not the row's
     own (:func:`value_chunk` of every corrected column)."""
