@@ -14,10 +14,13 @@ from quaderno.corpus.chunk import Chunk
 from quaderno.index.hits import Hit
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
+from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.complete import (completion, missing_cells, named_groups,
                                                needed_columns, rosters)
+from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.method import DocSage
 from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.store import TupleStore
 from quaderno.methods.docsage.terms import measured_columns
 from quaderno.methods.registry import make_method
 
@@ -518,3 +521,60 @@ def test_an_entity_still_missing_a_cell_gets_its_next_document_in_a_later_round(
     assert answer.details.completed == ["n1", "e2", "e1"]
     assert answer.answer == "Varnholt University"
     assert sum("newsletter" in t for t in model.extracted) == 0
+
+
+# -- a document found for an entity and read as no row is read once more, sampled ----------
+def test_an_expected_chunk_read_as_no_row_is_read_again_sampled(tmp_path) -> None:
+    """grid-docsage-set2: the measuring model read "Tallies of offices put Bryskound
+    Holdings at 123", found by the search for Bryskound's empty cells, as no row."""
+    schema = schema_of({"tables": [{"name": "companies", "primary_key": ["company_name"],
+                                    "columns": [{"name": "company_name"},
+                                                {"name": "offices", "type": "INT"}]}]})
+    chunk = Chunk(id="d56", text="Tallies of offices put Bryskound Holdings at 123.")
+    temperatures = []
+
+    def respond(request):
+        temperatures.append(request.temperature)
+        rows = [{"company_name": "Bryskound Holdings", "offices": 123}] \
+            if request.temperature > 0 else []
+        return json.dumps({"companies": rows})
+    settings = ExtractionSettings(confidence="none")
+    trace = Trace(label="t")
+    got = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings,
+                              store=TupleStore(tmp_path / "a"), trace=trace,
+                              expected={"d56"}))
+    assert [r.values for r in all_rows(got)] == [{"company_name": "Bryskound Holdings",
+                                                  "offices": 123}]
+    assert temperatures == [0.0, settings.sample_temperature] and got[0].calls == 2
+    assert any("read once more, sampled: 1 row" in f for f in trace.fallbacks)
+    # a chunk nobody expected a row of is read once, and a sample with nothing keeps nothing
+    temperatures.clear()
+    got = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings,
+                              store=TupleStore(tmp_path / "b")))
+    assert all_rows(got) == [] and temperatures == [0.0]
+
+    def never(request):
+        return json.dumps({"companies": []})
+    got = asyncio.run(extract(LM(FakeLLM(respond=never)), [chunk], schema, settings,
+                              store=TupleStore(tmp_path / "c"), expected={"d56"}))
+    assert all_rows(got) == [] and got[0].calls == 2
+
+
+def test_the_method_reads_a_completion_document_again_when_its_reply_has_no_row(
+        tmp_path) -> None:
+    class Terse(Model):
+        """Reads Varnholt's endowment report as no row unless sampled."""
+
+        def __call__(self, request):
+            user = request.messages[-1].content
+            if user.startswith("Extract into") and "1500" in user and not request.temperature:
+                return json.dumps({"institution": []})
+            return super().__call__(request)
+    method = make_method("docsage-passive", LM(FakeLLM(respond=Terse())),
+                         FakeRetriever(round_docs),
+                         {"store_dir": str(tmp_path / "store"), "max_chunks": 2,
+                          "clear": False, "pool_k": 2})
+    answer = asyncio.run(method.answer(f"Which member of the {ALLIANCE} has the highest "
+                                       "endowment?"))
+    assert answer.answer == "Varnholt University"
+    assert any("e1" in f and "sampled: 1 row" in f for f in answer.trace.fallbacks)

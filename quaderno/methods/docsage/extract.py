@@ -23,7 +23,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
@@ -374,14 +374,40 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
     return out, calls
 
 
+async def _read_again(lm: LM, chunk: Chunk, tables: Sequence[Table],
+                      settings: ExtractionSettings, trace: Trace | None,
+                      output: type[BaseModel], empty: dict[str, list[Row]],
+                      ) -> tuple[dict[str, list[Row]], int]:
+    """One sampled re-read of a chunk expected to hold a row (:func:`extract`): its rows,
+    else ``empty``; and the calls it made."""
+    try:
+        rows, calls = await extract_chunk(lm, chunk, tables, settings, trace=trace,
+                                          output=output, temperature=settings.sample_temperature,
+                                          seed=1)
+    except StepError as exc:
+        if trace is not None:
+            trace.fallback(f"docsage.extract: chunk {chunk.id} read as no row, and its "
+                           f"sampled re-read was unusable ({exc})")
+        return empty, failed_calls(exc)
+    if trace is not None:
+        trace.fallback(f"docsage.extract: chunk {chunk.id}, found for an entity, read as no "
+                       f"row; read once more, sampled: {sum(map(len, rows.values()))} row(s)")
+    return (rows if any(rows.values()) else empty), calls
+
+
 async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                   settings: ExtractionSettings | None = None, *, store: Any = None,
-                  trace: Trace | None = None, concurrency: int = 2) -> list[ChunkResult]:
+                  trace: Trace | None = None, concurrency: int = 2,
+                  expected: Collection[str] = ()) -> list[ChunkResult]:
     """Extract every table of ``schema`` from every chunk, at most ``concurrency`` chunks
     at a time, through ``store`` (a :class:`TupleStore`) when given: a (chunk, table) the
     store holds costs no call; new results are stored as soon as a chunk is done, so an
     interrupted run loses at most the chunks in flight. A chunk whose reply is unusable
-    yields no rows (a recorded fallback) and is not stored."""
+    yields no rows (a recorded fallback) and is not stored. ``expected``: ids of chunks
+    known to hold a row (found by a search naming an entity); a reply with no row at all
+    for one of them is read once more, sampled (greedy decoding repeats its reply), and the
+    sample's rows are kept when it has any (a recorded fallback): the measuring model read
+    "Tallies of offices put Bryskound Holdings at 123" as no row (``grid-docsage-set2``)."""
     settings = settings or ExtractionSettings()
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
@@ -420,6 +446,10 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                     models[names] = extraction_model(missing)
                 rows, result.calls = await extract_chunk(lm, chunk, missing, settings,
                                                          trace=trace, output=models[names])
+                if chunk.id in expected and not any(rows.values()):
+                    rows, calls = await _read_again(lm, chunk, missing, settings, trace,
+                                                    models[names], rows)
+                    result.calls += calls
             except StepError as exc:
                 result.calls += failed_calls(exc)
                 result.failed = True

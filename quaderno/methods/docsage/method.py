@@ -9,7 +9,8 @@ One question:
 3. **extract** (``clear``): the extraction scope is the question's chunks plus each table's
    and entity type's, up to ``max_chunks``, then up to ``fill_chunks`` found by one search
    per entity whose cells the question needs are empty (:mod:`.complete`), a document per
-   entity and round, up to three rounds while cells stay empty; CLEAR extracts
+   entity and round, up to three rounds while cells stay empty (a document read as no row
+   is read once more, sampled); CLEAR extracts
    through the tuple store (paid once per chunk and table definition), flags low-confidence
    values (Level A), checks the constraints (Level B) and corrects; ``clear=false`` keeps
    extraction and alias merging only ("w/o CLEAR");
@@ -182,10 +183,13 @@ class DocSage(BaseMethod):
                     break
                 rounds += 1
                 found += new
+                # each was found by a search naming its entity: a reply with no row is
+                # read once more, sampled
                 results = [*results, *await extract(
                     self.extractor, [h.chunk for h in new], schema, self.settings,
                     store=self.store, trace=ep.trace,
-                    concurrency=self.clear_config.concurrency)]
+                    concurrency=self.clear_config.concurrency,
+                    expected={h.chunk.id for h in new})]
             span.outputs = {"rosters": [h.chunk.id for h in listed],
                             "chunks": [h.chunk.id for h in found], "rounds": rounds}
         return [*listed, *found], results
