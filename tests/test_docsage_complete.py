@@ -194,6 +194,29 @@ def test_one_search_per_entity_within_the_budget_and_never_a_chunk_read() -> Non
     assert len(queries) == 6
 
 
+def test_the_members_of_the_group_the_question_names_are_searched_for_first() -> None:
+    """grid-docsage-set2: the budget went to companies of no known commission (and a chief
+    executive read as a company) before Bryskound Holdings, a member whose sector, the
+    question's filter, stayed unread."""
+    schema = schema_of(SET2)
+    rows = [row("companies", "x0", companyname="Viathpox Systems"),
+            row("companies", "x1", companyname="Rastou Bank", commissionname="Sopael Markets "
+                "Commission"),
+            row("companies", "m0", companyname="Bryskound Holdings", annual_revenue=5.0,
+                commissionname=COMMISSION),
+            row("companies", "m1", companyname="Kelvo Trust", commissionname=COMMISSION)]
+    queries = []
+
+    async def search(query, k):
+        queries.append(query)
+        return [Hit(chunk=Chunk(id=query, text=query), score=1.0, rank=1, retriever="t")]
+    asyncio.run(completion(search, schema, rows, QUESTION, [], budget=2))
+    # Kelvo Trust, a member, first (Bryskound misses nothing); then in the rows' order,
+    # Rastou Bank of another commission and Viathpox of none fall to the budget
+    assert queries == ["Kelvo Trust annual revenue", "Viathpox Systems annual revenue "
+                       "commission"]
+
+
 def test_a_hit_that_does_not_name_the_entity_is_not_taken() -> None:
     schema = schema_of(SET2)
     rows = [row("companies", "m0", companyname="Rastou Bank", commissionname=COMMISSION)]

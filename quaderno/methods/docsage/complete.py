@@ -20,15 +20,16 @@ refers to that has no row of its own (a member city named only in the league's r
 search names the entity and what is missing ("Rastou Bank annual revenue", "Gilyx
 population"), deep enough to reach past the chunks already read, and its first hit not read
 that names the entity (:func:`_names`) joins the scope, up to ``budget`` in the order of the
-entities' rows, with at most twice ``budget`` searches a round. The method extracts them and
-searches again, up to three rounds, for the cells still empty: Bryskound Holdings' search for
-its sector found its offices (``docsage-values-set2``), and one hit per entity and round
-reaches the next of its documents only when the first did not state what was missing. An
-entity named by a number only (an id) is not searched for. Before those searches, up to a
-quarter of the budget goes to the rosters of the groups the question names (:func:`rosters`:
-"Drournlia Markets Commission members"), extracted first, so that a member only a roster
-names has a row whose empty cells are then searched for. Each new chunk costs one extraction
-call; the scope's own extraction is handed to CLEAR and not paid again.
+entities' rows (the members of a group the question names first), with at most twice
+``budget`` searches a round. The method extracts them and searches again, up to three
+rounds, for the cells still empty: Bryskound Holdings' search for its sector found its
+offices (``docsage-values-set2``), and one hit per entity and round reaches the next of its
+documents only when the first did not state what was missing. An entity named by a number
+only (an id) is not searched for. Before those searches, up to a quarter of the budget goes
+to the rosters of the groups the question names (:func:`rosters`: "Drournlia Markets
+Commission members"), extracted first, so that a member only a roster names has a row whose
+empty cells are then searched for. Each new chunk costs one extraction call; the scope's own
+extraction is handed to CLEAR and not paid again.
 """
 
 from __future__ import annotations
@@ -258,6 +259,22 @@ def _names(entity: str, hit: Hit) -> bool:
     return False
 
 
+def _members(schema: Schema, rows: Sequence[Row], question: str) -> set[str]:
+    """The entities (normalized names, aliases merged) a row ties to a group the question
+    names (:func:`named_groups`): a cell of theirs is the group's name."""
+    groups = {_folded_name(g) for g in named_groups(schema, rows, question)}
+    if not groups:
+        return set()
+    out = set()
+    for r in merge_entities(schema, canonicalize(schema, rows)[0]):
+        table = schema.table(r.table)
+        name = key_name(table, r.values) if table is not None else None
+        if name and any(isinstance(v, str) and _folded_name(v) in groups
+                        for v in r.values.values()):
+            out.add(normalize_entity(name))
+    return out
+
+
 async def completion(search: Search, schema: Schema, rows: Sequence[Row], question: str,
                      read: Sequence[str], *, budget: int, k: int = 1) -> list[Hit]:
     """Up to ``budget`` chunks not in ``read`` (chunk ids): per entity with a needed cell
@@ -267,10 +284,13 @@ async def completion(search: Search, schema: Schema, rows: Sequence[Row], questi
     document is searched for only when its first did not state what was missing."""
     seen, out = set(read), []
     missing = missing_cells(schema, rows, needed_columns(schema, question))
-    # entities missing what the question measures or requires first, then those missing
-    # only a column it names (named_columns: a filter, the answer's column)
+    # members of a group the question names first (the rows tie them to it), then the
+    # rest; within each, entities missing what the question measures or requires first,
+    # then those missing only a column it names (named_columns: a filter, the answer's)
     core = {_words(schema, t, c) for t, c in needed_columns(schema, question, named=False)}
-    missing.sort(key=lambda m: not any(w in core for w in m[1]))
+    members = _members(schema, rows, question)
+    missing.sort(key=lambda m: (normalize_entity(m[0]) not in members,
+                                not any(w in core for w in m[1])))
     for entity, what in missing[:2 * budget]:
         if len(out) >= budget:
             break
