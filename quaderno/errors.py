@@ -137,3 +137,4 @@ class SQLExecutionError(QuadernoError):
         self.requalified: list[str] = []
         self.joined: list[str] = []  # tables the gate joined on a foreign key (autojoin.py)
         self.hoisted: list[str] = []  # orders moved out of a subquery (correlated.py)
+        self.respelled: list[str] = []  # table names written with other underscores

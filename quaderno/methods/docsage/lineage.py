@@ -67,6 +67,7 @@ class TracedResult(BaseModel):
     requalified: list[str] = Field(default_factory=list)  # see CheckedSQL.requalified
     joined: list[str] = Field(default_factory=list)  # see CheckedSQL.joined
     hoisted: list[str] = Field(default_factory=list)  # see CheckedSQL.hoisted
+    respelled: list[str] = Field(default_factory=list)  # see CheckedSQL.respelled
 
 
 # -- the rewrite ------------------------------------------------------------------------------
@@ -346,6 +347,7 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
             e.requalified = list(checked.requalified)  # the repair must know what ran
             e.joined = list(checked.joined)
             e.hoisted = list(checked.hoisted)
+            e.respelled = list(checked.respelled)
             raise
         row_tids = [[] for _ in result.rows]
         partial = bool(checked.tables)  # a query that reads no table has nothing to trace
@@ -364,4 +366,4 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
     return TracedResult(result=result, lineage=lineage, partial=partial,
                         notes=list(dict.fromkeys(rewriter.notes)),
                         requalified=checked.requalified, joined=checked.joined,
-                        hoisted=checked.hoisted)
+                        hoisted=checked.hoisted, respelled=checked.respelled)

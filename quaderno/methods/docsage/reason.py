@@ -115,11 +115,14 @@ RESAMPLE_SEED = 1
 
 
 def gate_repairs(requalified: Sequence[str], joined: Sequence[str],
-                 hoisted: Sequence[str] = ()) -> str:
+                 hoisted: Sequence[str] = (), respelled: Sequence[str] = ()) -> str:
     """What the gate changed in a query before it ran, in words ("" when nothing): the
-    columns it moved (``sqlgate._requalify``), the tables it joined (``autojoin.py``) and
-    the orders it moved out of a subquery (:func:`.correlated.hoist_order`)."""
+    table names it respelled (``sqlgate._respell_tables``), the columns it moved
+    (``sqlgate._requalify``), the tables it joined (``autojoin.py``) and the orders it moved
+    out of a subquery (:func:`.correlated.hoist_order`)."""
     parts = []
+    if respelled:
+        parts.append("a table named as the schema spells it: " + "; ".join(respelled))
     if requalified:
         parts.append("columns moved to the one table that has them: " + "; ".join(requalified))
     if joined:
@@ -211,7 +214,8 @@ class SQLReasoner:
                         span.outputs = {"refused": exc.reason}
                     except SQLExecutionError as exc:
                         error = str(exc)
-                        repaired = gate_repairs(exc.requalified, exc.joined, exc.hoisted)
+                        repaired = gate_repairs(exc.requalified, exc.joined, exc.hoisted,
+                                                exc.respelled)
                         if repaired:
                             error += f" (the query ran with {repaired})"
                             ep.trace.fallback(f"the gate ran the query with {repaired}; "
@@ -221,7 +225,7 @@ class SQLReasoner:
                         span.outputs = {"error": exc.kind}
                     else:
                         repaired = gate_repairs(traced.requalified, traced.joined,
-                                                traced.hoisted)
+                                                traced.hoisted, traced.respelled)
                         if repaired:
                             ep.trace.fallback(f"the gate ran the query with {repaired}",
                                               span)

@@ -88,6 +88,9 @@ class CheckedSQL(BaseModel):
     # a subquery's ORDER BY of the enclosing query's columns, with its LIMIT, the gate moved
     # out to the enclosing query (:func:`.correlated.hoist_order`)
     hoisted: list[str] = Field(default_factory=list)
+    # tables named with other underscores or case than the schema's, renamed to it
+    # (:func:`_respell_tables`)
+    respelled: list[str] = Field(default_factory=list)
 
 
 def _column_hint(error: str, schema: Schema, read: list[str]) -> str:
@@ -243,6 +246,39 @@ def _visible_ctes(node: exp.Expression) -> set[str]:
     return names
 
 
+def _spelling(name: str) -> str:
+    return name.lower().replace("_", "")
+
+
+def _respell_tables(root: exp.Expression, schema: Schema) -> list[str]:
+    """Rename each table the query names with other underscores or case than one table of
+    the schema (``drournlia_markets_commission`` for ``drournliamarketscommission``: the
+    measuring model wrote it three times over, told each time the schema's name) to that
+    table, keeping the written name as its alias so qualified columns still resolve; a
+    name a CTE defines, or one two tables could mean, is left to be refused."""
+    by_spelling: dict[str, list[str]] = {}
+    for t in schema.tables:
+        by_spelling.setdefault(_spelling(t.name), []).append(t.name)
+    known = {t.name.lower() for t in schema.tables}
+    out = []
+    for node in list(root.find_all(exp.Table)):
+        target = node.this
+        if not isinstance(target, exp.Identifier) or node.args.get("db") is not None or \
+                node.args.get("catalog") is not None:
+            continue
+        name = target.name
+        if name.lower() in known or name.lower() in _visible_ctes(node):
+            continue
+        matches = by_spelling.get(_spelling(name), [])
+        if len(matches) != 1:
+            continue
+        if not node.alias:
+            node.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
+        node.set("this", exp.to_identifier(matches[0]))
+        out.append(f"{name} as {matches[0]}")
+    return list(dict.fromkeys(out))
+
+
 def _check_table(node: exp.Table, known: set[str], ctes: set[str], sql: str) -> None:
     target = node.this
     if not isinstance(target, exp.Identifier):
@@ -375,6 +411,7 @@ def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
     if not isinstance(root, (exp.Select, exp.SetOperation)):
         raise _refuse("not-a-select", f"a {_statement_name(root)} statement is not allowed; "
                       "write one SELECT (WITH ... SELECT and UNION are fine)", sql)
+    respelled = _respell_tables(root, schema)
     tables = _walk(root, schema, sql)
     try:
         requalified = _requalify(root, schema)
@@ -415,7 +452,8 @@ def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
         raise _refuse("parse", "the query does not survive normalization; simplify it", sql)
     tables = _walk(again[0], schema, sql)  # an added join reads one more table
     return CheckedSQL(original=sql, sql=normalized, expression=qualified, tables=tables,
-                      requalified=requalified, joined=joined, hoisted=hoisted)
+                      requalified=requalified, joined=joined, hoisted=hoisted,
+                      respelled=respelled)
 
 
 def _qualify(root: exp.Expression, schema: Schema, joined: list[str],
