@@ -74,9 +74,10 @@ def scores(by_bin: dict[str, list], questions: dict[str, dict]) -> tuple[list[st
 def one_commit(runs: dict[str, dict[str, list]],
                made: dict[str, dict[str, tuple[str, list[str]]]]
                ) -> tuple[str, dict[tuple[str, str], dict[str, list]]] | None:
-    """The code version most methods were run at, each run made wholly at it (not resumed
-    across versions), and its runs' records by (method, configuration) and bin; None when
-    no version has two methods. Ties go to the version with more questions answered."""
+    """The code version with the most (method, bin) pairs run at it, each run made wholly at
+    it (not resumed across versions), and its runs' records by (method, configuration) and
+    bin; None when no version has two methods. Five ablations on two bins compare more than
+    six on one; ties go to the version with more questions answered."""
     at: dict[str, dict[tuple[str, str], dict[str, list]]] = defaultdict(
         lambda: defaultdict(dict))
     for config, by_bin in runs.items():
@@ -87,9 +88,12 @@ def one_commit(runs: dict[str, dict[str, list]],
 
     def methods(v: str) -> int:
         return len({m for m, _ in at[v]})
+
+    def pairs(v: str) -> int:
+        return len({(m, b) for (m, _), by_bin in at[v].items() for b in by_bin})
     if not at:
         return None
-    best = max(sorted(at), key=lambda v: (methods(v), sum(
+    best = max(sorted(at), key=lambda v: (pairs(v), sum(
         len(recs) for by_bin in at[v].values() for recs in by_bin.values())))
     return (best, at[best]) if methods(best) >= 2 else None
 
@@ -109,9 +113,9 @@ def main(out_dir: Path, collections: Path) -> None:
     if found:
         version, by_method = found
         print(f"## Every configuration at one commit ({version})\n")
-        print("The code version the most configurations were run at, each run made wholly at "
-              "it: the ablations compared on the same code. Accuracy (synth_score) per "
-              "category and bin; n = questions answered.\n")
+        print("The code version with the most configurations and bins run at it, each run "
+              "made wholly at it: the ablations compared on the same code. Accuracy "
+              "(synth_score) per category and bin; n = questions answered.\n")
         print("| " + " | ".join(["method", "config", *head[3:]]) + " |\n|"
               + "---|" * (len(head) - 1))
         rank = {m: i for i, m in enumerate(METHODS)}

@@ -70,8 +70,8 @@ def test_a_resumed_run_older_than_code_versions_reads_as_unknown(tmp_path) -> No
 
 def test_the_report_opens_with_every_method_run_at_one_commit(tmp_path, capsys) -> None:
     """Runs made at many versions read as one table hide which ablation beat which on the
-    same code: the report first shows the version most methods ran at, each wholly at it,
-    in the paper's order."""
+    same code: the report first shows the version with the most (method, bin) runs, each
+    wholly at it, in the paper's order."""
     out = _runs_beside_one_question(tmp_path)
     _run(out, "m-sql-set1", "docsage-no-sql", "aaa", 0.0)
     _run(out, "m-full-set1", "docsage", "aaa", 1.0)
@@ -101,3 +101,11 @@ def test_the_report_opens_with_every_method_run_at_one_commit(tmp_path, capsys) 
             "c": {"set1": ("docsage", ["v2"])}, "d": {"set1": ("docsage-no-sql", ["v2"])}}
     assert mod.one_commit(runs, made)[0] == "v1"
     assert mod.one_commit({"a": runs["a"]}, {"a": made["a"]}) is None
+    # two methods on two bins (four pairs) go before three methods on one bin (three)
+    runs = {"a": {"set1": [1], "set2": [1]}, "b": {"set1": [1], "set2": [1]},
+            "c": {"set1": [1]}, "d": {"set1": [1]}, "e": {"set1": [1]}}
+    made = {"a": {"set1": ("docsage", ["v1"]), "set2": ("docsage", ["v1"])},
+            "b": {"set1": ("docsage-no-sql", ["v1"]), "set2": ("docsage-no-sql", ["v1"])},
+            "c": {"set1": ("docsage", ["v2"])}, "d": {"set1": ("docsage-no-sql", ["v2"])},
+            "e": {"set1": ("docsage-passive", ["v2"])}}
+    assert mod.one_commit(runs, made)[0] == "v1"
