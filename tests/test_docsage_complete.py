@@ -217,6 +217,50 @@ def test_the_members_of_the_group_the_question_names_are_searched_for_first() ->
                        "commission"]
 
 
+def test_members_are_read_before_spellings_are_canonicalized_and_through_link_rows() -> None:
+    """The review of a879687: the commission canonicalized to its acronym left no member,
+    and a league's link rows made members of "league + city" names."""
+    from quaderno.methods.docsage.complete import _members
+    schema = schema_of(SET2)
+    rows = [row("companies", "x0", companyname="Viathpox Systems"),
+            row("companies", "m0", companyname="Alpha Co", commissionname="DMC"),
+            row("companies", "m1", companyname="Beta Co", commissionname="DMC"),
+            row("companies", "m2", companyname="Gamma Co", commissionname=COMMISSION)]
+    assert _members(schema, rows, QUESTION) >= {"gamma", "alpha", "beta"}
+    assert "viathpox systems" not in _members(schema, rows, QUESTION)
+    league = "League of Merounddian Cities"
+    linked = schema_of({"tables": [
+        {"name": "cities", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "population", "type": "INT"}]},
+        {"name": "leagues", "primary_key": ["league_name"],
+         "columns": [{"name": "league_name"}]},
+        {"name": "league_city", "primary_key": ["league_name", "city_name"],
+         "columns": [{"name": "league_name"}, {"name": "city_name"}],
+         "foreign_keys": [{"column": "league_name", "references_table": "leagues",
+                           "references_column": "league_name"},
+                          {"column": "city_name", "references_table": "cities",
+                           "references_column": "name"}]}],
+        "join_path": ["league_city", "cities"]})
+    rows = [row("cities", "c0", name="Osvik"), row("cities", "c1", name="Pakrun"),
+            row("league_city", "l0", league_name=league, city_name="Pakrun"),
+            row("league_city", "l1", league_name=league, city_name="Gilyx")]
+    question = f"Which city of the {league} has the lowest population?"
+    assert {"pakrun", "gilyx"} <= _members(linked, rows, question)
+    assert "osvik" not in _members(linked, rows, question)
+
+
+@pytest.mark.parametrize(("column", "value"), [
+    ("sector", "Credit union"), ("country", "European Union"),
+    ("customer", "Network Rail"), ("commission", "Social network"),
+])
+def test_a_category_or_a_column_of_no_body_names_no_group(column, value) -> None:
+    schema = schema_of({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": column}]}]})
+    rows = [row("companies", "d1#0", company_name="Acme", **{column: value})]
+    assert named_groups(schema, rows, f"Which company of {value} employs the most?") == []
+
+
 def test_a_hit_that_does_not_name_the_entity_is_not_taken() -> None:
     schema = schema_of(SET2)
     rows = [row("companies", "m0", companyname="Rastou Bank", commissionname=COMMISSION)]
@@ -581,6 +625,41 @@ def test_an_expected_chunk_read_as_no_row_is_read_again_sampled(tmp_path) -> Non
     got = asyncio.run(extract(LM(FakeLLM(respond=never)), [chunk], schema, settings,
                               store=TupleStore(tmp_path / "c"), expected={"d56"}))
     assert all_rows(got) == [] and got[0].calls == 2
+
+    # the review of 8a9ea5d: a chunk an earlier, unexpecting read stored as no row is still
+    # read once more when expected, and the sample's rows are stored as its reading
+    temperatures.clear()
+    shared = TupleStore(tmp_path / "d")
+    asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings, store=shared))
+    got = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings,
+                              store=shared, expected={"d56"}))
+    assert [r.values["offices"] for r in all_rows(got)] == [123]
+    assert temperatures == [0.0, settings.sample_temperature] and got[0].calls == 1
+    again = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings,
+                                store=shared, expected={"d56"}))
+    assert [r.values["offices"] for r in all_rows(again)] == [123] and again[0].calls == 0
+
+
+def test_a_chunk_with_a_row_in_another_table_is_not_read_again(tmp_path) -> None:
+    companies = {"name": "companies", "primary_key": ["company_name"],
+                 "columns": [{"name": "company_name"}, {"name": "offices", "type": "INT"}]}
+    commissions = {"name": "commissions", "primary_key": ["commission_name"],
+                   "columns": [{"name": "commission_name"}]}
+    chunk = Chunk(id="d56", text="Tallies of offices put Bryskound Holdings at 123.")
+    temperatures = []
+
+    def respond(request):
+        temperatures.append(request.temperature)
+        return json.dumps({"companies": [{"company_name": "Bryskound Holdings",
+                                          "offices": 123}], "commissions": []})
+    settings, store = ExtractionSettings(confidence="none"), TupleStore(tmp_path)
+    asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema_of({"tables": [
+        companies]}), settings, store=store))
+    temperatures.clear()
+    got = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema_of({"tables": [
+        companies, commissions]}), settings, store=store, expected={"d56"}))
+    assert temperatures == [0.0] and got[0].calls == 1     # the new table only, greedy
+    assert [r.table for r in all_rows(got)] == ["companies"]
 
 
 def test_the_method_reads_a_completion_document_again_when_its_reply_has_no_row(

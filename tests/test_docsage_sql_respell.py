@@ -66,6 +66,11 @@ def test_a_name_two_tables_could_mean_or_a_cte_defines_is_not_respelled() -> Non
     checked = check_sql("WITH drournlia_markets_commission AS (SELECT 1 AS name) "
                         "SELECT name FROM drournlia_markets_commission", SCHEMA)
     assert checked.respelled == [] and checked.tables == []
+    # a respelling into a name a CTE shadows there is no respelling (the review of 64a0620:
+    # it read the CTE and said it had read the table)
+    with pytest.raises(SQLRefusedError, match="unknown table 'drournlia_markets_commission'"):
+        check_sql("WITH drournliamarketscommission AS (SELECT 'evil' AS name) "
+                  "SELECT name FROM drournlia_markets_commission", SCHEMA)
     # only a schema table can be reached: other names stay refused
     with pytest.raises(SQLRefusedError, match="system catalog"):
         check_sql("SELECT * FROM duckdb_tables", SCHEMA)

@@ -39,6 +39,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from quaderno.index.hits import Hit
 from quaderno.methods.docsage.aliases import canonicalize, merge_entities
+from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.misplaced import (BODY_KINDS, all_back_links, name_references,
                                                 table_kind)
@@ -183,9 +184,24 @@ def _folded_name(name: str) -> str:
 
 
 def _plain_text(table: Table) -> list[str]:
-    """``table``'s TEXT columns that are no key and no reference."""
+    """``table``'s TEXT columns named after a kind of body (``commission``,
+    ``league_name``) that are no key and no reference."""
     fixed = set(key_columns(table)) | {c for fk in table.foreign_keys for c in fk.cols}
-    return [c.name for c in table.columns if c.type == "TEXT" and c.name not in fixed]
+    return [c.name for c in table.columns if c.type == "TEXT" and c.name not in fixed
+            and BODY_KINDS & {singular(w) for w in slug(c.name).split("_")}]
+
+
+def _body_name(value: str) -> bool:
+    """``value`` is the proper name of a body: capitalized words whose head is a kind of
+    body ("Drournlia Markets Commission", "League of Merounddian Cities"), not a category
+    that holds the word ("Credit union", "Social network")."""
+    words = value.split()
+    if len(words) < 2 or not all(w[0].isupper() for w in words
+                                 if w.lower() not in ("of", "the", "and", "for")):
+        return False
+    head = [words[-1].lower(), words[0].lower()] if words[1].lower() == "of" else \
+        [words[-1].lower()]
+    return bool(BODY_KINDS & set(head))
 
 
 def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str]:
@@ -193,9 +209,10 @@ def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str
     entities of a table of bodies (:func:`_groups_tables`), from its rows' keys and the
     references to it, matched folded ("U.S. Markets Commission" as "u s markets
     commission"); a name inside a longer one matched too ("Markets Commission") is dropped.
-    A schema that holds the group in a plain text column (``companies.commission``, no
-    reference) names it too, when the name says it is a body (:data:`.misplaced.BODY_KINDS`:
-    "Drournlia Markets Commission", "League of Merounddian Cities")."""
+    A schema that holds the group in a plain text column named after a kind of body
+    (``companies.commission``, no reference) names it too, when the value is the proper name
+    of a body (:data:`.misplaced.BODY_KINDS`: "Drournlia Markets Commission", "League of
+    Merounddian Cities"; not "Credit union" in a sector)."""
     tables, referring = _groups_tables(schema)
     asked = f" {' '.join(fold_text(question).split())} "
     found: dict[str, str] = {}
@@ -205,7 +222,7 @@ def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str
             r.table in tables else []
         values += [r.values.get(c) for c in referring.get(r.table, [])]
         bodies = [v for c in _plain_text(t) if isinstance(v := r.values.get(c), str)
-                  and BODY_KINDS & set(fold_text(v).split())] if t is not None else []
+                  and _body_name(v)] if t is not None else []
         for v in [*values, *bodies]:
             if isinstance(v, str) and (f := _folded_name(v)) and f" {f} " in asked:
                 found.setdefault(f, v.strip())
@@ -260,18 +277,29 @@ def _names(entity: str, hit: Hit) -> bool:
 
 
 def _members(schema: Schema, rows: Sequence[Row], question: str) -> set[str]:
-    """The entities (normalized names, aliases merged) a row ties to a group the question
-    names (:func:`named_groups`): a cell of theirs is the group's name."""
+    """The entities (normalized names, spellings canonicalized) a row ties to a group the
+    question names (:func:`named_groups`): a cell of the row is the group's name, as the
+    question writes it or as canonicalization rewrote it (an acronym the rows use more
+    often), and the row's entity is a member, or, for a link row (a league's
+    ``league_city``), the entities it refers to."""
     groups = {_folded_name(g) for g in named_groups(schema, rows, question)}
     if not groups:
         return set()
+    # canonicalize keeps the rows' order: each raw row beside its canonical form; the group
+    # as the rows write it once canonicalized ("DMC" for the commission) names it too
+    pairs = list(zip(rows, canonicalize(schema, rows)[0], strict=True))
+    groups |= {_folded_name(v) for raw, r in pairs for c, v in r.values.items()
+               if isinstance(v, str) and isinstance(raw.values.get(c), str)
+               and _folded_name(raw.values[c]) in groups}
     out = set()
-    for r in merge_entities(schema, canonicalize(schema, rows)[0]):
+    for _, r in pairs:
         table = schema.table(r.table)
-        name = key_name(table, r.values) if table is not None else None
-        if name and any(isinstance(v, str) and _folded_name(v) in groups
-                        for v in r.values.values()):
-            out.add(normalize_entity(name))
+        if table is None or not any(isinstance(v, str) and _folded_name(v) in groups
+                                    for v in r.values.values()):
+            continue
+        names = [key_name(table, r.values)]
+        names += [entity_name(r.values.get(c)) for c, _ in _references(schema, table)]
+        out |= {normalize_entity(n) for n in names if n}
     return out
 
 

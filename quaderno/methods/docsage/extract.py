@@ -404,10 +404,12 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
     store holds costs no call; new results are stored as soon as a chunk is done, so an
     interrupted run loses at most the chunks in flight. A chunk whose reply is unusable
     yields no rows (a recorded fallback) and is not stored. ``expected``: ids of chunks
-    known to hold a row (found by a search naming an entity); a reply with no row at all
-    for one of them is read once more, sampled (greedy decoding repeats its reply), and the
-    sample's rows are kept when it has any (a recorded fallback): the measuring model read
-    "Tallies of offices put Bryskound Holdings at 123" as no row (``grid-docsage-set2``)."""
+    known to hold a row (found by a search naming an entity); when one of them holds no row
+    at all, read now or stored so by an earlier read, it is read once more, sampled (greedy
+    decoding repeats its reply; in ``samples`` confidence mode that read costs its samples
+    too), and the sample's rows are kept and stored as the chunk's reading when it has any
+    (a recorded fallback): the measuring model read "Tallies of offices put Bryskound
+    Holdings at 123" as no row (``grid-docsage-set2``)."""
     settings = settings or ExtractionSettings()
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
@@ -438,6 +440,19 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
             else:
                 missing.append(t)
         if not missing:
+            if chunk.id in expected and not any(result.rows.values()):
+                # stored as no row by a read that expected none: the re-read is still owed
+                async with gate:
+                    names = tuple(t.name for t in schema.tables)
+                    if names not in models:
+                        models[names] = extraction_model(schema.tables)
+                    rows, calls = await _read_again(lm, chunk, schema.tables, settings,
+                                                    trace, models[names], {})
+                result.calls += calls
+                for t in schema.tables if any(rows.values()) else ():
+                    result.rows[t.name] = rows.get(t.name, [])
+                    if store is not None:
+                        store.put(chunk, t, lm.model_id, settings, result.rows[t.name])
             return result
         async with gate:
             try:
@@ -446,7 +461,8 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                     models[names] = extraction_model(missing)
                 rows, result.calls = await extract_chunk(lm, chunk, missing, settings,
                                                          trace=trace, output=models[names])
-                if chunk.id in expected and not any(rows.values()):
+                if chunk.id in expected and not any(rows.values()) and \
+                        not any(result.rows.values()):
                     rows, calls = await _read_again(lm, chunk, missing, settings, trace,
                                                     models[names], rows)
                     result.calls += calls

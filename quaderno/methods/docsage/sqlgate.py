@@ -255,7 +255,8 @@ def _respell_tables(root: exp.Expression, schema: Schema) -> list[str]:
     the schema (``drournlia_markets_commission`` for ``drournliamarketscommission``: the
     measuring model wrote it three times over, told each time the schema's name) to that
     table, keeping the written name as its alias so qualified columns still resolve; a
-    name a CTE defines, or one two tables could mean, is left to be refused."""
+    name a CTE defines, one two tables could mean, or one whose table a CTE shadows there,
+    is left to be refused."""
     by_spelling: dict[str, list[str]] = {}
     for t in schema.tables:
         by_spelling.setdefault(_spelling(t.name), []).append(t.name)
@@ -270,7 +271,7 @@ def _respell_tables(root: exp.Expression, schema: Schema) -> list[str]:
         if name.lower() in known or name.lower() in _visible_ctes(node):
             continue
         matches = by_spelling.get(_spelling(name), [])
-        if len(matches) != 1:
+        if len(matches) != 1 or matches[0].lower() in _visible_ctes(node):
             continue
         if not node.alias:
             node.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
