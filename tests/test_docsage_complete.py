@@ -261,6 +261,41 @@ def test_a_category_or_a_column_of_no_body_names_no_group(column, value) -> None
     assert named_groups(schema, rows, f"Which company of {value} employs the most?") == []
 
 
+def test_an_entity_the_rows_show_fails_the_filter_is_searched_for_last() -> None:
+    """head-docsage-set2: companies whose sector the rows already gave as banking took
+    completion documents for their offices, which the question, filtering on energy, never
+    reads; Bryskound Holdings' sector stayed unread."""
+    schema = schema_of({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "sector"},
+                     {"name": "offices", "type": "INT"}]}]})
+    question = "What is the average number of offices of the companies whose sector is energy?"
+    rows = [row("companies", "d0", company_name="Gouqin Energy", sector="banking"),
+            row("companies", "d1", company_name="Kryslias Systems", sector="Mining"),
+            row("companies", "d2", company_name="Bryskound Holdings", offices=123),
+            row("companies", "d3", company_name="Riandgiax Systems", sector="Energy")]
+    queries = []
+
+    async def search(query, k):
+        queries.append(query)
+        return [Hit(chunk=Chunk(id=query, text=query), score=1.0, rank=1, retriever="t")]
+    asyncio.run(completion(search, schema, rows, question, [], budget=2))
+    assert queries == ["Riandgiax Systems offices", "Bryskound Holdings sector"]
+
+
+@pytest.mark.parametrize(("question", "values"), [
+    ("What is the average number of offices of the companies whose sector is energy?",
+     [("sector", "energy")]),
+    ("Which company whose sector is mining and whose country is Zorn has the most staff?",
+     [("sector", "mining"), ("country", "Zorn")]),
+    ("Which person whose employer is Bank of Zorn earns most?", [("employer", "Bank of Zorn")]),
+    ("Which city whose budget is above 5 million is largest?", []),     # a number: none
+])
+def test_the_value_a_text_filter_asks_for(question, values) -> None:
+    from quaderno.methods.docsage.terms import filter_values
+    assert [(m.phrase, v) for m, v in filter_values(question)] == values
+
+
 def test_a_hit_that_does_not_name_the_entity_is_not_taken() -> None:
     schema = schema_of(SET2)
     rows = [row("companies", "m0", companyname="Rastou Bank", commissionname=COMMISSION)]

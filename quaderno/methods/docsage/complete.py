@@ -20,16 +20,17 @@ refers to that has no row of its own (a member city named only in the league's r
 search names the entity and what is missing ("Rastou Bank annual revenue", "Gilyx
 population"), deep enough to reach past the chunks already read, and its first hit not read
 that names the entity (:func:`_names`) joins the scope, up to ``budget`` in the order of the
-entities' rows (the members of a group the question names first), with at most twice
-``budget`` searches a round. The method extracts them and searches again, up to three
-rounds, for the cells still empty: Bryskound Holdings' search for its sector found its
-offices (``docsage-values-set2``), and one hit per entity and round reaches the next of its
-documents only when the first did not state what was missing. An entity named by a number
-only (an id) is not searched for. Before those searches, up to a quarter of the budget goes
-to the rosters of the groups the question names (:func:`rosters`: "Drournlia Markets
-Commission members"), extracted first, so that a member only a roster names has a row whose
-empty cells are then searched for. Each new chunk costs one extraction call; the scope's own
-extraction is handed to CLEAR and not paid again.
+entities' rows (the members of a group the question names first, and an entity whose row
+shows it fails the question's filter last: a sector of "banking" when it asks for "energy"),
+with at most twice ``budget`` searches a round. The method extracts them and searches again,
+up to three rounds, for the cells still empty: Bryskound Holdings' search for its sector
+found its offices (``docsage-values-set2``), and one hit per entity and round reaches the
+next of its documents only when the first did not state what was missing. An entity named by
+a number only (an id) is not searched for. Before those searches, up to a quarter of the
+budget goes to the rosters of the groups the question names (:func:`rosters`: "Drournlia
+Markets Commission members"), extracted first, so that a member only a roster names has a
+row whose empty cells are then searched for. Each new chunk costs one extraction call; the
+scope's own extraction is handed to CLEAR and not paid again.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from quaderno.methods.docsage.normalize import (BODY_WORDS, LEGAL_SUFFIXES, enti
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
-from quaderno.methods.docsage.terms import measured_columns
+from quaderno.methods.docsage.terms import filter_values, measured_columns
 
 Search = Callable[[str, int], Awaitable[Sequence[Hit]]]
 
@@ -303,6 +304,30 @@ def _members(schema: Schema, rows: Sequence[Row], question: str) -> set[str]:
     return out
 
 
+def _failing(schema: Schema, rows: Sequence[Row], question: str) -> set[str]:
+    """The entities (normalized names, aliases merged) whose row holds, in the column of a
+    text filter of the question ("whose sector is energy": ``sector``), another value than
+    the one asked for ("banking"): the question leaves them out whatever else they miss."""
+    wanted = filter_values(question)
+    if not wanted:
+        return set()
+    out = set()
+    for r in merge_entities(schema, canonicalize(schema, rows)[0]):
+        table = schema.table(r.table)
+        name = key_name(table, r.values) if table is not None else None
+        if not name:
+            continue
+        for m, value in wanted:
+            asked = fold_text(value)
+            for c in table.columns:
+                cell = r.values.get(c.name)
+                if c.type == "TEXT" and isinstance(cell, str) and cell.strip() and \
+                        singular(m.head) in {singular(w) for w in slug(c.name).split("_")} \
+                        and asked not in fold_text(cell) and fold_text(cell) not in asked:
+                    out.add(normalize_entity(name))
+    return out
+
+
 async def completion(search: Search, schema: Schema, rows: Sequence[Row], question: str,
                      read: Sequence[str], *, budget: int, k: int = 1) -> list[Hit]:
     """Up to ``budget`` chunks not in ``read`` (chunk ids): per entity with a needed cell
@@ -317,7 +342,10 @@ async def completion(search: Search, schema: Schema, rows: Sequence[Row], questi
     # then those missing only a column it names (named_columns: a filter, the answer's)
     core = {_words(schema, t, c) for t, c in needed_columns(schema, question, named=False)}
     members = _members(schema, rows, question)
-    missing.sort(key=lambda m: (normalize_entity(m[0]) not in members,
+    # an entity the rows show fails the question's filter needs nothing more: last
+    failing = _failing(schema, rows, question)
+    missing.sort(key=lambda m: (normalize_entity(m[0]) in failing,
+                                normalize_entity(m[0]) not in members,
                                 not any(w in core for w in m[1])))
     for entity, what in missing[:2 * budget]:
         if len(out) >= budget:

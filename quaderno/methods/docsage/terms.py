@@ -280,6 +280,28 @@ def filtered_by(question: str) -> list[tuple[Measure, str]]:
     return list(found.values())
 
 
+def filter_values(question: str) -> list[tuple[Measure, str]]:
+    """The value each text filter of ``question`` asks for, after "whose X is" ("whose
+    sector is energy" -> (sector, "energy"), "whose nationality is Kraxryndia"); a filter by
+    a number or a comparison has none here."""
+    out = []
+    for m, kind in filtered_by(question):
+        if kind != "TEXT":
+            continue
+        found = re.search(rf"\bwhose\s+{re.escape(m.phrase)}\s+(?:is|are|was|were)\s+"
+                          rf"({_NAME_RUN}|{_WORD_RUN})", question, re.I)
+        if found:
+            out.append((m, found[1].strip()))
+    return out
+
+
+# a filter's value: a name (capitalized words, "of" or "the" between) or up to three words
+# in small letters before a joining word or a verb ("whose sector is energy and ...")
+_NAME_RUN = r"(?-i:[A-Z][\w'-]*(?:\s+(?:(?:of|the|and)\s+)?[A-Z][\w'-]*)*)"
+_STOP = r"(?:and|or|in|of|with|whose|who|that|has|have|had|is|are|was|were|does|did)\b"
+_WORD_RUN = rf"(?-i:(?!{_STOP})[a-z][\w'-]*(?:\s+(?!{_STOP})[a-z][\w'-]*){{0,2}})"
+
+
 # words between a copula and the value they say nothing of ("is at least 300", "is about $5")
 _FILLERS = frozenset("at about around roughly approximately nearly almost some equal to usd "
                      "eur gbp $ € £".split())
@@ -389,5 +411,6 @@ def measured_columns(schema: Schema, question: str) -> list[tuple[str, str]]:
     return out
 
 
-__all__ = ["GENERIC", "Measure", "MissingMeasure", "asked_for", "content_words", "filtered_by",
+__all__ = ["GENERIC", "Measure", "MissingMeasure", "asked_for", "content_words", "filter_values",
+           "filtered_by",
            "measured_columns", "measures", "missing_measures", "overlap"]
