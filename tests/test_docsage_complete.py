@@ -157,6 +157,16 @@ def test_a_member_a_roster_row_names_back_is_searched_for() -> None:
     assert [n for n, _ in missing_cells(schema, rows, needed)] == ["Roustoustus Systems"]
 
 
+def _echo_search():
+    """A search whose one hit is a chunk holding the query, and the queries it was asked."""
+    queries: list[str] = []
+
+    async def search(query, k):
+        queries.append(query)
+        return [Hit(chunk=Chunk(id=query, text=query), score=1.0, rank=1, retriever="t")]
+    return search, queries
+
+
 def _hits(*ids: str) -> list[Hit]:
     return [Hit(chunk=Chunk(id=i, text=i), score=1.0, rank=r, retriever="t")
             for r, i in enumerate(ids, start=1)]
@@ -205,11 +215,7 @@ def test_the_members_of_the_group_the_question_names_are_searched_for_first() ->
             row("companies", "m0", companyname="Bryskound Holdings", annual_revenue=5.0,
                 commissionname=COMMISSION),
             row("companies", "m1", companyname="Kelvo Trust", commissionname=COMMISSION)]
-    queries = []
-
-    async def search(query, k):
-        queries.append(query)
-        return [Hit(chunk=Chunk(id=query, text=query), score=1.0, rank=1, retriever="t")]
+    search, queries = _echo_search()
     asyncio.run(completion(search, schema, rows, QUESTION, [], budget=2))
     # Kelvo Trust, a member, first (Bryskound misses nothing); then in the rows' order,
     # Rastou Bank of another commission and Viathpox of none fall to the budget
@@ -220,14 +226,18 @@ def test_the_members_of_the_group_the_question_names_are_searched_for_first() ->
 def test_members_are_read_before_spellings_are_canonicalized_and_through_link_rows() -> None:
     """The review of a879687: the commission canonicalized to its acronym left no member,
     and a league's link rows made members of "league + city" names."""
+    from quaderno.methods.docsage.aliases import canonicalize
     from quaderno.methods.docsage.complete import _members
+
+    def members(schema, rows, question):
+        return _members(schema, rows, canonicalize(schema, rows)[0], question)
     schema = schema_of(SET2)
     rows = [row("companies", "x0", companyname="Viathpox Systems"),
             row("companies", "m0", companyname="Alpha Co", commissionname="DMC"),
             row("companies", "m1", companyname="Beta Co", commissionname="DMC"),
             row("companies", "m2", companyname="Gamma Co", commissionname=COMMISSION)]
-    assert _members(schema, rows, QUESTION) >= {"gamma", "alpha", "beta"}
-    assert "viathpox systems" not in _members(schema, rows, QUESTION)
+    assert members(schema, rows, QUESTION) >= {"gamma", "alpha", "beta"}
+    assert "viathpox systems" not in members(schema, rows, QUESTION)
     league = "League of Merounddian Cities"
     linked = schema_of({"tables": [
         {"name": "cities", "primary_key": ["name"],
@@ -245,8 +255,8 @@ def test_members_are_read_before_spellings_are_canonicalized_and_through_link_ro
             row("league_city", "l0", league_name=league, city_name="Pakrun"),
             row("league_city", "l1", league_name=league, city_name="Gilyx")]
     question = f"Which city of the {league} has the lowest population?"
-    assert {"pakrun", "gilyx"} <= _members(linked, rows, question)
-    assert "osvik" not in _members(linked, rows, question)
+    assert {"pakrun", "gilyx"} <= members(linked, rows, question)
+    assert "osvik" not in members(linked, rows, question)
 
 
 @pytest.mark.parametrize(("column", "value"), [
@@ -274,11 +284,7 @@ def test_an_entity_the_rows_show_fails_the_filter_is_searched_for_last() -> None
             row("companies", "d1", company_name="Kryslias Systems", sector="Mining"),
             row("companies", "d2", company_name="Bryskound Holdings", offices=123),
             row("companies", "d3", company_name="Riandgiax Systems", sector="Energy")]
-    queries = []
-
-    async def search(query, k):
-        queries.append(query)
-        return [Hit(chunk=Chunk(id=query, text=query), score=1.0, rank=1, retriever="t")]
+    search, queries = _echo_search()
     asyncio.run(completion(search, schema, rows, question, [], budget=2))
     assert queries == ["Riandgiax Systems offices", "Bryskound Holdings sector"]
 
@@ -441,11 +447,7 @@ def test_ids_and_generic_names_are_not_named_and_named_cells_come_last() -> None
                                                 ("companies", "sector")]
     rows = [row("companies", "d1#0", company_name="Rastou Bank", employees=97040),
             row("companies", "d2#0", company_name="Kryslias Systems", sector="mining")]
-    searched = []
-
-    async def search(query, k):
-        searched.append(query)
-        return [Hit(chunk=Chunk(id=query, text=query), score=1.0, rank=1, retriever="kw")]
+    search, searched = _echo_search()
     asyncio.run(completion(search, schema, rows, question, [], budget=1))
     assert searched == ["Kryslias Systems employees"]
 

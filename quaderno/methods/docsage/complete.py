@@ -123,7 +123,12 @@ def missing_cells(schema: Schema, rows: Sequence[Row],
     in the order of its first row; an entity is named by its key's values. An entity a row
     refers to (a league's member city) that has no row of its own misses every needed cell
     of its table, and comes at the place of the first row naming it."""
-    merged = merge_entities(schema, canonicalize(schema, rows)[0])
+    return _missing(schema, merge_entities(schema, canonicalize(schema, rows)[0]), needed)
+
+
+def _missing(schema: Schema, merged: Sequence[Row],
+             needed: Sequence[tuple[str, str]]) -> list[tuple[str, list[str]]]:
+    """:func:`missing_cells` over rows already canonicalized and merged."""
     wanted: dict[str, list[str]] = {}
     for t, c in needed:
         wanted.setdefault(t, []).append(c)
@@ -277,18 +282,20 @@ def _names(entity: str, hit: Hit) -> bool:
     return False
 
 
-def _members(schema: Schema, rows: Sequence[Row], question: str) -> set[str]:
+def _members(schema: Schema, rows: Sequence[Row], canonical: Sequence[Row],
+             question: str) -> set[str]:
     """The entities (normalized names, spellings canonicalized) a row ties to a group the
     question names (:func:`named_groups`): a cell of the row is the group's name, as the
     question writes it or as canonicalization rewrote it (an acronym the rows use more
     often), and the row's entity is a member, or, for a link row (a league's
-    ``league_city``), the entities it refers to."""
+    ``league_city``), the entities it refers to. ``canonical``: ``rows`` canonicalized
+    (:func:`.aliases.canonicalize` keeps their order)."""
     groups = {_folded_name(g) for g in named_groups(schema, rows, question)}
     if not groups:
         return set()
-    # canonicalize keeps the rows' order: each raw row beside its canonical form; the group
-    # as the rows write it once canonicalized ("DMC" for the commission) names it too
-    pairs = list(zip(rows, canonicalize(schema, rows)[0], strict=True))
+    # each raw row beside its canonical form; the group as the rows write it once
+    # canonicalized ("DMC" for the commission) names it too
+    pairs = list(zip(rows, canonical, strict=True))
     groups |= {_folded_name(v) for raw, r in pairs for c, v in r.values.items()
                if isinstance(v, str) and isinstance(raw.values.get(c), str)
                and _folded_name(raw.values[c]) in groups}
@@ -304,15 +311,16 @@ def _members(schema: Schema, rows: Sequence[Row], question: str) -> set[str]:
     return out
 
 
-def _failing(schema: Schema, rows: Sequence[Row], question: str) -> set[str]:
-    """The entities (normalized names, aliases merged) whose row holds, in the column of a
-    text filter of the question ("whose sector is energy": ``sector``), another value than
-    the one asked for ("banking"): the question leaves them out whatever else they miss."""
+def _failing(schema: Schema, merged: Sequence[Row], question: str) -> set[str]:
+    """The entities (normalized names) whose row, of ``merged`` (rows canonicalized and
+    merged), holds in the column of a text filter of the question ("whose sector is energy":
+    ``sector``) another value than the one asked for ("banking"): the question leaves them
+    out whatever else they miss."""
     wanted = filter_values(question)
     if not wanted:
         return set()
     out = set()
-    for r in merge_entities(schema, canonicalize(schema, rows)[0]):
+    for r in merged:
         table = schema.table(r.table)
         name = key_name(table, r.values) if table is not None else None
         if not name:
@@ -336,14 +344,17 @@ async def completion(search: Search, schema: Schema, rows: Sequence[Row], questi
     asks again for what is still empty (:meth:`.DocSage._complete`): an entity's second
     document is searched for only when its first did not state what was missing."""
     seen, out = set(read), []
-    missing = missing_cells(schema, rows, needed_columns(schema, question))
+    # the rows canonicalized and merged once, for every ordering below
+    canonical = canonicalize(schema, rows)[0]
+    merged = merge_entities(schema, canonical)
+    missing = _missing(schema, merged, needed_columns(schema, question))
     # members of a group the question names first (the rows tie them to it), then the
     # rest; within each, entities missing what the question measures or requires first,
     # then those missing only a column it names (named_columns: a filter, the answer's)
     core = {_words(schema, t, c) for t, c in needed_columns(schema, question, named=False)}
-    members = _members(schema, rows, question)
+    members = _members(schema, rows, canonical, question)
     # an entity the rows show fails the question's filter needs nothing more: last
-    failing = _failing(schema, rows, question)
+    failing = _failing(schema, merged, question)
     missing.sort(key=lambda m: (normalize_entity(m[0]) in failing,
                                 normalize_entity(m[0]) not in members,
                                 not any(w in core for w in m[1])))
