@@ -44,9 +44,9 @@ from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.misplaced import (BODY_KINDS, all_back_links, name_references,
                                                 table_kind)
-from quaderno.methods.docsage.normalize import (BODY_WORDS, LEGAL_SUFFIXES, entity_name,
-                                                fold_text, is_null, key_columns, key_name,
-                                                normalize_entity)
+from quaderno.methods.docsage.normalize import (ACRONYM, BODY_WORDS, LEGAL_SUFFIXES,
+                                                entity_name, fold_text, initials, is_null,
+                                                key_columns, key_name, normalize_entity)
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
@@ -255,8 +255,6 @@ async def rosters(search: Search, groups: Sequence[str], read: Sequence[str], *,
     return out
 
 
-# a word in capitals ("DMC", "SKOR", "D.M.C."): an alias
-_CAPITALS = re.compile(r"(?<!\w)[^\W\d_a-z](?:\.?[^\W\d_a-z])+\.?(?!\w)")
 _JOINING = frozenset({"of", "the", "and", "de", "du", "la", "le", "di", "van", "von"}) | \
     LEGAL_SUFFIXES
 
@@ -274,10 +272,10 @@ def _names(entity: str, hit: Hit) -> bool:
     text = f" {fold_text(render)} "
     if any(f" {w} " in text for w in own):
         return True
-    initials = "".join(w[0] for w in words) if len(words) > 1 else ""
-    for alias in _CAPITALS.findall(render):
+    letters = initials(words)
+    for alias in ACRONYM.findall(render):
         a = fold_text(alias).replace(" ", "")
-        if a == initials or (len(a) >= 3 and any(w.startswith(a) for w in own)):
+        if a == letters or (len(a) >= 3 and any(w.startswith(a) for w in own)):
             return True
     return False
 

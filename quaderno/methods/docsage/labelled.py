@@ -47,7 +47,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from quaderno.methods.docsage.draft import slug
-from quaderno.methods.docsage.normalize import fold_text, key_columns
+from quaderno.methods.docsage.normalize import fold_text, initials, key_columns
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.schema import Column, Table
 from quaderno.methods.docsage.terms import GENERIC
@@ -175,10 +175,6 @@ def _column_words(name: str, description: str) -> frozenset[str]:
     return frozenset(w for w in words if w not in GENERIC)
 
 
-def _initials(words: Sequence[str]) -> str:
-    return "".join(w[0] for w in words) if len(words) >= 2 else ""
-
-
 def names_column(label: Label, column: Column, loose: bool = True) -> bool:
     """Whether ``label`` is ``column``'s attribute: a word of its name (or, ``loose``, of its
     description too, or the same first five letters), the same singular, or the initials of
@@ -193,9 +189,9 @@ def names_column(label: Label, column: Column, loose: bool = True) -> bool:
             if w == c or singular(w) == singular(c) or \
                     (loose and len(w) >= _STEM and len(c) >= _STEM and w[:_STEM] == c[:_STEM]):
                 return True
-        if w == _initials(name_words):
+        if w == initials(name_words):
             return True
-    return _initials(label.words) in own
+    return initials(label.words) in own
 
 
 def other_attribute(table: Table, column: Column, labels: Sequence[Label | None]) -> \

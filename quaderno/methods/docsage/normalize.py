@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from quaderno.methods.docsage.rows import coerce
@@ -29,6 +29,8 @@ KIND_WORDS = frozenset({"university", "college", "institute", "academy", "school
 # company's "Systems"): a word of a name that tells one entity from another is none of these
 BODY_WORDS = KIND_WORDS | {"commission", "committee", "markets", "market", "holdings",
                            "systems", "ministry", "agency", "authority", "board", "fc"}
+# a word in capitals ("DMC", "D.M.C.", "SKOR", "US"): an acronym or an alias
+ACRONYM = re.compile(r"(?<!\w)[^\W\d_a-z](?:\.?[^\W\d_a-z])+\.?(?!\w)")
 _LEADING = ("the ",)
 _PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
 _SPACE = re.compile(r"\s+")
@@ -38,6 +40,12 @@ _OF_PREFIX = re.compile(r"^(university|college|institute|academy|school|bank|mus
 NULL_WORDS = frozenset({"", "null", "none", "n/a", "na", "unknown", "not mentioned",
                         "not stated", "not specified", "not given", "not available", "-", "--",
                         "none mentioned", "no data", "nil"})
+
+
+def initials(words: Sequence[str]) -> str:
+    """The first letters of ``words`` ("chief executive officer" -> "ceo"); "" for fewer
+    than two words, whose first letter abbreviates nothing."""
+    return "".join(w[0] for w in words) if len(words) >= 2 else ""
 
 
 def is_null(value: Any) -> bool:

@@ -52,8 +52,8 @@ from typing import Any
 
 from quaderno.methods.docsage.figures import Figures
 from quaderno.methods.docsage.labelled import Labels, other_attribute
-from quaderno.methods.docsage.normalize import (BODY_WORDS, LEGAL_SUFFIXES, fold_text, is_null,
-                                                key_columns, normalize_entity)
+from quaderno.methods.docsage.normalize import (ACRONYM, BODY_WORDS, LEGAL_SUFFIXES, fold_text,
+                                                is_null, key_columns, normalize_entity)
 from quaderno.methods.docsage.rows import Correction, Row, noted, value_chunk
 from quaderno.methods.docsage.schema import Column, Schema, Table
 
@@ -64,8 +64,6 @@ _NAME_FORMS = re.compile(r"name|brand|acronym|abbreviation|alias|initials|short|
 _CAPITAL = re.compile(r"(?<![^\W\d_])[^\W\d_a-z]", re.UNICODE)
 # a capital written as a given name's initial ("D. Rinbaernvaer", "J R Tolkien")
 _INITIAL = re.compile(r"(?<![\w'’])([^\W\d_a-z])(?:\.|(?=[\s-]+[^\W\d_a-z]))")
-# a word in capitals ("DMC", "D.M.C.", "US")
-_ACRONYM = re.compile(r"(?<!\w)[^\W\d_a-z](?:\.?[^\W\d_a-z])+\.?(?!\w)")
 # a run of capitalized words, small joining words inside ("Rastou Bank", "Bank of Zorn")
 _CAP_WORD = r"[^\W\d_a-z][\w'’.&-]*"
 _RUN = re.compile(rf"{_CAP_WORD}(?:\s+(?:(?:of|the|and|de|du|des|la|le|di|van|von|&)\s+)?"
@@ -128,7 +126,7 @@ class _Said(Figures):
     @cached_property
     def acronyms(self) -> set[str]:
         """Words the chunk writes in capitals ("DMC", "D.M.C.", "US"), legal suffixes aside."""
-        return {a for t in _ACRONYM.findall(self.text)
+        return {a for t in ACRONYM.findall(self.text)
                 if (a := fold_text(t).replace(" ", "")) not in LEGAL_SUFFIXES}
 
     @cached_property
