@@ -416,6 +416,12 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
     gate = asyncio.Semaphore(concurrency)
     models: dict[tuple[str, ...], type[BaseModel]] = {}   # one output model per table set
 
+    def model_for(tables: Sequence[Table]) -> type[BaseModel]:
+        names = tuple(t.name for t in tables)
+        if names not in models:
+            models[names] = extraction_model(tables)
+        return models[names]
+
     async def one(chunk: Chunk) -> ChunkResult:
         result = ChunkResult(chunk_id=chunk.id)
         missing: list[Table] = []
@@ -443,11 +449,8 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
             if chunk.id in expected and not any(result.rows.values()):
                 # stored as no row by a read that expected none: the re-read is still owed
                 async with gate:
-                    names = tuple(t.name for t in schema.tables)
-                    if names not in models:
-                        models[names] = extraction_model(schema.tables)
                     rows, calls = await _read_again(lm, chunk, schema.tables, settings,
-                                                    trace, models[names], {})
+                                                    trace, model_for(schema.tables), {})
                 result.calls += calls
                 for t in schema.tables if any(rows.values()) else ():
                     result.rows[t.name] = rows.get(t.name, [])
@@ -456,15 +459,13 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
             return result
         async with gate:
             try:
-                names = tuple(t.name for t in missing)
-                if names not in models:
-                    models[names] = extraction_model(missing)
+                output = model_for(missing)
                 rows, result.calls = await extract_chunk(lm, chunk, missing, settings,
-                                                         trace=trace, output=models[names])
+                                                         trace=trace, output=output)
                 if chunk.id in expected and not any(rows.values()) and \
                         not any(result.rows.values()):
                     rows, calls = await _read_again(lm, chunk, missing, settings, trace,
-                                                    models[names], rows)
+                                                    output, rows)
                     result.calls += calls
             except StepError as exc:
                 result.calls += failed_calls(exc)
