@@ -42,11 +42,11 @@ from quaderno.index.hits import Hit
 from quaderno.methods.docsage.aliases import canonicalize, merge_entities
 from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.ended import ended_columns
-from quaderno.methods.docsage.misplaced import (BODY_KINDS, all_back_links, name_references,
-                                                table_kind)
-from quaderno.methods.docsage.normalize import (ACRONYM, BODY_WORDS, LEGAL_SUFFIXES,
-                                                entity_name, fold_text, initials, is_null,
-                                                key_columns, key_name, normalize_entity)
+from quaderno.methods.docsage.misplaced import all_back_links, name_references, table_kind
+from quaderno.methods.docsage.normalize import (ACRONYM, BODY_KINDS, BODY_WORDS, LEGAL_SUFFIXES,
+                                                body_name, entity_name, fold_text, initials,
+                                                is_null, key_columns, key_name,
+                                                normalize_entity)
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
@@ -171,7 +171,7 @@ def _missing(schema: Schema, merged: Sequence[Row],
 
 def _groups_tables(schema: Schema) -> tuple[set[str], dict[str, list[str]]]:
     """The tables of names and nothing else whose entities are bodies one is a member of
-    (:data:`.misplaced.BODY_KINDS`: commissions, leagues) or that the question's join path
+    (:data:`.normalize.BODY_KINDS`: commissions, leagues) or that the question's join path
     holds, and per table referring to them, its columns that do."""
     path = set(schema.requirements.join_path)
     tables: set[str] = set()
@@ -197,19 +197,6 @@ def _plain_text(table: Table) -> list[str]:
             and BODY_KINDS & {singular(w) for w in slug(c.name).split("_")}]
 
 
-def _body_name(value: str) -> bool:
-    """``value`` is the proper name of a body: capitalized words whose head is a kind of
-    body ("Drournlia Markets Commission", "League of Merounddian Cities"), not a category
-    that holds the word ("Credit union", "Social network")."""
-    words = value.split()
-    if len(words) < 2 or not all(w[0].isupper() for w in words
-                                 if w.lower() not in ("of", "the", "and", "for")):
-        return False
-    head = [words[-1].lower(), words[0].lower()] if words[1].lower() == "of" else \
-        [words[-1].lower()]
-    return bool(BODY_KINDS & set(head))
-
-
 def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str]:
     """The groups the question names, as the rows write them, in the question's order: the
     entities of a table of bodies (:func:`_groups_tables`), from its rows' keys and the
@@ -217,7 +204,7 @@ def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str
     commission"); a name inside a longer one matched too ("Markets Commission") is dropped.
     A schema that holds the group in a plain text column named after a kind of body
     (``companies.commission``, no reference) names it too, when the value is the proper name
-    of a body (:data:`.misplaced.BODY_KINDS`: "Drournlia Markets Commission", "League of
+    of a body (:data:`.normalize.BODY_KINDS`: "Drournlia Markets Commission", "League of
     Merounddian Cities"; not "Credit union" in a sector)."""
     tables, referring = _groups_tables(schema)
     asked = f" {' '.join(fold_text(question).split())} "
@@ -228,7 +215,7 @@ def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str
             r.table in tables else []
         values += [r.values.get(c) for c in referring.get(r.table, [])]
         bodies = [v for c in _plain_text(t) if isinstance(v := r.values.get(c), str)
-                  and _body_name(v)] if t is not None else []
+                  and body_name(v)] if t is not None else []
         for v in [*values, *bodies]:
             if isinstance(v, str) and (f := _folded_name(v)) and f" {f} " in asked:
                 found.setdefault(f, v.strip())

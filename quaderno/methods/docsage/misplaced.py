@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from quaderno.methods.docsage.ended import ended_columns
-from quaderno.methods.docsage.normalize import (fold_text, is_null, key_columns, key_name,
-                                                normalize_entity)
+from quaderno.methods.docsage.normalize import (BODY_KINDS, fold_text, is_null, key_columns,
+                                                key_name, normalize_entity)
 from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.rekey import named_after, singular
 from quaderno.methods.docsage.rows import Correction, Row, noted
@@ -92,13 +92,6 @@ def name_references(schema: Schema) -> dict[str, list[_Ref]]:
                 out.setdefault(t.name, []).append(_Ref(fk.cols[0], fk.ref_table, links))
     return out
 
-
-# kinds of bodies an entity is a member of, whose names end in the kind ("Sopael Markets
-# Commission"); not places, parties or companies, whose kind word ends many other names
-# ("Mexico City", "Liberal Party", "Ohio State")
-BODY_KINDS = frozenset("commission committee council league federation association union "
-                       "alliance consortium coalition conference network organization "
-                       "organisation society guild chamber syndicate".split())
 
 
 def table_kind(table: str) -> str:

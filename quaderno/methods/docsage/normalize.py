@@ -29,6 +29,13 @@ KIND_WORDS = frozenset({"university", "college", "institute", "academy", "school
 # company's "Systems"): a word of a name that tells one entity from another is none of these
 BODY_WORDS = KIND_WORDS | {"commission", "committee", "markets", "market", "holdings",
                            "systems", "ministry", "agency", "authority", "board", "fc"}
+# kinds of bodies an entity is a member of, whose names end in the kind ("Sopael Markets
+# Commission"); not places, parties or companies, whose kind word ends many other names
+# ("Mexico City", "Liberal Party", "Ohio State")
+BODY_KINDS = frozenset("commission committee council league federation association union "
+                       "alliance consortium coalition conference network organization "
+                       "organisation society guild chamber syndicate".split())
+
 # a word in capitals ("DMC", "D.M.C.", "SKOR", "US"): an acronym or an alias
 ACRONYM = re.compile(r"(?<!\w)[^\W\d_a-z](?:\.?[^\W\d_a-z])+\.?(?!\w)")
 _LEADING = ("the ",)
@@ -195,3 +202,16 @@ def cell_form(table: Table, column: str, value: Any,
     if names_entity(table, column):
         return normalize_entity(value, aliases) or None
     return normalize_value(value, table.column(column).type)
+
+
+def body_name(value: str) -> bool:
+    """``value`` is the proper name of a body: capitalized words whose head is a kind of
+    body ("Drournlia Markets Commission", "League of Merounddian Cities"), not a category
+    that holds the word ("Credit union", "Social network")."""
+    words = value.split()
+    if len(words) < 2 or not all(w[0].isupper() for w in words
+                                 if w.lower() not in ("of", "the", "and", "for")):
+        return False
+    head = [words[-1].lower(), words[0].lower()] if words[1].lower() == "of" else \
+        [words[-1].lower()]
+    return bool(BODY_KINDS & set(head))
