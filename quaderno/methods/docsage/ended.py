@@ -31,11 +31,14 @@ the row says nothing but the relationship. :func:`ended_links` takes such a row 
 same rule holds for one reference and the other, and returns it apart with an ``ended``
 correction on the reference (its value kept), so the run can show what it left out and why;
 CLEAR then leaves out every row of the same link read from other chunks
-(:func:`without_ended_links`). A link of three entities, or a key with a part that is not a
-reference (a product, a season), is left as read. Known limits: the rule reads English only;
-a chunk holding two rosters ends a former member of the second in the first as well; and an
-end said of a third entity in a clause naming both ("the league counts Oslo as a member and
-Trondheim as a former member") ends Oslo's too.
+(:func:`without_ended_links`). A table named after the group itself
+(``drournliamarketscommission(name, employees)``, the measuring model's Set2 draft: a row
+per member, no reference) is the same link with one end in its name: :func:`ended_members`
+takes out the rows of a member the text says has left. A link of three entities, or a key
+with a part that is not a reference (a product, a season), is left as read. Known limits:
+the rule reads English only; a chunk holding two rosters ends a former member of the second
+in the first as well; and an end said of a third entity in a clause naming both ("the
+league counts Oslo as a member and Trondheim as a former member") ends Oslo's too.
 """
 
 from __future__ import annotations
@@ -43,8 +46,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from quaderno.methods.docsage.normalize import (entity_key, entity_name, key_columns,
-                                                key_name)
+from quaderno.methods.docsage.normalize import (entity_key, entity_name, fold_text,
+                                                key_columns, key_name)
 from quaderno.methods.docsage.rows import Correction, Row, noted
 from quaderno.methods.docsage.schema import Schema, Table
 
@@ -180,10 +183,78 @@ def ended_links(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Row]
     return kept, ended
 
 
+# a run of capitalized words, "of"/"the"/"and"/"for" allowed inside ("League of X Cities")
+_CAPITAL = r"[A-Z\u00c0-\u00d6\u00d8-\u00de][\w'\u2019-]*"
+_PROPER = re.compile(rf"{_CAPITAL}(?:\s+(?:(?:of|the|and|for)\s+)*{_CAPITAL})*")
+_JOINERS = frozenset({"of", "the", "and", "for"})
+_ROSTER = frozenset({"members", "member", "membership", "memberships", "roster"})
+
+
+def _compact(name: str) -> str:
+    """``name`` folded, without spaces or underscores: a table's name and a written one."""
+    return re.sub(r"[\W_]+", "", fold_text(name))
+
+
+def group_named(table: Table, text: str) -> str | None:
+    """The proper name in ``text`` of the group ``table`` is named after, or None: a name
+    of two words or more, capitalized ("Drournlia Markets Commission", "Stedrurial Medal",
+    "League of Merounddian Cities"), written as the table's name is, underscores and case
+    aside (``drournliamarketscommission``, ``drournlia_markets_commission``), or that
+    name and a word for its roster (``drournlia_markets_commission_members``). Its rows
+    are then the group's members."""
+    parts = table.name.lower().split("_")
+    wanted = {_compact(table.name)} | ({_compact("".join(parts[:-1]))}
+                                       if len(parts) > 2 and parts[-1] in _ROSTER else set())
+    for m in _PROPER.finditer(text):
+        # a name is whole segments of the run between "of", "the", "and", "for" ("League of
+        # Merounddian Cities"; "Drournlia Markets Commission" of "Members of the Drournlia
+        # Markets Commission"), never part of one ("Drournlia Markets")
+        words = m[0].split()
+        cuts = [k for k, w in enumerate(words) if w in _JOINERS or (w == "The" and (
+            k == 0 or words[k - 1] in _JOINERS))]
+        starts = [0, *(k + 1 for k in cuts)]
+        ends = [*cuts, len(words)]
+        for a in range(len(starts)):
+            for b in range(a, len(ends)):
+                name = " ".join(words[starts[a]:ends[b]])
+                if len(name.split()) > 1 and _compact(name) in wanted:
+                    return name
+    return None
+
+
+def ended_members(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Row], list[Row]]:
+    """(kept, ended): ``rows`` of ``table``, a table of a group's members (named after the
+    group :func:`group_named` finds in ``text``), with apart those whose entity the text
+    says has left the group, by the rule a reference's end follows (module docstring:
+    "Former members: Vykaexfun Holdings (left 1992)"; "Kelvo Trust was a member of the
+    Drournlia Markets Commission until it left in 2005"); each ended row carries an
+    ``ended`` correction on its key, its values unchanged. A table with a column that can
+    hold the end keeps its rows; the group's own row is no member."""
+    if any(_END_TOKEN.search(c) for c in table.column_names):
+        return list(rows), []
+    group = group_named(table, text)
+    if group is None:
+        return list(rows), []
+    parts = clauses(text)
+    names = sorted({n for r in rows if (n := key_name(table, r.values))} | {group})
+    key = key_columns(table)[0]
+    kept, ended = [], []
+    for row in rows:
+        own = key_name(table, row.values)
+        quote = _ended(parts, own, group, names) if own and \
+            _compact(own) != _compact(group) else None
+        if quote is None:
+            kept.append(row)
+        else:
+            ended.append(noted(row, [_end(key, row.values.get(key), quote)]))
+    return kept, ended
+
+
 def without_ended_links(schema: Schema, rows: Sequence[Row],
                         ended: Sequence[Row]) -> tuple[list[Row], list[Row]]:
-    """(kept, dropped): ``rows`` without the link rows another chunk says have ended (the
-    same key as one of ``ended``, entity names compared normalized), each dropped row given
+    """(kept, dropped): ``rows`` without the link rows another chunk says have ended, and
+    without the rows of a member another chunk says has left (the same key as one of
+    ``ended``, entity names compared normalized), each dropped row given
     that chunk's ``ended`` correction. Whichever chunk says a relationship ended, it stays
     ended, as an emptied reference does."""
     said: dict[tuple[str, tuple[str, ...]], Correction] = {}
@@ -220,5 +291,5 @@ def ended_columns(row: Row) -> set[str]:
     return {c.column for c in row.provenance.corrections if c.reason == "ended"}
 
 
-__all__ = ["clauses", "ended_by", "ended_columns", "ended_links", "ended_references",
-           "ends_relationships", "without_ended_links"]
+__all__ = ["clauses", "ended_by", "ended_columns", "ended_links", "ended_members",
+           "ended_references", "ends_relationships", "group_named", "without_ended_links"]

@@ -36,7 +36,7 @@ from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.amounts import READER_VERSION, read_row
 from quaderno.methods.docsage.confidence import agreement_rows, logprob_confidences
 from quaderno.methods.docsage.copies import self_copies
-from quaderno.methods.docsage.ended import ended_links, ended_references
+from quaderno.methods.docsage.ended import ended_links, ended_members, ended_references
 from quaderno.methods.docsage.lists import split_lists
 from quaderno.methods.docsage.misplaced import all_back_links, misplaced
 from quaderno.methods.docsage.normalize import is_null, key_columns
@@ -286,7 +286,8 @@ class ChunkResult(BaseModel):
     hits: int = 0
     misses: int = 0
     failed: bool = False
-    # link rows the text says have ended (ended.ended_links), left out of ``rows``
+    # link rows the text says have ended (ended.ended_links), and members it says have left
+    # a body whose table holds them (ended.ended_members), left out of ``rows``
     ended: list[Row] = Field(default_factory=list)
 
 
@@ -499,8 +500,9 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                                    [c for c, _ in all_back_links(schema, name)])
                 rows, ended = ended_links(table, ended_references(table, rows, chunk.text),
                                           chunk.text)
+                rows, left = ended_members(table, rows, chunk.text)
                 result.rows[name] = rows
-                result.ended += ended
+                result.ended += [*ended, *left]
         # a referenced entity's name written into another column (misplaced.py), and values
         # the chunk as the model saw it (its title too) does not state (unstated.py)
         result.rows = unstated(schema, misplaced(schema, result.rows), chunk.id,
