@@ -487,3 +487,66 @@ def test_a_value_from_a_chunk_not_given_is_never_taken_unread() -> None:
                                   candidates=[(0, "d32#0"), (183, "gone#0")], chunks=chunks,
                                   retrieve=None))
     assert res.by != "stated"
+
+
+# -- an invented id aligns no ballot -------------------------------------------------------------
+NATIONALITY = Schema.model_validate({"tables": [
+    {"name": "laureate_nationality", "primary_key": ["laureate_id", "nationality"],
+     "columns": [{"name": "laureate_id", "type": "INT"}, {"name": "nationality"},
+                 {"name": "birth_year", "type": "INT"}, {"name": "laureate_name"}]}]})
+FOURZIXZE = Chunk(id="d5#0", text="Dyrte Fourzixze holds citizenship of Kraxryndia. The birth "
+                                  "year of D. Fourzixze is 1962.")
+
+
+def _numbered_anew(stated_id: int):
+    """The greedy read numbers the laureate 1; each sampled read numbers it anew."""
+    def respond(request: ChatRequest) -> str:
+        number = stated_id if request.temperature == 0 else request.seed - 990
+        return json.dumps({"laureate_nationality": [
+            {"laureate_id": number, "nationality": "Kraxryndia", "birth_year": 1962,
+             "laureate_name": "Dyrte Fourzixze"}]})
+    return respond
+
+
+def test_a_committee_aligns_ballots_by_the_key_without_an_id_no_chunk_states() -> None:
+    """grid-docsage-set1: the nationality table was keyed (laureate_id, nationality) and the
+    model wrote an id no document states; each sampled re-read wrote another, so no ballot
+    had "the row" and the committee voted its nationality and birth year NULL: three
+    Kraxryndia laureates' birth years never reached the average. The id is no identity:
+    ballots are matched by the rest of the key, and the id itself is not voted on."""
+    result = run(run_clear(LM(FakeLLM(respond=_numbered_anew(1))), NATIONALITY, [FOURZIXZE],
+                           config=ClearConfig(level_b=False),
+                           calibration=Calibration(tau_low=0.95)))
+    (row,) = result.rows
+    assert row.values == {"laureate_id": 1, "nationality": "Kraxryndia", "birth_year": 1962,
+                          "laureate_name": "Dyrte Fourzixze"}
+    assert result.report.cells_flagged == 4 and result.report.unresolved == 0
+    assert {c.column for c in row.provenance.corrections} <= {"nationality", "birth_year",
+                                                               "laureate_name"}
+
+
+def test_an_id_the_chunk_states_still_tells_entities_apart() -> None:
+    chunk = Chunk(id="d5#0", text=f"Laureate no. 7: {FOURZIXZE.text}")
+    result = run(run_clear(LM(FakeLLM(respond=_numbered_anew(7))), NATIONALITY, [chunk],
+                           config=ClearConfig(level_b=False),
+                           calibration=Calibration(tau_low=0.95)))
+    # no ballot has laureate 7 (a stated id is the key): every cell, the key's too, is
+    # voted NULL as before, and a row without its key is dropped
+    assert result.rows == [] and result.report.tuples_removed == 1
+
+
+def test_tally_matches_by_the_rest_of_the_key_and_skips_the_invented_id() -> None:
+    table = NATIONALITY.tables[0]
+    target = {"laureate_id": 1, "nationality": "Kraxryndia", "birth_year": 1962}
+    ballots = [[{"laureate_id": n, "nationality": "Kraxryndia", "birth_year": 1962}]
+               for n in (2, 3, 4)]
+    cols = ["laureate_id", "nationality", "birth_year"]
+    plain = tally(ballots, table, target, cols)
+    assert all(v.value is None for v in plain.values())     # no ballot has "the row"
+    got = tally(ballots, table, target, cols, invented=["laureate_id"])
+    assert set(got) == {"nationality", "birth_year"}
+    assert (got["nationality"].value, got["birth_year"].value) == ("Kraxryndia", 1962)
+    # a target with nothing but the id keeps matching by the id
+    bare = {"laureate_id": 1, "nationality": None, "birth_year": 1962}
+    assert tally(ballots, table, bare, ["birth_year"], invented=["laureate_id"])[
+        "birth_year"].value is None

@@ -185,7 +185,7 @@ def stated_in(row: Row, column: str, texts: Mapping[str, str]) -> bool | None:
     return mentions(texts[chunk], value, "INT")
 
 
-def _unstated_ids(table: Table, row: Row, texts: Mapping[str, str]) -> list[str]:
+def unstated_ids(table: Table, row: Row, texts: Mapping[str, str]) -> list[str]:
     """``row``'s key columns holding an id (a whole number in a column named as one:
     ``laureate_id``, not a ``year``) whose value its chunk does not state."""
     return [k for k in key_columns(table)
@@ -229,7 +229,7 @@ def merge_entities(schema: Schema, rows: Sequence[Row],
             out.append(r)
             continue
         types = {c.name: c.type for c in table.columns}
-        invented = _unstated_ids(table, r, texts) if texts else []
+        invented = unstated_ids(table, r, texts) if texts else []
         names = {c: normalize_entity(r.values.get(c), aliases)
                  for c in _name_columns(table, invented)}
 

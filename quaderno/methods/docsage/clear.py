@@ -38,7 +38,7 @@ from quaderno.corpus.chunk import Chunk
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.aliases import (AliasGroup, canonicalize, merge_entities,
-                                              stated_in)
+                                              stated_in, unstated_ids)
 from quaderno.methods.docsage.anomalies import match_parent
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.constraints import CheckResult, Violation, check
@@ -216,8 +216,11 @@ class _Run:
                                         "rows_per_vote": [len(b) for b in ballots]}
                     self._ballots[(chunk_id, table.name)] = ballots
                     self.report.llm_calls_correct += calls
+                # an id no chunk states aligns no ballot's row with this one (each read
+                # numbers its entities anew), and is not voted on
                 votes = tally(self._ballots[(chunk_id, table.name)], table, row.values, mine,
-                              self.aliases, rule=self.config.vote)
+                              self.aliases, rule=self.config.vote,
+                              invented=unstated_ids(table, row, self.texts))
                 # the text said this relationship ended (ended.py): a re-read of the same
                 # words does not bring it back
                 ended = ended_columns(row)

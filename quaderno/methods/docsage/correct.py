@@ -38,7 +38,7 @@ from quaderno.methods.docsage.amounts import read_cell, stated_mentions, stated_
 from quaderno.methods.docsage.extract import (ExtractionSettings, extract_chunk,
                                               extraction_model, failed_calls, surface_forms)
 from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, entity_key, fold_text,
-                                                key_columns, multi_valued,
+                                                is_null, key_columns, multi_valued,
                                                 normalize_value, plausible_year)
 from quaderno.methods.docsage.rows import Correction, Row, coerce
 from quaderno.methods.docsage.schema import Column, Table
@@ -120,14 +120,26 @@ async def committee_ballots(lm: LM, chunk: Chunk, table: Table, settings: Extrac
 
 
 def _voters_rows(ballot: Sequence[Mapping[str, Any]], table: Table, target: Mapping[str, Any],
-                 col: str, aliases: Mapping[str, str] | None) -> list[Mapping[str, Any]]:
+                 col: str, aliases: Mapping[str, str] | None,
+                 invented: Sequence[str] = ()) -> list[Mapping[str, Any]]:
     """The rows of one ballot that are ``target``'s row for a vote on ``col``: the same
     entity; for a key or multi-valued column also the same values of the other
     multi-valued columns (where the target has one: a NULL there matches any). A
-    single-valued column depends on the entity alone, so any of its rows votes."""
-    key = entity_key(table, target, aliases)
-    rows = [r for r in ballot if entity_key(table, r, aliases) == key]
-    if table.column(col).single_valued and col not in key_columns(table):
+    single-valued column depends on the entity alone, so any of its rows votes. Key
+    columns in ``invented`` (an id no chunk states) align nothing: the entity is the rest
+    of the key, where the target has some of it."""
+    keys = key_columns(table)
+    by = [k for k in keys if k not in invented]
+    if not any(not is_null(target.get(k)) for k in by):
+        by = keys
+    parts = [i for i, k in enumerate(keys) if k in by]
+
+    def entity(values: Mapping[str, Any]) -> tuple[str, ...]:
+        whole = entity_key(table, values, aliases)
+        return tuple(whole[i] for i in parts)
+    key = entity(target)
+    rows = [r for r in ballot if entity(r) == key]
+    if table.column(col).single_valued and col not in keys:
         return rows
     for m in multi_valued(table):
         want = cell_form(table, m, target.get(m), aliases)
@@ -142,7 +154,7 @@ VoteRule = Literal["committee", "with-first-read", "keep-first-read"]
 def tally(ballots: Sequence[Sequence[Mapping[str, Any]]], table: Table,
           target: Mapping[str, Any], columns: Sequence[str],
           aliases: Mapping[str, str] | None = None,
-          rule: VoteRule = "committee") -> dict[str, CellVote]:
+          rule: VoteRule = "committee", invented: Sequence[str] = ()) -> dict[str, CellVote]:
     """Per-cell vote on ``columns`` of the row whose entity key matches ``target``'s: the
     strict majority's value, else NULL with ``majority`` False; a ballot without the row
     votes NULL. A multi-valued cell the target has can only be confirmed (a ballot has the
@@ -150,12 +162,16 @@ def tally(ballots: Sequence[Sequence[Mapping[str, Any]]], table: Table,
     one the target lacks is filled like any other cell. ``rule``: ``committee`` counts the
     ballots alone; ``with-first-read`` counts ``target`` (the read the vote is on) as one
     more ballot; ``keep-first-read`` does too, and without a strict majority keeps the
-    target's value (``majority`` still False)."""
+    target's value (``majority`` still False). ``invented``: key columns holding an id no
+    chunk states (:func:`.aliases.unstated_ids`; the model numbered each read anew): a
+    ballot's row is the target's by the rest of the key, and the id is not voted on."""
     if rule != "committee":
         ballots = [*ballots, [dict(target)]]
     out = {}
     for col in columns:
-        rows = [_voters_rows(b, table, target, col, aliases) for b in ballots]
+        if col in invented:
+            continue
+        rows = [_voters_rows(b, table, target, col, aliases, invented) for b in ballots]
         want = cell_form(table, col, target.get(col), aliases)
         if not table.column(col).single_valued and want is not None:
             picks = [{col: target.get(col)} if any(
