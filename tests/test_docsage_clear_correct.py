@@ -550,3 +550,49 @@ def test_tally_matches_by_the_rest_of_the_key_and_skips_the_invented_id() -> Non
     bare = {"laureate_id": 1, "nationality": None, "birth_year": 1962}
     assert tally(ballots, table, bare, ["birth_year"], invented=["laureate_id"])[
         "birth_year"].value is None
+
+
+def test_two_entities_sharing_the_rest_of_the_key_keep_their_own_values() -> None:
+    """The review of cc0cc16: two laureates of one nationality in one chunk match the same
+    rest of the key; their names tell them apart, and a ballot whose rows cannot be told
+    apart votes NULL rather than giving one laureate the other's birth year."""
+    chunk = Chunk(id="d5#0", text="Dyrte Fourzixze (born 1962) and Ama Velk (born 1970) hold "
+                                  "citizenship of Kraxryndia.")
+
+    def respond(request: ChatRequest) -> str:
+        n = 0 if request.temperature == 0 else (request.seed - 990) * 10
+        return json.dumps({"laureate_nationality": [
+            {"laureate_id": n + 1, "nationality": "Kraxryndia", "birth_year": 1962,
+             "laureate_name": "Dyrte Fourzixze"},
+            {"laureate_id": n + 2, "nationality": "Kraxryndia", "birth_year": 1970,
+             "laureate_name": "Ama Velk"}]})
+    result = run(run_clear(LM(FakeLLM(respond=respond)), NATIONALITY, [chunk],
+                           config=ClearConfig(level_b=False),
+                           calibration=Calibration(tau_low=0.95)))
+    assert sorted((r.values["laureate_name"], r.values["birth_year"]) for r in result.rows) == [
+        ("Ama Velk", 1970), ("Dyrte Fourzixze", 1962)]
+    table = NATIONALITY.tables[0]
+    unnamed = [{"laureate_id": n, "nationality": "Kraxryndia", "birth_year": y}
+               for n, y in ((5, 1962), (6, 1970))]
+    vote = tally([unnamed] * 3, table, {"laureate_id": 2, "nationality": "Kraxryndia",
+                                        "birth_year": 1970}, ["birth_year"],
+                 invented=["laureate_id"])
+    assert vote["birth_year"].value is None
+
+
+def test_a_table_keyed_by_the_invented_id_alone_votes_as_before() -> None:
+    """With nothing but the id to match by, a ballot's row is found by the id and the id is
+    voted on: a row no ballot has is dropped, not kept as an empty made-up entity."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "laureates", "primary_key": ["laureate_id"],
+         "columns": [{"name": "laureate_id", "type": "INT"}, {"name": "name"},
+                     {"name": "birth_year", "type": "INT"}]}]})
+
+    def respond(request: ChatRequest) -> str:
+        number = 1 if request.temperature == 0 else request.seed - 990
+        return json.dumps({"laureates": [{"laureate_id": number, "name": "Dyrte Fourzixze",
+                                          "birth_year": 1962}]})
+    result = run(run_clear(LM(FakeLLM(respond=respond)), schema, [FOURZIXZE],
+                           config=ClearConfig(level_b=False),
+                           calibration=Calibration(tau_low=0.95)))
+    assert result.rows == [] and result.report.tuples_removed == 1

@@ -193,7 +193,7 @@ def unstated_ids(table: Table, row: Row, texts: Mapping[str, str]) -> list[str]:
             and stated_in(row, k, texts) is False]
 
 
-def _name_columns(table: Table, ids: Sequence[str]) -> list[str]:
+def name_columns_of(table: Table, ids: Sequence[str]) -> list[str]:
     """The columns naming the entity ``table``'s ``ids`` number (``name``,
     ``laureate_name`` for ``laureate_id``: :func:`.rekey.may_add_as_key`), in the key or
     not."""
@@ -231,7 +231,7 @@ def merge_entities(schema: Schema, rows: Sequence[Row],
         types = {c.name: c.type for c in table.columns}
         invented = unstated_ids(table, r, texts) if texts else []
         names = {c: normalize_entity(r.values.get(c), aliases)
-                 for c in _name_columns(table, invented)}
+                 for c in name_columns_of(table, invented)}
 
         def one_entity(i: int) -> bool:
             # an id neither row's chunk states aligns them only by the entity's name

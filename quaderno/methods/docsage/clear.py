@@ -216,8 +216,8 @@ class _Run:
                                         "rows_per_vote": [len(b) for b in ballots]}
                     self._ballots[(chunk_id, table.name)] = ballots
                     self.report.llm_calls_correct += calls
-                # an id no chunk states aligns no ballot's row with this one (each read
-                # numbers its entities anew), and is not voted on
+                # an id no chunk states (each read numbers its entities anew) aligns no
+                # ballot's row with this one where the rest of its key can (tally)
                 votes = tally(self._ballots[(chunk_id, table.name)], table, row.values, mine,
                               self.aliases, rule=self.config.vote,
                               invented=unstated_ids(table, row, self.texts))

@@ -25,7 +25,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -34,12 +34,14 @@ from quaderno.errors import LLMError, StepError
 from quaderno.llm.lm import LM
 from quaderno.llm.steps import Step
 from quaderno.llm.trace import Trace
+from quaderno.methods.docsage.aliases import name_columns_of
 from quaderno.methods.docsage.amounts import read_cell, stated_mentions, stated_spans
 from quaderno.methods.docsage.extract import (ExtractionSettings, extract_chunk,
                                               extraction_model, failed_calls, surface_forms)
 from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, entity_key, fold_text,
                                                 is_null, key_columns, multi_valued,
-                                                normalize_value, plausible_year)
+                                                normalize_entity, normalize_value,
+                                                plausible_year)
 from quaderno.methods.docsage.rows import Correction, Row, coerce
 from quaderno.methods.docsage.schema import Column, Table
 from quaderno.methods.docsage.figures import number_stated
@@ -119,26 +121,48 @@ async def committee_ballots(lm: LM, chunk: Chunk, table: Table, settings: Extrac
     return ballots, calls
 
 
+class _Match(NamedTuple):
+    """How a ballot's rows are matched with the target: by the key columns ``by``, no
+    name in ``names`` contradicting the target's, ``dropped`` the key columns left out."""
+
+    by: list[str]
+    names: list[str]
+    dropped: list[str]
+
+
+def _match(table: Table, target: Mapping[str, Any], invented: Sequence[str]) -> _Match:
+    """By the whole key; with ``invented`` key columns (an id no chunk states), by the rest
+    of the key and the columns naming the entity the id numbers
+    (:func:`.aliases.name_columns_of`, where the target has a value), when the target has
+    some of the rest; else by the whole key as before."""
+    keys = key_columns(table)
+    rest = [k for k in keys if k not in invented]
+    if len(rest) == len(keys) or not any(not is_null(target.get(k)) for k in rest):
+        return _Match(keys, [], [])
+    names = [c for c in name_columns_of(table, invented)
+             if c not in keys and not is_null(target.get(c))]
+    return _Match(rest, names, [k for k in keys if k in invented])
+
+
 def _voters_rows(ballot: Sequence[Mapping[str, Any]], table: Table, target: Mapping[str, Any],
                  col: str, aliases: Mapping[str, str] | None,
-                 invented: Sequence[str] = ()) -> list[Mapping[str, Any]]:
+                 match: _Match | None = None) -> list[Mapping[str, Any]]:
     """The rows of one ballot that are ``target``'s row for a vote on ``col``: the same
-    entity; for a key or multi-valued column also the same values of the other
-    multi-valued columns (where the target has one: a NULL there matches any). A
-    single-valued column depends on the entity alone, so any of its rows votes. Key
-    columns in ``invented`` (an id no chunk states) align nothing: the entity is the rest
-    of the key, where the target has some of it."""
+    entity (by ``match``, else the whole key); for a key or multi-valued column also the
+    same values of the other multi-valued columns (where the target has one: a NULL there
+    matches any). A single-valued column depends on the entity alone, so any of its rows
+    votes."""
     keys = key_columns(table)
-    by = [k for k in keys if k not in invented]
-    if not any(not is_null(target.get(k)) for k in by):
-        by = keys
-    parts = [i for i, k in enumerate(keys) if k in by]
+    match = match or _Match(keys, [], [])
+    parts = [i for i, k in enumerate(keys) if k in match.by]
 
     def entity(values: Mapping[str, Any]) -> tuple[str, ...]:
         whole = entity_key(table, values, aliases)
         return tuple(whole[i] for i in parts)
     key = entity(target)
-    rows = [r for r in ballot if entity(r) == key]
+    named = {c: normalize_entity(target.get(c), aliases) for c in match.names}
+    rows = [r for r in ballot if entity(r) == key and all(
+        is_null(r.get(c)) or normalize_entity(r.get(c), aliases) == n for c, n in named.items())]
     if table.column(col).single_valued and col not in keys:
         return rows
     for m in multi_valued(table):
@@ -163,22 +187,28 @@ def tally(ballots: Sequence[Sequence[Mapping[str, Any]]], table: Table,
     ballots alone; ``with-first-read`` counts ``target`` (the read the vote is on) as one
     more ballot; ``keep-first-read`` does too, and without a strict majority keeps the
     target's value (``majority`` still False). ``invented``: key columns holding an id no
-    chunk states (:func:`.aliases.unstated_ids`; the model numbered each read anew): a
-    ballot's row is the target's by the rest of the key, and the id is not voted on."""
+    chunk states (:func:`.aliases.unstated_ids`; the model numbered each read anew): when
+    the target has some of the rest of its key, a ballot's row is the target's by that rest
+    and by the entity's name (:func:`_match`), the id is not voted on, and a ballot with
+    several such rows that disagree on a cell votes it NULL (two laureates of one
+    nationality are not told apart by it); else the id aligns as before."""
     if rule != "committee":
         ballots = [*ballots, [dict(target)]]
+    match = _match(table, target, invented)
     out = {}
     for col in columns:
-        if col in invented:
+        if col in match.dropped:
             continue
-        rows = [_voters_rows(b, table, target, col, aliases, invented) for b in ballots]
+        rows = [_voters_rows(b, table, target, col, aliases, match) for b in ballots]
         want = cell_form(table, col, target.get(col), aliases)
         if not table.column(col).single_valued and want is not None:
             picks = [{col: target.get(col)} if any(
                 cell_form(table, col, r.get(col), aliases) == want for r in found) else {}
                 for found in rows]
         else:
-            picks = [dict(found[0]) if found else {} for found in rows]
+            picks = [dict(found[0]) if found and not (match.dropped and len(
+                {cell_form(table, col, r.get(col), aliases) for r in found}) > 1) else {}
+                for found in rows]
         votes = [cell_form(table, col, p.get(col), aliases) for p in picks]
         best, count = Counter(votes).most_common(1)[0]
         if count * 2 > len(picks):
