@@ -17,7 +17,7 @@ from quaderno.eval.synth.families import FAMILIES
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.draft import slug
-from quaderno.methods.docsage.ended import ended_members, group_named
+from quaderno.methods.docsage.ended import _names_in, ended_members, group_named
 
 DMC = "Drournlia Markets Commission"
 ROSTER = (f"Members of the {DMC} (DMC) include Rastou Bank, Ulm Savings. "
@@ -49,6 +49,9 @@ def _group_table(name: str, *extra: dict):
     ("drournlia_markets_commission", f"Rastou Bank and the {DMC} signed.", DMC),
     ("rastou_bank", f"Rastou Bank and the {DMC} signed.", "Rastou Bank"),
     ("rastou", f"Rastou Bank and the {DMC} signed.", None),
+    # a possessive, and a name alone on its line (a title): a run of capitals ends there
+    ("drournlia_markets_commission", f"The {DMC}'s members include Ulm Savings.", DMC),
+    ("drournlia_markets_commission", f"{DMC}\nFormer members: Kelvo Trust.", DMC),
 ])
 def test_the_body_a_table_is_named_after(table, text, group) -> None:
     assert group_named(_group_table(table), text) == group
@@ -142,3 +145,38 @@ def test_clear_leaves_out_a_former_members_rows_from_every_chunk() -> None:
     said = "Former members: Vykaexfun Holdings (left 1992), Brin Holdings (left 2010)."
     assert [(e["chunk_id"], e["quote"], e["said_in"]) for e in result.report.links_ended] == [
         ("d1#0", said, "d1#0"), ("d2#0", said, "d1#0")]
+
+
+@pytest.mark.parametrize("text,ended", [
+    # a name around the group's is no mention of it
+    (f"The {DMC} regulates banks. Vykaexfun Holdings left the {DMC} Tower in 2005.", []),
+    # a list of former members in a text that lists the group among others' members
+    ("Members of the Kessel Board include Drournlia Markets Commission, Ulm Savings. "
+     "Former members: Vykaexfun Holdings (left 1992).", []),
+    # ... or that never calls a list the group's members
+    (f"{DMC}\nFormer members: Vykaexfun Holdings (left 1992).", []),
+    (f"{DMC} \u2014 members, part 2\nFormer members: Vykaexfun Holdings (left 1992).",
+     ["Vykaexfun Holdings"]),
+])
+def test_a_list_of_former_members_ends_only_the_groups_own(text, ended) -> None:
+    """The review of dab297e: a former-members list ended a member of a table named after
+    a company the roster lists, and a building named after the group ended membership."""
+    table = _group_table("drournlia_markets_commission")
+    _, gone = ended_members(table, [row(table.name, "c", name="Vykaexfun Holdings")], text)
+    assert [r.values["name"] for r in gone] == ended
+
+
+def test_a_member_listed_in_a_table_named_after_another_member_stays() -> None:
+    table = _group_table("rastou_bank")
+    kept, ended = ended_members(table, [row(table.name, "c", name="Vykaexfun Holdings")], ROSTER)
+    assert (len(kept), ended) == (1, [])
+
+
+def test_names_are_whole_segments_no_longer_than_asked() -> None:
+    """The review of dab297e: every span of a long run of capitals was tried (cubic in its
+    length). Names are now cut at the longest name wanted, and a run ends at its line."""
+    text = "\n".join(f"Bank of Town{i}" for i in range(2000)) + "\n" + "A of " * 2000
+    names = list(_names_in(text, 20))
+    assert names and all(len(n.replace(" ", "")) <= 20 for n in names)
+    assert "Bank of Town7" in names and not any("\n" in n for n in names)
+    assert group_named(_group_table("bank_of_town1999"), text) == "Bank of Town1999"

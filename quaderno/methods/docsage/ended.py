@@ -34,17 +34,22 @@ CLEAR then leaves out every row of the same link read from other chunks
 (:func:`without_ended_links`). A table named after the group itself
 (``drournliamarketscommission(name, employees)``, the measuring model's Set2 draft: a row
 per member, no reference) is the same link with one end in its name: :func:`ended_members`
-takes out the rows of a member the text says has left. A link of three entities, or a key
-with a part that is not a reference (a product, a season), is left as read. Known limits:
-the rule reads English only; a chunk holding two rosters ends a former member of the second
-in the first as well; and an end said of a third entity in a clause naming both ("the
-league counts Oslo as a member and Trondheim as a former member") ends Oslo's too.
+takes out the rows of a member the text says has left, where the group is written as the
+table is named (the chunk's title included), and a list of former members only in a text
+calling a list the group's members. A link of three entities, or a key with a part that
+is not a reference (a product, a season), is left as read. Known limits: the rule reads
+English only; a chunk holding two rosters ends a former member of the second in the first
+as well; an end said of a third entity or of something else in a clause naming both ("the
+league counts Oslo as a member and Trondheim as a former member", "Oslo, a member of the
+league, hired a former member of parliament", "the league investigated Oslo until it
+withdrew the bid") ends Oslo's too; a group written with another word first ("Former DMC
+member"), with "&", or keyed by an id is not found.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from quaderno.methods.docsage.normalize import (entity_key, entity_name, fold_text,
                                                 key_columns, key_name)
@@ -183,11 +188,13 @@ def ended_links(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Row]
     return kept, ended
 
 
-# a run of capitalized words, "of"/"the"/"and"/"for" allowed inside ("League of X Cities")
-_CAPITAL = r"[A-Z\u00c0-\u00d6\u00d8-\u00de][\w'\u2019-]*"
-_PROPER = re.compile(rf"{_CAPITAL}(?:\s+(?:(?:of|the|and|for)\s+)*{_CAPITAL})*")
+# a run of capitalized words on one line, "of"/"the"/"and"/"for" allowed inside ("League of
+# X Cities"); a possessive "'s" ends a word of it
+_CAPITAL = r"[A-Z\u00c0-\u00d6\u00d8-\u00de][\w\u2019'-]*"
+_PROPER = re.compile(rf"{_CAPITAL}(?:[ \t]+(?:(?:of|the|and|for)[ \t]+)*{_CAPITAL})*")
 _JOINERS = frozenset({"of", "the", "and", "for"})
 _ROSTER = frozenset({"members", "member", "membership", "memberships", "roster"})
+_POSSESSIVE = re.compile(r"['\u2019]s?$")
 
 
 def _compact(name: str) -> str:
@@ -195,31 +202,54 @@ def _compact(name: str) -> str:
     return re.sub(r"[\W_]+", "", fold_text(name))
 
 
+def _names_in(text: str, longest: int) -> Iterator[str]:
+    """The proper names ``text`` writes, each whole segments of a run of capitalized words
+    between "of", "the", "and", "for" ("League of Merounddian Cities", and "Drournlia
+    Markets Commission" of "Members of the Drournlia Markets Commission"; never "Drournlia
+    Markets" of it), of two words or more and at most ``longest`` letters compacted."""
+    for m in _PROPER.finditer(text):
+        words = [_POSSESSIVE.sub("", w) for w in m[0].split()]
+        cuts = [k for k, w in enumerate(words) if w in _JOINERS or (w == "The" and (
+            k == 0 or words[k - 1] in _JOINERS))]
+        ends = {*cuts, len(words)}
+        size = [len(_compact(w)) for w in words]
+        for start in [0, *(k + 1 for k in cuts)]:
+            length = 0
+            for k in range(start, len(words)):
+                length += size[k]
+                if length > longest:
+                    break
+                if k > start and k + 1 in ends:
+                    yield " ".join(words[start:k + 1])
+
+
+def _group_forms(table: Table) -> set[str]:
+    """The compacted names a group ``table`` is named after may have: its name, or its
+    name less a word for its roster (``drournlia_markets_commission_members``)."""
+    parts = table.name.lower().split("_")
+    return {_compact(table.name)} | ({_compact("".join(parts[:-1]))}
+                                     if len(parts) > 2 and parts[-1] in _ROSTER else set())
+
+
+def _roster_of(group: str) -> re.Pattern[str]:
+    """Where a text calls a list the members of ``group``: "members of (the) G", "G's
+    members", "G members", "G — members"."""
+    name = re.escape(group)
+    return re.compile(rf"\bmembers?\s+(?:of|in)\s+(?:the\s+)?{name}(?!\w)"
+                      rf"|(?<!\w){name}(?:['\u2019]s)?[ \t]*(?:[\u2014\u2013:-][ \t]*)?"
+                      r"members?\b", re.I)
+
+
 def group_named(table: Table, text: str) -> str | None:
     """The proper name in ``text`` of the group ``table`` is named after, or None: a name
     of two words or more, capitalized ("Drournlia Markets Commission", "Stedrurial Medal",
-    "League of Merounddian Cities"), written as the table's name is, underscores and case
-    aside (``drournliamarketscommission``, ``drournlia_markets_commission``), or that
-    name and a word for its roster (``drournlia_markets_commission_members``). Its rows
-    are then the group's members."""
-    parts = table.name.lower().split("_")
-    wanted = {_compact(table.name)} | ({_compact("".join(parts[:-1]))}
-                                       if len(parts) > 2 and parts[-1] in _ROSTER else set())
-    for m in _PROPER.finditer(text):
-        # a name is whole segments of the run between "of", "the", "and", "for" ("League of
-        # Merounddian Cities"; "Drournlia Markets Commission" of "Members of the Drournlia
-        # Markets Commission"), never part of one ("Drournlia Markets")
-        words = m[0].split()
-        cuts = [k for k, w in enumerate(words) if w in _JOINERS or (w == "The" and (
-            k == 0 or words[k - 1] in _JOINERS))]
-        starts = [0, *(k + 1 for k in cuts)]
-        ends = [*cuts, len(words)]
-        for a in range(len(starts)):
-            for b in range(a, len(ends)):
-                name = " ".join(words[starts[a]:ends[b]])
-                if len(name.split()) > 1 and _compact(name) in wanted:
-                    return name
-    return None
+    "League of Merounddian Cities"; :func:`_names_in`), written as the table's name is,
+    underscores and case aside (``drournliamarketscommission``,
+    ``drournlia_markets_commission``), or that name and a word for its roster
+    (``drournlia_markets_commission_members``). Its rows are then the group's members."""
+    wanted = _group_forms(table)
+    return next((n for n in _names_in(text, max(map(len, wanted)))
+                 if _compact(n) in wanted), None)
 
 
 def ended_members(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Row], list[Row]]:
@@ -236,7 +266,17 @@ def ended_members(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Ro
     if group is None:
         return list(rows), []
     parts = clauses(text)
-    names = sorted({n for r in rows if (n := key_name(table, r.values))} | {group})
+    # a list of former members ends membership of this group only in a text that calls
+    # a list the group's members ("Members of the Drournlia Markets Commission include",
+    # "Stedrurial Medal — members, part 1"), not one that lists the group among others'
+    if not _roster_of(group).search(text):
+        parts = [c for c in parts if not _FORMER_LIST.search(c)]
+    # a name written around the group's, with no "of" or "the" between
+    # ("Drournlia Markets Commission Tower"), is no mention of it
+    longer = {n for m in _PROPER.finditer(text)
+              for n in re.split(r"^The\s+|\s+(?:(?:of|the|and|for)\s+)+", m[0])
+              if len(n) > len(group) and _naming(group).search(n)}
+    names = sorted({n for r in rows if (n := key_name(table, r.values))} | {group} | longer)
     key = key_columns(table)[0]
     kept, ended = [], []
     for row in rows:

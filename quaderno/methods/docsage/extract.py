@@ -500,7 +500,8 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                                    [c for c, _ in all_back_links(schema, name)])
                 rows, ended = ended_links(table, ended_references(table, rows, chunk.text),
                                           chunk.text)
-                rows, left = ended_members(table, rows, chunk.text)
+                # a roster's title names its group ("Stedrurial Medal — members, part 1")
+                rows, left = ended_members(table, rows, chunk.render())
                 result.rows[name] = rows
                 result.ended += [*ended, *left]
         # a referenced entity's name written into another column (misplaced.py), and values
