@@ -51,8 +51,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from quaderno.methods.docsage.normalize import (entity_key, entity_name, fold_text,
-                                                key_columns, key_name)
+from quaderno.methods.docsage.normalize import (NAME_JOINERS, entity_key, entity_name,
+                                                fold_text, key_columns, key_name)
 from quaderno.methods.docsage.rows import Correction, Row, noted
 from quaderno.methods.docsage.schema import Schema, Table
 
@@ -192,7 +192,6 @@ def ended_links(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Row]
 # X Cities"); a possessive "'s" ends a word of it
 _CAPITAL = r"[A-Z\u00c0-\u00d6\u00d8-\u00de][\w\u2019'-]*"
 _PROPER = re.compile(rf"{_CAPITAL}(?:[ \t]+(?:(?:of|the|and|for)[ \t]+)*{_CAPITAL})*")
-_JOINERS = frozenset({"of", "the", "and", "for"})
 _ROSTER = frozenset({"members", "member", "membership", "memberships", "roster"})
 _POSSESSIVE = re.compile(r"['\u2019]s?$")
 
@@ -209,8 +208,8 @@ def _names_in(text: str, longest: int) -> Iterator[str]:
     Markets" of it), of two words or more and at most ``longest`` letters compacted."""
     for m in _PROPER.finditer(text):
         words = [_POSSESSIVE.sub("", w) for w in m[0].split()]
-        cuts = [k for k, w in enumerate(words) if w in _JOINERS or (w == "The" and (
-            k == 0 or words[k - 1] in _JOINERS))]
+        cuts = [k for k, w in enumerate(words) if w in NAME_JOINERS or (w == "The" and (
+            k == 0 or words[k - 1] in NAME_JOINERS))]
         ends = {*cuts, len(words)}
         size = [len(_compact(w)) for w in words]
         for start in [0, *(k + 1 for k in cuts)]:
@@ -259,7 +258,7 @@ def ended_members(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Ro
     "Former members: Vykaexfun Holdings (left 1992)"; "Kelvo Trust was a member of the
     Drournlia Markets Commission until it left in 2005"); each ended row carries an
     ``ended`` correction on its key, its values unchanged. A table with a column that can
-    hold the end keeps its rows; the group's own row is no member."""
+    hold the end keeps its rows, and the group's own row is never set apart."""
     if any(_END_TOKEN.search(c) for c in table.column_names):
         return list(rows), []
     group = group_named(table, text)

@@ -93,7 +93,6 @@ def name_references(schema: Schema) -> dict[str, list[_Ref]]:
     return out
 
 
-
 def table_kind(table: str) -> str:
     """The kind of entity ``table`` holds, its last word singular (``commission`` of
     ``commissions``, of ``market_commissions``)."""

@@ -35,6 +35,8 @@ BODY_WORDS = KIND_WORDS | {"commission", "committee", "markets", "market", "hold
 BODY_KINDS = frozenset("commission committee council league federation association union "
                        "alliance consortium coalition conference network organization "
                        "organisation society guild chamber syndicate".split())
+# the small words a proper name holds uncapitalized ("League of Merounddian Cities")
+NAME_JOINERS = frozenset({"of", "the", "and", "for"})
 
 # a word in capitals ("DMC", "D.M.C.", "SKOR", "US"): an acronym or an alias
 ACRONYM = re.compile(r"(?<!\w)[^\W\d_a-z](?:\.?[^\W\d_a-z])+\.?(?!\w)")
@@ -210,7 +212,7 @@ def body_name(value: str) -> bool:
     that holds the word ("Credit union", "Social network")."""
     words = value.split()
     if len(words) < 2 or not all(w[0].isupper() for w in words
-                                 if w.lower() not in ("of", "the", "and", "for")):
+                                 if w.lower() not in NAME_JOINERS):
         return False
     head = [words[-1].lower(), words[0].lower()] if words[1].lower() == "of" else \
         [words[-1].lower()]
