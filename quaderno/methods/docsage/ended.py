@@ -191,7 +191,8 @@ def ended_links(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Row]
 # a run of capitalized words on one line, "of"/"the"/"and"/"for" allowed inside ("League of
 # X Cities"); a possessive "'s" ends a word of it
 _CAPITAL = r"[A-Z\u00c0-\u00d6\u00d8-\u00de][\w\u2019'-]*"
-_PROPER = re.compile(rf"{_CAPITAL}(?:[ \t]+(?:(?:of|the|and|for)[ \t]+)*{_CAPITAL})*")
+_JOINER = "|".join(sorted(NAME_JOINERS))
+_PROPER = re.compile(rf"{_CAPITAL}(?:[ \t]+(?:(?:{_JOINER})[ \t]+)*{_CAPITAL})*")
 _ROSTER = frozenset({"members", "member", "membership", "memberships", "roster"})
 _POSSESSIVE = re.compile(r"['\u2019]s?$")
 
@@ -272,9 +273,10 @@ def ended_members(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Ro
         parts = [c for c in parts if not _FORMER_LIST.search(c)]
     # a name written around the group's, with no "of" or "the" between
     # ("Drournlia Markets Commission Tower"), is no mention of it
+    mention = _naming(group)
     longer = {n for m in _PROPER.finditer(text)
-              for n in re.split(r"^The\s+|\s+(?:(?:of|the|and|for)\s+)+", m[0])
-              if len(n) > len(group) and _naming(group).search(n)}
+              for n in re.split(rf"^The\s+|\s+(?:(?:{_JOINER})\s+)+", m[0])
+              if len(n) > len(group) and mention.search(n)}
     names = sorted({n for r in rows if (n := key_name(table, r.values))} | {group} | longer)
     key = key_columns(table)[0]
     kept, ended = [], []
