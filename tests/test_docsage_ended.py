@@ -106,6 +106,13 @@ def test_clauses_split_at_sentences_semicolons_and_but() -> None:
     assert clauses("A is in Z" + " " * 5000 + "but B left.") == ["A is in Z", "B left."]
 
 
+def test_a_title_or_an_initial_before_a_name_ends_no_clause() -> None:
+    assert clauses("Skoustil Kelskyrn (S. Kelskyrn) is a laureate. Dr. Moskia left in 2005. "
+                   "It joined Y. The club left Z. B is in Q.") == [
+        "Skoustil Kelskyrn (S. Kelskyrn) is a laureate.", "Dr. Moskia left in 2005.",
+        "It joined Y.", "The club left Z.", "B is in Q."]
+
+
 @pytest.mark.parametrize("value", [float("nan"), True, 17, None])
 def test_what_is_no_name_is_neither_ended_nor_read_as_one(value) -> None:
     r = row("companies", "c", companyname="Kelvo Trust", commissionname=value)

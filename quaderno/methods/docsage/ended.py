@@ -71,7 +71,13 @@ _CURRENT = re.compile(r"\b(?:joined|rejoined|became|remains|belongs|since|has be
                       r"(?:is|are)(?!\s+(?:no longer|not)\b))\b", re.I)
 _FORMER_LIST = re.compile(r"\bformer members?\b", re.I)
 _SPACES = re.compile(r"[ \t\u00a0]+")
-_CLAUSE = re.compile(r"(?<=[.!?]) |\n+|; ?| but |,? (?:while|whereas) ", re.I)
+# a sentence ends at ". ", but not after a title ("Dr. Moskia") nor after an initial before a
+# name ("S. Kelskyrn"; "it joined Y. The company" and "joined Y. B is" end there)
+_STARTERS = ("The|It|Its|In|A|An|As|At|On|By|For|From|He|She|They|This|That|These|Since|With|"
+             "After|Before|According|Some")
+_CLAUSE = re.compile(r"(?<=[.!?])(?-i:(?<!\b(?:Dr|Mr|Ms|St)\.)(?<!\bMrs\.)"
+                     rf"(?!(?<=\b[A-Z]\.) (?!(?:{_STARTERS})\b)[A-Z][a-z])) "
+                     r"|\n+|; ?| but |,? (?:while|whereas) ", re.I)
 # how a list names an item: after its colon, a comma, "and" or "include" ("Former members:
 # Kelvo Trust (left 2005), ..."), never inside a longer name ("New York" is not "York")
 _ITEM_BEFORE = r"(?:[:,;]|\b(?:and|include[sd]?|are|were|was))\s*"
@@ -82,19 +88,21 @@ _END_TOKEN = re.compile(r"(?:^|_)(?:left|until|end|ended|exit|exited|former|stat
 
 
 def clauses(text: str) -> list[str]:
-    """The sentences of ``text``, split again at semicolons, "but" and "while" (runs of
-    spaces collapsed first, so no pattern backtracks over them)."""
+    """The sentences of ``text`` (none ends at a title or at an initial before a name: "Dr.
+    Moskia", "S. Kelskyrn"), split again at semicolons, "but" and "while" (runs of spaces
+    collapsed first, so no pattern backtracks over them)."""
     return [c.strip() for c in _CLAUSE.split(_SPACES.sub(" ", text)) if c and c.strip()]
 
 
-def _naming(name: str) -> re.Pattern[str]:
+def naming(name: str) -> re.Pattern[str]:
+    """Where a text writes ``name`` as a whole, case aside."""
     return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.I)
 
 
 def _without(text: str, names: Sequence[str]) -> str:
     """``text`` with every mention of ``names`` blanked (the same length)."""
     for n in names:
-        text = _naming(n).sub(lambda m: " " * len(m[0]), text)
+        text = naming(n).sub(lambda m: " " * len(m[0]), text)
     return text
 
 
@@ -103,7 +111,7 @@ def _ended(parts: Sequence[str], entity: str, ref: str,
     """The clause saying the relationship of ``entity`` to ``ref`` ended, or None.
     ``names``: the entities read beside them; one that holds the name of either ("New
     York" for "York") is not a mention of it."""
-    own, other = _naming(entity), _naming(ref)
+    own, other = naming(entity), naming(ref)
     longer = [n for n in names if len(n) > min(len(entity), len(ref))
               and n.lower() not in (entity.lower(), ref.lower())
               and (own.search(n) or other.search(n))]
@@ -192,12 +200,12 @@ def ended_links(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Row]
 # X Cities"); a possessive "'s" ends a word of it
 _CAPITAL = r"[A-Z\u00c0-\u00d6\u00d8-\u00de][\w\u2019'-]*"
 _JOINER = "|".join(sorted(NAME_JOINERS))
-_PROPER = re.compile(rf"{_CAPITAL}(?:[ \t]+(?:(?:{_JOINER})[ \t]+)*{_CAPITAL})*")
+PROPER_NAME = re.compile(rf"{_CAPITAL}(?:[ \t]+(?:(?:{_JOINER})[ \t]+)*{_CAPITAL})*")
 _ROSTER = frozenset({"members", "member", "membership", "memberships", "roster"})
 _POSSESSIVE = re.compile(r"['\u2019]s?$")
 
 
-def _compact(name: str) -> str:
+def compact(name: str) -> str:
     """``name`` folded, without spaces or underscores: a table's name and a written one."""
     return re.sub(r"[\W_]+", "", fold_text(name))
 
@@ -207,12 +215,12 @@ def _names_in(text: str, longest: int) -> Iterator[str]:
     between "of", "the", "and", "for" ("League of Merounddian Cities", and "Drournlia
     Markets Commission" of "Members of the Drournlia Markets Commission"; never "Drournlia
     Markets" of it), of two words or more and at most ``longest`` letters compacted."""
-    for m in _PROPER.finditer(text):
+    for m in PROPER_NAME.finditer(text):
         words = [_POSSESSIVE.sub("", w) for w in m[0].split()]
         cuts = [k for k, w in enumerate(words) if w in NAME_JOINERS or (w == "The" and (
             k == 0 or words[k - 1] in NAME_JOINERS))]
         ends = {*cuts, len(words)}
-        size = [len(_compact(w)) for w in words]
+        size = [len(compact(w)) for w in words]
         for start in [0, *(k + 1 for k in cuts)]:
             length = 0
             for k in range(start, len(words)):
@@ -223,11 +231,11 @@ def _names_in(text: str, longest: int) -> Iterator[str]:
                     yield " ".join(words[start:k + 1])
 
 
-def _group_forms(table: Table) -> set[str]:
+def group_forms(table: Table) -> set[str]:
     """The compacted names a group ``table`` is named after may have: its name, or its
     name less a word for its roster (``drournlia_markets_commission_members``)."""
     parts = table.name.lower().split("_")
-    return {_compact(table.name)} | ({_compact("".join(parts[:-1]))}
+    return {compact(table.name)} | ({compact("".join(parts[:-1]))}
                                      if len(parts) > 2 and parts[-1] in _ROSTER else set())
 
 
@@ -247,9 +255,9 @@ def group_named(table: Table, text: str) -> str | None:
     underscores and case aside (``drournliamarketscommission``,
     ``drournlia_markets_commission``), or that name and a word for its roster
     (``drournlia_markets_commission_members``). Its rows are then the group's members."""
-    wanted = _group_forms(table)
+    wanted = group_forms(table)
     return next((n for n in _names_in(text, max(map(len, wanted)))
-                 if _compact(n) in wanted), None)
+                 if compact(n) in wanted), None)
 
 
 def ended_members(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Row], list[Row]]:
@@ -273,8 +281,8 @@ def ended_members(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Ro
         parts = [c for c in parts if not _FORMER_LIST.search(c)]
     # a name written around the group's, with no "of" or "the" between
     # ("Drournlia Markets Commission Tower"), is no mention of it
-    mention = _naming(group)
-    longer = {n for m in _PROPER.finditer(text)
+    mention = naming(group)
+    longer = {n for m in PROPER_NAME.finditer(text)
               for n in re.split(rf"^The\s+|\s+(?:(?:{_JOINER})\s+)+", m[0])
               if len(n) > len(group) and mention.search(n)}
     names = sorted({n for r in rows if (n := key_name(table, r.values))} | {group} | longer)
@@ -283,7 +291,7 @@ def ended_members(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Ro
     for row in rows:
         own = key_name(table, row.values)
         quote = _ended(parts, own, group, names) if own and \
-            _compact(own) != _compact(group) else None
+            compact(own) != compact(group) else None
         if quote is None:
             kept.append(row)
         else:
@@ -332,5 +340,6 @@ def ended_columns(row: Row) -> set[str]:
     return {c.column for c in row.provenance.corrections if c.reason == "ended"}
 
 
-__all__ = ["clauses", "ended_by", "ended_columns", "ended_links", "ended_members",
-           "ended_references", "ends_relationships", "group_named", "without_ended_links"]
+__all__ = ["PROPER_NAME", "clauses", "compact", "ended_by", "ended_columns", "ended_links",
+           "ended_members", "ended_references", "ends_relationships", "group_forms",
+           "group_named", "naming", "without_ended_links"]
