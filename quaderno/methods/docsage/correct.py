@@ -38,6 +38,7 @@ from quaderno.methods.docsage.aliases import name_columns_of
 from quaderno.methods.docsage.amounts import read_cell, stated_mentions, stated_spans
 from quaderno.methods.docsage.extract import (ExtractionSettings, extract_chunk,
                                               extraction_model, failed_calls, surface_forms)
+from quaderno.methods.docsage.group_keyed import named_for_subject
 from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, entity_key, fold_text,
                                                 is_null, key_columns, multi_valued,
                                                 normalize_entity, normalize_value,
@@ -117,7 +118,9 @@ async def committee_ballots(lm: LM, chunk: Chunk, table: Table, settings: Extrac
                 trace.fallback(f"docsage.clear.committee: a vote on chunk {chunk.id} failed "
                                f"({exc}); it votes NULL")
             rows = {}
-        ballots.append([r.values for r in rows.get(table.name, [])])
+        # renamed as the read it votes on was (group_keyed.py)
+        ballots.append([r.values for r in named_for_subject(table, rows.get(table.name, []),
+                                                             chunk.title, chunk.text)])
     return ballots, calls
 
 

@@ -37,6 +37,7 @@ from quaderno.methods.docsage.amounts import READER_VERSION, read_row
 from quaderno.methods.docsage.confidence import agreement_rows, logprob_confidences
 from quaderno.methods.docsage.copies import self_copies
 from quaderno.methods.docsage.ended import ended_links, ended_members, ended_references
+from quaderno.methods.docsage.group_keyed import named_for_subject
 from quaderno.methods.docsage.lists import split_lists
 from quaderno.methods.docsage.misplaced import all_back_links, misplaced
 from quaderno.methods.docsage.normalize import is_null, key_columns
@@ -498,6 +499,8 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                 # a roster written into one cell is a row per name first (lists.py)
                 rows = split_lists(table, rows, chunk.render(),
                                    [c for c, _ in all_back_links(schema, name)])
+                # a member's row keyed by its group's name is the chunk subject's
+                rows = named_for_subject(table, rows, chunk.title, chunk.text)
                 rows, ended = ended_links(table, ended_references(table, rows, chunk.text),
                                           chunk.text)
                 # a roster's title names its group ("Stedrurial Medal — members, part 1")
