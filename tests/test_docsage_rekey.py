@@ -892,3 +892,98 @@ def test_docsage_rekeys_an_invented_id_by_the_names_extraction_saw(tmp_path):
     assert {r["name"] for r in d.tables["institution"]} == {
         "Varnholt University", "Ostrel College", "Quellmar Institute"}
     assert a.answer == "Varnholt University"
+
+
+# the measuring model's Set1 draft in grid-docsage-set1: a nationality table keyed by an id
+# no document states and the nationality; every chunk numbered its laureate 1, and CLEAR
+# could not tell the laureates of one nationality apart
+SET1 = {"tables": [
+    {"name": "stedrurial_medal", "columns": [{"name": "laureate_name"},
+                                             {"name": "year", "type": "INT"}],
+     "primary_key": ["laureate_name"]},
+    {"name": "laureate_nationality", "columns": [
+        {"name": "laureate_id", "type": "INT"}, {"name": "nationality"},
+        {"name": "birth_year", "type": "INT"}, {"name": "stedrurial_medal_laureate_name"}],
+     "primary_key": ["laureate_id", "nationality"],
+     "foreign_keys": [{"column": "stedrurial_medal_laureate_name",
+                       "references_table": "stedrurial_medal",
+                       "references_column": "laureate_name"}]},
+    {"name": "award_laureate", "columns": [{"name": "laureate_id", "type": "INT"},
+                                           {"name": "award_name"},
+                                           {"name": "year", "type": "INT"}],
+     "primary_key": ["laureate_id", "award_name"]}]}
+SET1_TEXTS = {
+    "d1": "Skoustil Kelskyrn (S. Kelskyrn) is a laureate of the Stedrurial Medal, born in "
+          "1958. Nationality: Kraxryndia. She received the Stedrurial Medal in 1990.",
+    "d2": "Dyrte Fourzixze, born 1971, holds Kraxryndia and Pouthpiund nationality. He "
+          "received the Stedrurial Medal in 2008.",
+}
+
+
+def set1_rows():
+    return [row("laureate_nationality", "d1", laureate_id=1, nationality="Kraxryndia",
+                birth_year=1958, stedrurial_medal_laureate_name="Skoustil Kelskyrn"),
+            row("laureate_nationality", "d2", laureate_id=1, nationality="Kraxryndia",
+                birth_year=1971, stedrurial_medal_laureate_name="Dyrte Fourzixze"),
+            row("laureate_nationality", "d2", laureate_id=1, nationality="Pouthpiund",
+                birth_year=1971, stedrurial_medal_laureate_name="Dyrte Fourzixze"),
+            row("award_laureate", "d1", laureate_id=1, award_name="Stedrurial Medal",
+                year=1990),
+            row("award_laureate", "d2", laureate_id=1, award_name="Stedrurial Medal",
+                year=2008)]
+
+
+def test_the_invented_id_part_of_a_composite_key_is_replaced_and_the_rest_kept():
+    by_table = {s.table: s for s in invented_keys(schema_of(SET1), set1_rows(), SET1_TEXTS)}
+    # the nationality table by the laureate its reference names, with the nationality
+    nat = by_table["laureate_nationality"]
+    assert (nat.column, nat.fix) == ("laureate_id", SchemaPatch(
+        op="rekey", table="laureate_nationality", column="stedrurial_medal_laureate_name",
+        key_with=["nationality"]))
+    assert "key laureate_nationality by (stedrurial_medal_laureate_name, nationality)" in \
+        nat.detail
+    # a table naming nothing gains the laureate's name beside the award
+    award = by_table["award_laureate"]
+    assert (award.fix.column, award.fix.key_with) == ("laureate_name", ["award_name"])
+    schema, notes = apply_patches(schema_of(SET1), [nat.fix, award.fix])
+    assert notes == []
+    assert schema.table("laureate_nationality").primary_key == [
+        "stedrurial_medal_laureate_name", "nationality"]
+    assert schema.table("laureate_nationality").column_names == [
+        "nationality", "birth_year", "stedrurial_medal_laureate_name"]
+    assert schema.table("award_laureate").primary_key == ["laureate_name", "award_name"]
+    assert schema.table("award_laureate").column_names == ["laureate_name", "award_name",
+                                                           "year"]
+
+
+@pytest.mark.parametrize("key,column,key_with", [
+    (["laureate_id", "nationality"], "nationality", []),            # the rest not kept
+    (["laureate_id", "nationality"], "birth_year", ["laureate_id"]),  # the id kept
+    (["laureate_id", "country_id"], "stedrurial_medal_laureate_name", []),  # two ids
+])
+def test_a_composite_key_is_moved_only_for_its_one_id_part(key, column, key_with):
+    draft = json.loads(json.dumps(SET1))
+    table = draft["tables"][1]
+    table["columns"].append({"name": "country_id", "type": "INT"})
+    table["primary_key"] = key
+    new, notes = apply_patches(schema_of(draft), [SchemaPatch(
+        op="rekey", table="laureate_nationality", column=column, key_with=key_with)])
+    assert new == schema_of(draft) and "several columns" in notes[0]
+
+
+def test_a_composite_key_without_one_unstated_id_part_is_no_invention():
+    # the chunks state the id: no invention
+    stated = {c: t + " Laureate no. 1." for c, t in SET1_TEXTS.items()}
+    assert "laureate_nationality" not in {
+        s.table for s in invented_keys(schema_of(SET1), set1_rows(), stated)}
+    # an id part that refers to another table's id moves with that table's re-key
+    draft = json.loads(json.dumps(SET2))
+    draft["tables"][2]["primary_key"] = ["companyid", "year"]
+    found = {s.table: s for s in invented_keys(schema_of(draft), company_rows(), TEXTS)}
+    assert "revenue" not in found or found["revenue"].column != "companyid"
+    # a name column that cannot tell rows apart even with the rest of the key is none
+    rows = set1_rows()[:3] + [row("laureate_nationality", "d2", laureate_id=2,
+                                  nationality="Pouthpiund", birth_year=1971,
+                                  stedrurial_medal_laureate_name="Dyrte Fourzixze")]
+    nat = {s.table: s for s in invented_keys(schema_of(SET1), rows, SET1_TEXTS)}
+    assert nat["laureate_nationality"].fix is None

@@ -42,7 +42,7 @@ from quaderno.methods.docsage.extract import mentions
 from quaderno.methods.docsage.joins import join_fix
 from quaderno.methods.docsage.normalize import is_null
 from quaderno.methods.docsage.patch import SchemaPatch
-from quaderno.methods.docsage.rekey import (entity_of_key, id_column, id_named,
+from quaderno.methods.docsage.rekey import (entity_of_key, id_column, id_named, id_part,
                                             is_name_column, mislabeled_names, name_columns,
                                             name_to_add, named_after, stems)
 from quaderno.methods.docsage.rows import Row
@@ -239,7 +239,8 @@ def _named_key(schema: Schema, table: Table, key: str) -> str | None:
 
 
 def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
-             texts: Mapping[str, str], share: float) -> list[str] | None:
+             texts: Mapping[str, str], share: float,
+             rest: Sequence[str] = ()) -> list[str] | None:
     """What to key ``table`` by instead of its invented key: its name (a single-valued TEXT
     column called ``name`` or ``title`` or named after the entity, ``companyname``, or one of
     :func:`.rekey.mislabeled_names` a model marked multi-valued, that the
@@ -255,7 +256,10 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
     that names nothing at all (no name column, no reference: ``stedrurial_medal(laureate_id,
     year, nationality)``, the 1.5B model's Set1 draft) is keyed by the name of the entity
     its key numbers, a column the re-key adds (:func:`.rekey.name_to_add`,
-    ``laureate_name``); each row's name is then read from its chunk like any value."""
+    ``laureate_name``); each row's name is then read from its chunk like any value. ``rest``:
+    the other columns of a key whose id part ``key`` is (``nationality`` of
+    ``(laureate_id, nationality)``): they stay in the key, so the new column need only tell
+    rows apart with them, and is never one of them."""
     if not rows and (named := _named_key(schema, table, key)) is not None:
         return [named]
     own = stems(table.name)
@@ -265,8 +269,8 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
     for i, c in enumerate(table.columns):
         # a name marked multi-valued is mislabeled (an entity has one): the re-key fixes it
         if c.type != "TEXT" or (not c.single_valued and c.name not in mislabeled) \
-                or c.name == key \
-                or _references(schema, table, c.name) or not _unique_per_chunk(rows, c.name):
+                or c.name == key or c.name in rest or _references(schema, table, c.name) \
+                or not _unique_per_chunk(rows, [c.name, *rest]):
             continue
         if not rows or not (c.name in ("name", "title", "full_name", "fullname", added)
                             or any(c.name.startswith(s) for s in own)):
@@ -279,22 +283,22 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
             scored.append((-distinct, i, c.name))
     if scored:
         return [min(scored)[-1]]
-    refs = [c.name for c in table.columns
-            if c.name != key and c.single_valued and _references(schema, table, c.name)]
+    refs = [c.name for c in table.columns if c.name != key and c.name not in rest
+            and c.single_valued and _references(schema, table, c.name)]
     if refs and not _referenced(schema, table, key):
         if len(refs) > 1:  # a table linking entities (league_city): keyed by its references
-            return refs if _unique_per_chunk(rows, refs) else None
-        return refs[:1] if _unique_per_chunk(rows, refs[0]) else None
+            return refs if _unique_per_chunk(rows, [*refs, *rest]) else None
+        return refs[:1] if _unique_per_chunk(rows, [refs[0], *rest]) else None
     # an entity table that names nothing (``laureates(laureate_id, year, nationality)``: no
     # row says whose it is) gains the entity's name as its key; not a table with a name
     # column the checks above refused, nor one of facts about another entity: a reference,
     # or a name column whose trial values tell rows apart (``awards(award_id,
     # laureate_name)``; the Set1 draft's award_name, the same medal in every row, does not)
     if refs or added in table.column_names or any(
-            c.name in names or is_name_column(c.name) and (
+            c.name not in rest and (c.name in names or is_name_column(c.name) and (
                 not rows or any(c.name.startswith(s) for s in own)
                 or len({str(r.values[c.name]).casefold() for r in rows
-                        if not is_null(r.values.get(c.name))}) > 1)
+                        if not is_null(r.values.get(c.name))}) > 1))
             for c in table.columns):
         return None
     return [added]
@@ -336,20 +340,25 @@ def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
                   min_rows: int = 2, share: float = 0.5) -> list[Signal]:
     """Tables keyed by an invented id: a single-column primary key named as an id (``id``,
     ``..._id``, ``companyid`` of ``companies``; without a primary key, the table's own id
-    column, :func:`_id_key`), holding whole numbers, that is no reference
-    to another table, and whose values the row's chunk (``texts``: chunk id -> the text
-    extraction was shown) does not state in more than ``share`` of at least ``min_rows``
-    trial rows; a table with fewer rows of its own is read in the columns that refer to it
-    too, from at least ``min_rows`` chunks (:func:`_evidence`). Keys by name, code or date
-    are never taken for invented ones. The signal's fix re-keys the table
-    (:func:`_new_key`: by a column it has, or by its entity's name, added); a table with no
-    column to key it by and none to add (a name column refused, a fact table's reference
-    that cannot tell its rows apart) gets a signal without a fix, asked like any other."""
+    column, :func:`_id_key`; or the one id part of a key of several,
+    :func:`.rekey.id_part`, which the re-key replaces keeping the rest), holding whole
+    numbers, that is no reference to another table, and whose values the row's chunk
+    (``texts``: chunk id -> the text extraction was shown) does not state in more than
+    ``share`` of at least ``min_rows`` trial rows; a table with fewer rows of its own is
+    read in the columns that refer to it too, from at least ``min_rows`` chunks
+    (:func:`_evidence`). Keys by name, code or date are never taken for invented ones. The
+    signal's fix re-keys the table (:func:`_new_key`: by a column it has, or by its
+    entity's name, added); a table with no column to key it by and none to add (a name
+    column refused, a fact table's reference that cannot tell its rows apart) gets a
+    signal without a fix, asked like any other."""
     signals: list[tuple[bool, Signal]] = []
     for t in schema.tables:
-        key = _id_key(t)
+        # a key of several columns with one id part (``(laureate_id, nationality)``) keeps
+        # its other parts when the id goes
+        key = _id_key(t) or id_part(t.name, t.primary_key)
         if key is None or not id_named(key, t.name):
             continue
+        rest = [k for k in t.primary_key if k != key]
         # a key that refers to another table's is as invented as that one: re-keying the
         # other moves it
         if _references(schema, t, key):
@@ -372,7 +381,7 @@ def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
         detail = (f"no chunk states the key {t.name}.{key} in {len(unstated)} of {n} trial "
                   f"rows{told}: the key is invented and cannot align rows")
         mine = [r for r in rows if r.table == t.name]
-        cols = _new_key(schema, t, key, mine, texts, share)
+        cols = _new_key(schema, t, key, mine, texts, share, rest)
         new_column = bool(cols) and cols[0] not in t.column_names
         described = ""
         if new_column:
@@ -381,12 +390,13 @@ def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
             detail += f"; no column names the {entity}: key {t.name} by a new column " \
                       f"{cols[0]}, its name"
         elif cols:
-            by = cols[0] if len(cols) == 1 else f"({', '.join(cols)})"
+            by = cols[0] if len(cols) + len(rest) == 1 else f"({', '.join([*cols, *rest])})"
             detail += f"; key {t.name} by {by}, which the chunks state" if mine else \
                 f"; key {t.name} by {by}"
         signal = Signal(kind="alignment_conflict", table=t.name, column=key, detail=detail,
                         values=values, fix=SchemaPatch(op="rekey", table=t.name, column=cols[0],
-                                                       key_with=cols[1:], description=described)
+                                                       key_with=[*cols[1:], *rest],
+                                                       description=described)
                         if cols else None,
                         chunk_ids=sorted({r.provenance.chunk_id for r, _ in unstated})[:5])
         # a table of facts is re-keyed by its reference before that reference is renamed

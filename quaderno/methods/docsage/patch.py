@@ -18,7 +18,8 @@ from quaderno.errors import ParseError
 from quaderno.methods.docsage.draft import (DraftColumn, DraftConstraint, DraftForeignKey,
                                             DraftTable, _Capped, capped, from_schema, slug,
                                             to_schema)
-from quaderno.methods.docsage.rekey import id_column, may_add_as_key, rekey, rename_in
+from quaderno.methods.docsage.rekey import (id_column, id_part, may_add_as_key, rekey,
+                                            rename_in)
 from quaderno.methods.docsage.schema import Schema
 
 PatchOp = Literal["add_column", "drop_column", "retype_column", "rename_column", "add_table",
@@ -76,6 +77,7 @@ def _apply_one(tables: list[DraftTable], p: SchemaPatch, constraints: list[Draft
     col = next((c for c in table.columns if slug(c.name) == slug(p.column)), None)
     if p.op == "rekey" and col is None and p.column and may_add_as_key(
             p.column, table.name, table.primary_key[0] if len(table.primary_key) == 1
+            else id_part(table.name, table.primary_key) if table.primary_key
             else id_column(table.name, [c.name for c in table.columns])):
         # a table keyed by an invented id that names nothing is keyed by a name it gains
         col = DraftColumn(name=p.column, type="TEXT", single_valued=True,

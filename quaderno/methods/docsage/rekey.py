@@ -190,6 +190,15 @@ def id_column(table: str, columns: list[str]) -> str | None:
     return ids[0] if len(ids) == 1 else None
 
 
+def id_part(table: str, key: list[str] | tuple[str, ...]) -> str | None:
+    """The one column of a key of several named as an id (:func:`id_named`:
+    ``laureate_id`` of ``(laureate_id, nationality)``, the 1.5B model's Set1 nationality
+    table): the part a re-key replaces. None for a key of one column, or with no id part
+    or several."""
+    ids = [k for k in key if id_named(k, table)] if len(key) > 1 else []
+    return ids[0] if len(ids) == 1 else None
+
+
 def named_after(column: str, table: str, key: str) -> bool:
     """True when ``column`` (of any table) is named as a reference to ``table``'s ``key``:
     ``company_id``, ``companyid``, ``companies_id`` for the key ``id`` or ``companyid`` of
@@ -304,7 +313,9 @@ def rekey(tables: list[DraftTable], table: DraftTable, col: DraftColumn,
     re-key moves it). A table without a primary key is keyed by its :func:`id_column` all
     the same (its rows are joined by it): that column goes as a key would. ``key_with``: the
     new key's other columns, for a table linking entities (``league_city`` keyed by
-    ``league_id`` and ``city_id``)."""
+    ``league_id`` and ``city_id``). A key of several columns is moved when ``key_with``
+    keeps all of them but its one id part (:func:`id_part`), which goes: ``(laureate_id,
+    nationality)`` becomes ``(laureate_name, nationality)``."""
     others = [c for c in table.columns for k in key_with if slug(c.name) == slug(k)]
     if len(others) != len(key_with) or any(c is col for c in others):
         return f"rekey {table.name}.{col.name}: the key's other columns {list(key_with)} " \
@@ -314,13 +325,18 @@ def rekey(tables: list[DraftTable], table: DraftTable, col: DraftColumn,
     relabel = not col.single_valued and slug(col.name) in mislabeled_names(table.name)
     if not col.single_valued and not relabel:
         return f"rekey {table.name}.{col.name}: a multi-valued column"
-    if len(table.primary_key) > 1:
+    kept = {slug(col.name), *(slug(c.name) for c in others)}
+    gone = [k for k in table.primary_key if slug(k) not in kept]
+    if len(table.primary_key) > 1 and (
+            len(gone) != 1 or gone[0] != id_part(table.name, table.primary_key)
+            or len(gone) + len(others) != len(table.primary_key)):
         return f"rekey {table.name}.{col.name}: the key {table.primary_key} has several " \
-               "columns; rekey moves a single-column key"
+               "columns; rekey moves a single-column key, or the id part of one the new " \
+               "key keeps the rest of"
     if [slug(k) for k in table.primary_key] == [slug(col.name)]:
         return f"rekey {table.name}.{col.name}: already the key"
-    old = table.primary_key[0] if table.primary_key else \
-        id_column(table.name, [c.name for c in table.columns])
+    old = gone[0] if len(table.primary_key) > 1 else table.primary_key[0] if \
+        table.primary_key else id_column(table.name, [c.name for c in table.columns])
     if not table.primary_key and any(slug(f.column) == slug(old or "")
                                      for f in table.foreign_keys):
         old = None  # a reference, not the table's own id: it stays
