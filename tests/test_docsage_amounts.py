@@ -347,6 +347,38 @@ def test_money_never_takes_a_count_of_people_or_things(text, written, quoted) ->
     assert (change.reason, change.evidence_quote) == ("unit", quoted)
 
 
+@pytest.mark.parametrize(("text", "written", "quoted"), [
+    # subject-docsage-set2: Bryskound Holdings' founding year read as its employees, the
+    # fewest, so its chief executive answered the question
+    ("1981 marks the founding of Bryskound.", 1981, "1981 marks the founding"),
+    ("It was in 1967 that KOUL became independent.", 1967, "in 1967"),
+    ("Records give 1980 for the founding of TI.", 1980, "1980 for the founding"),
+    ("Born in 1958, she chairs the board.", 1958, "in 1958"),
+    ("The club has played there since 1921.", 1921, "since 1921"),
+])
+def test_a_count_or_money_never_takes_a_calendar_year(text, written, quoted) -> None:
+    for column in ("staff", "revenue"):
+        read, changes = read_row(TABLE, {"name": "Acme", column: written}, text)
+        assert read[column] is None
+        assert [(c.column, c.reason, c.evidence_quote) for c in changes] == [
+            (column, "unit", quoted)]
+    # a year column takes it as it is
+    read, changes = read_row(TABLE, {"name": "Acme", "founded": written}, text)
+    assert (read["founded"], changes) == (written, [])
+
+
+@pytest.mark.parametrize("text", [
+    "A total of 1981 employees was recorded for Bryskound.",       # a count, written so
+    "Tallies of employees put the company at 1981.",               # no year's words
+    "In 1981 the staff counted 1981 people.",                      # a year and a count
+    "It employs 1,981 people.",
+    "Founded in 19810 BC by legend, it employs 1981.",             # five digits: no year
+])
+def test_a_number_not_written_as_a_year_is_no_year(text) -> None:
+    read, changes = read_row(TABLE, {"name": "Acme", "staff": 1981}, text)
+    assert (read["staff"], changes) == (1981, [])
+
+
 def test_money_still_takes_amounts_beside_a_headcount() -> None:
     text = "Acme has 75,440 employees and reported USD 54860M; its staff budget is 900."
     read, _ = read_row(TABLE, {"name": "Acme", "revenue": 54860, "staff": 75440}, text)

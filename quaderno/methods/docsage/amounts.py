@@ -49,7 +49,7 @@ from quaderno.methods.docsage.schema import Column, Table
 # part of the tuple store's key (extract.prompt_fingerprint): a change of how numbers are
 # read (or of the other repairs extraction makes, copies.py) must not re-use tuples read
 # the old way
-READER_VERSION = "as-stated-13"
+READER_VERSION = "as-stated-14"
 
 _WORDS = {"thousand": 3, "million": 6, "mn": 6, "mln": 6, "billion": 9, "bn": 9,
           "trillion": 12}
@@ -114,6 +114,30 @@ _UNIT_LETTER = re.compile(r"(?:[$€£]|\b(?:usd|eur|gbp))\s?(k|m|b)\b|\b(k|m|b)
                           r"(?:usd|eur|gbp)\b)", re.I)
 
 
+# a calendar year as a text writes one: four digits after "in", "since", "until", "born"...
+# ("It was in 1967 that ...", "Born in 1970"), or before "marks the founding", "for the
+# founding of" ("1981 marks the founding of Bryskound", "Records give 1980 for the founding
+# of TI"): never a count or an amount, whatever column the model put it in
+_YEAR_BEFORE = re.compile(r"\b(?:in|since|from|until|till|during|circa|c\.|born|founded|"
+                          r"established|died|the year)\s+$", re.I)
+_YEAR_AFTER = re.compile(r"\s+(?:marks\s+the\s+\w+|was\s+the\s+year|for\s+the\s+"
+                         r"(?:founding|foundation|birth|death|charter|independence|"
+                         r"establishment|opening)\b)", re.I)
+
+
+def _as_year(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """Where ``text`` writes the number at ``start:end`` as a calendar year, its context
+    included; None when it does not."""
+    digits = text[start:end]
+    if len(digits) != 4 or not digits.isdigit() or not 1000 <= int(digits) <= 2100:
+        return None
+    before = _YEAR_BEFORE.search(text[max(0, start - 16):start])
+    if before:
+        return start - (min(start, 16) - before.start()), end
+    after = _YEAR_AFTER.match(text, end)
+    return (start, after.end()) if after else None
+
+
 class Mention(NamedTuple):
     """A number the text writes: its digits as written, its scale (a power of ten), where
     it is, whether a currency sign or code is written right before it, and whether a measure
@@ -127,6 +151,7 @@ class Mention(NamedTuple):
     measure: bool = False
     counted: bool = False     # a count of people or things after it ("75,440 employees")
     noun: str = ""            # ... and what it counts ("employees")
+    year: bool = False        # a calendar year ("in 1967", "1981 marks the founding")
 
     @property
     def value(self) -> Decimal:
@@ -168,9 +193,11 @@ def mentions_in(text: str) -> list[Mention]:
             scale = _WORDS[m["word"].lower()]
         measure = bool(_MEASURE.match(text, m.end()))
         what = None if scale else _COUNTED.match(text, m.end())
+        year = not (scale or currency or measure or what) and \
+            _as_year(text, m.start(), m.end()) is not None
         out.append(Mention(Decimal(m["num"].replace(",", "")), scale, m.start(), m.end(),
                            currency, measure, what is not None,
-                           what.group(0).split()[-1].lower() if what else ""))
+                           what.group(0).split()[-1].lower() if what else "", year))
     return out
 
 
@@ -287,7 +314,11 @@ def column_kind(col: Column) -> str:
 def foreign(col: Column, m: Mention) -> bool:
     """``m`` is written as something ``col`` cannot hold: money or a measure for a count,
     a count of people or things for money, a count of things for a count of people and the
-    other way round ("183 offices" for employees, "60,600 employees" for offices)."""
+    other way round ("183 offices" for employees, "60,600 employees" for offices), a
+    calendar year for a count or money ("1981 marks the founding of Bryskound" for its
+    employees)."""
+    if m.year and (counts(col) or money(col)):
+        return True
     kind = column_kind(col) if col.type in ("INT", "DOUBLE") else ""
     if kind and m.counted and counted_kind(m.noun) not in ("", kind):
         return True
@@ -331,9 +362,12 @@ def read_cell(table: Table, col: Column, old: Any, text: str,
         # ("75,440 employees" as a revenue): not this column's value
         other = read_stated(old, text, [m for m in found if m not in usable])
         if other is not None:
+            m = other[1]
+            # a year with the words that make it one ("1981 marks the founding")
+            where = _as_year(text, m.start, m.end) if m.year else None
             return None, Correction(column=col.name, old=old, new=None, reason="unit",
-                                    by="as-stated",
-                                    evidence_quote=other[1].as_written(text))
+                                    by="as-stated", evidence_quote=text[slice(*where)]
+                                    if where else m.as_written(text))
         return old, None
     if reading is None:
         return old, None
