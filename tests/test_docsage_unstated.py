@@ -136,6 +136,36 @@ def test_clears_committee_cannot_vote_an_unstated_value_back() -> None:
     assert company.values["revenue"] == 63907400000
 
 
+GROUNLENKRE = ("Grounlenkre Energy is a company of the DMC. Some 58,000 employees worked "
+               "there in 2015. A total of 60,600 employees was recorded for the company.")
+
+
+@pytest.mark.parametrize(("first", "sampled", "kept", "refused"), [
+    # subject-docsage-set2: three sampled re-reads wrote 60 for the stated 60,600
+    (60600, 60, 60600, 1),
+    # a vote the chunk states still replaces the first read, and fills an unstated one
+    (58000, 60600, 60600, 0),
+    (123, 60600, 60600, 0),
+    # with no value the chunk states on either side, the vote stands as before (and the
+    # repair empties it)
+    (123, 60, None, 0),
+])
+def test_a_vote_the_chunk_does_not_state_never_replaces_one_it_does(first, sampled, kept,
+                                                                     refused) -> None:
+    def respond(request) -> str:
+        employees = first if request.temperature == 0 else sampled
+        return json.dumps({"companies": [{"company_name": "Grounlenkre Energy",
+                                          "employees": employees}], "commissions": []})
+    result = asyncio.run(run_clear(LM(FakeLLM(respond=respond)), SCHEMA,
+                                   [Chunk(id="d1#0", text=GROUNLENKRE)],
+                                   config=ClearConfig(level_b=False),
+                                   calibration=Calibration(tau_low=0.95)))
+    assert result.report.llm_calls_correct > 0        # the committee did vote
+    [company] = [r for r in result.rows if r.table == "companies"]
+    assert company.values["employees"] == kept
+    assert result.report.votes_unstated == refused
+
+
 @pytest.mark.parametrize(("text", "value", "stated"), [
     ("The firm is based in Zürich.", "Zurich", True),       # accents aside
     ("The firm is based in Zurich.", "Zürich", True),
@@ -196,7 +226,11 @@ def test_the_constraint_committee_cannot_vote_an_unstated_value_back() -> None:
     assert result.report.llm_calls_correct > 0
     [company] = result.rows
     assert company.values["employees"] is None
-    assert "unstated" in [c.reason for c in company.provenance.corrections]
+    # the vote (100, stated nowhere) never replaced the stated 5000 (clear.votes_unstated);
+    # the value out of range was emptied by the constraint
+    assert 100 not in [c.new for c in company.provenance.corrections]
+    assert result.report.votes_unstated >= 1
+    assert [c.reason for c in company.provenance.corrections] == ["constraint:range"]
 
 
 def test_asks_key_choice_counts_a_name_the_read_emptied_as_unstated() -> None:

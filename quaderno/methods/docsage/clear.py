@@ -51,12 +51,12 @@ from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, a
 from quaderno.methods.docsage.misplaced import (misplaced_rows, name_references,
                                                 other_kind_rows)
 from quaderno.methods.docsage.namesakes import entity_groups
-from quaderno.methods.docsage.normalize import (key_columns, normalize_entity,
+from quaderno.methods.docsage.normalize import (is_null, key_columns, normalize_entity,
                                                 normalize_value, row_identity)
 from quaderno.methods.docsage.rows import Row, value_chunk
 from quaderno.methods.docsage.schema import Schema, Table
 from quaderno.methods.docsage.spellings import plain_spellings
-from quaderno.methods.docsage.unstated import unstated_rows
+from quaderno.methods.docsage.unstated import states, unstated_rows
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +91,8 @@ class ClearReport(BaseModel):
     # table, the row's values, its chunk and the clause
     links_ended: list[dict[str, Any]] = Field(default_factory=list)
     cells_flagged: int = 0
+    # committee votes for a value the chunk does not state, over one it does: not applied
+    votes_unstated: int = 0
     tuples_flagged: int = 0
     tau_low: float | None = None
     calibration: str = ""          # its source, or "uncalibrated default"
@@ -230,6 +232,13 @@ class _Run:
                     self.tried.add(self._cell_id(row, col))
                     if not vote.majority:
                         self.report.unresolved += 1
+                    # a sampled re-read's value its chunk does not state ("60" for "60,600
+                    # employees") never replaces one it does: unstated.py would empty it
+                    if not is_null(vote.value) and \
+                            not states(self.schema, row, col, vote.value, self.texts) and \
+                            states(self.schema, row, col, row.values.get(col), self.texts):
+                        self.report.votes_unstated += 1
+                        continue
                     before = len(row.provenance.corrections)
                     row = apply_cell(row, col, vote.value, reason=reason, by="committee",
                                      evidence_chunk=chunk_id, confidence=vote.share)

@@ -336,9 +336,20 @@ def unstated_rows(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
     return out
 
 
+def states(schema: Schema, row: Row, column: str, value: Any,
+           texts: Mapping[str, str]) -> bool:
+    """Whether this repair would keep ``value`` as ``row``'s ``column`` (the chunk its value
+    is read from states it, or the column is none this repair judges); False for no value."""
+    if is_null(value):
+        return False
+    probe = row.model_copy(update={"values": {**row.values, column: value}})
+    (kept,) = unstated_rows(schema, [probe], texts, only={0: [column]})
+    return not is_null(kept.values.get(column))
+
+
 def was_unstated(row: Row, column: str) -> bool:
     """Whether this repair emptied ``row``'s ``column``."""
     return any(c.column == column and c.reason == "unstated" for c in row.provenance.corrections)
 
 
-__all__ = ["text_stated", "unstated", "unstated_rows", "was_unstated"]
+__all__ = ["states", "text_stated", "unstated", "unstated_rows", "was_unstated"]
