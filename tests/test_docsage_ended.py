@@ -113,6 +113,28 @@ def test_a_title_or_an_initial_before_a_name_ends_no_clause() -> None:
         "It joined Y.", "The club left Z.", "B is in Q."]
 
 
+@pytest.mark.parametrize("first,second", [
+    # the review of f137fa8: a sentence ending in one capital letter merged with the next
+    ("Ulm Bank represents the Drournlia Markets Commission in the U.S.",
+     "Rastou left the Drournlia Markets Commission in 2005."),
+    ("Ulm Bank joined the DMC under Plan B.", "Rastou left the DMC in 2005."),
+    ("It fought in World War I.", "Later it joined the DMC."),
+    ("Ulm Bank is on Main St.", "Rastou joined the DMC."),
+])
+def test_a_sentence_ending_in_a_capital_that_is_no_initial_ends(first, second) -> None:
+    assert clauses(f"{first} {second}") == [first, second]
+
+
+def test_a_former_member_after_the_us_is_the_only_one_set_apart() -> None:
+    from quaderno.methods.docsage.ended import ended_members
+    (table,) = schema_of({"tables": [{"name": "drournlia_markets_commission", "columns": [
+        {"name": "name"}, {"name": "employees", "type": "INT"}]}]}).tables
+    text = (f"Ulm Bank represents the {DMC} in the U.S. Rastou left the {DMC} in 2005.")
+    _, ended = ended_members(table, [row(table.name, "c", name=n)
+                                     for n in ("Ulm Bank", "Rastou")], text)
+    assert [r.values["name"] for r in ended] == ["Rastou"]
+
+
 @pytest.mark.parametrize("value", [float("nan"), True, 17, None])
 def test_what_is_no_name_is_neither_ended_nor_read_as_one(value) -> None:
     r = row("companies", "c", companyname="Kelvo Trust", commissionname=value)

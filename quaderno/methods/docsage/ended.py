@@ -71,13 +71,13 @@ _CURRENT = re.compile(r"\b(?:joined|rejoined|became|remains|belongs|since|has be
                       r"(?:is|are)(?!\s+(?:no longer|not)\b))\b", re.I)
 _FORMER_LIST = re.compile(r"\bformer members?\b", re.I)
 _SPACES = re.compile(r"[ \t\u00a0]+")
-# a sentence ends at ". ", but not after a title ("Dr. Moskia") nor after an initial before a
-# name ("S. Kelskyrn"; "it joined Y. The company" and "joined Y. B is" end there)
-_STARTERS = ("The|It|Its|In|A|An|As|At|On|By|For|From|He|She|They|This|That|These|Since|With|"
-             "After|Before|According|Some")
-_CLAUSE = re.compile(r"(?<=[.!?])(?-i:(?<!\b(?:Dr|Mr|Ms|St)\.)(?<!\bMrs\.)"
-                     rf"(?!(?<=\b[A-Z]\.) (?!(?:{_STARTERS})\b)[A-Z][a-z])) "
+# a sentence ends at ". ", but not after a title ("Dr. Moskia"); an initial is mended in
+# clauses() ("S. Kelskyrn")
+_CLAUSE = re.compile(r"(?<=[.!?])(?-i:(?<!\b(?:Dr|Mr|Ms)\.)(?<!\bMrs\.)) "
                      r"|\n+|; ?| but |,? (?:while|whereas) ", re.I)
+# one capital and a period ending a piece, no letter or period before it ("(S.", not "U.S.")
+_INITIAL_END = re.compile(r"(?<![\w.])([A-Z])\.$")
+_NEXT_WORD = re.compile(r"[A-Z][\w'-]*")
 # how a list names an item: after its colon, a comma, "and" or "include" ("Former members:
 # Kelvo Trust (left 2005), ..."), never inside a longer name ("New York" is not "York")
 _ITEM_BEFORE = r"(?:[:,;]|\b(?:and|include[sd]?|are|were|was))\s*"
@@ -88,10 +88,24 @@ _END_TOKEN = re.compile(r"(?:^|_)(?:left|until|end|ended|exit|exited|former|stat
 
 
 def clauses(text: str) -> list[str]:
-    """The sentences of ``text`` (none ends at a title or at an initial before a name: "Dr.
-    Moskia", "S. Kelskyrn"), split again at semicolons, "but" and "while" (runs of spaces
-    collapsed first, so no pattern backtracks over them)."""
-    return [c.strip() for c in _CLAUSE.split(_SPACES.sub(" ", text)) if c and c.strip()]
+    """The sentences of ``text``, split again at semicolons, "but" and "while" (runs of
+    spaces collapsed first, so no pattern backtracks over them). None ends at a title ("Dr.
+    Moskia") or at an initial the text writes out before the same word elsewhere ("S.
+    Kelskyrn" beside "Skoustil Kelskyrn"); "in the U.S. Rastou", "Plan B. Rastou" and a
+    run of initials ("J. R. R. Tolkien") end there."""
+    text = _SPACES.sub(" ", text)
+    parts: list[str] = []
+    for piece in _CLAUSE.split(text):
+        piece = piece.strip() if piece else ""
+        if not piece:
+            continue
+        initial = _INITIAL_END.search(parts[-1]) if parts else None
+        word = _NEXT_WORD.match(piece) if initial else None
+        if word and re.search(rf"\b{initial[1]}\w+ {re.escape(word[0])}\b", text):
+            parts[-1] = f"{parts[-1]} {piece}"
+        else:
+            parts.append(piece)
+    return parts
 
 
 def naming(name: str) -> re.Pattern[str]:
