@@ -373,10 +373,23 @@ def test_a_count_or_money_never_takes_a_calendar_year(text, written, quoted) -> 
     "In 1981 the staff counted 1981 people.",                      # a year and a count
     "It employs 1,981 people.",
     "Founded in 19810 BC by legend, it employs 1981.",             # five digits: no year
+    # the review of ee9de5b: counts and amounts after words that may precede a year
+    "The strike ended in 1981 layoffs.",                           # a noun follows
+    "It has a workforce of circa 1981.",
+    "It employs c. 1981.",
+    "Staff numbers grew from 1981 to 3000.",
+    "A headcount of 1981 marks the company's largest ever.",
 ])
 def test_a_number_not_written_as_a_year_is_no_year(text) -> None:
     read, changes = read_row(TABLE, {"name": "Acme", "staff": 1981}, text)
     assert (read["staff"], changes) == (1981, [])
+
+
+@pytest.mark.parametrize("text", ["Revenue grew from 1981 to 3500.", "It raised circa 1981.",
+                                  "The fund closed in 1981 losses."])
+def test_an_amount_not_written_as_a_year_is_no_year(text) -> None:
+    read, changes = read_row(TABLE, {"name": "Acme", "revenue": 1981}, text)
+    assert (read["revenue"], changes) == (1981, [])
 
 
 def test_money_still_takes_amounts_beside_a_headcount() -> None:

@@ -115,14 +115,21 @@ _UNIT_LETTER = re.compile(r"(?:[$€£]|\b(?:usd|eur|gbp))\s?(k|m|b)\b|\b(k|m|b)
 
 
 # a calendar year as a text writes one: four digits after "in", "since", "until", "born"...
-# ("It was in 1967 that ...", "Born in 1970"), or before "marks the founding", "for the
-# founding of" ("1981 marks the founding of Bryskound", "Records give 1980 for the founding
-# of TI"): never a count or an amount, whatever column the model put it in
-_YEAR_BEFORE = re.compile(r"\b(?:in|since|from|until|till|during|circa|c\.|born|founded|"
-                          r"established|died|the year)\s+$", re.I)
-_YEAR_AFTER = re.compile(r"\s+(?:marks\s+the\s+\w+|was\s+the\s+year|for\s+the\s+"
-                         r"(?:founding|foundation|birth|death|charter|independence|"
-                         r"establishment|opening)\b)", re.I)
+# and before no noun ("It was in 1967 that ...", "Born in 1970,"; not "in 1500 casualties"),
+# or before "marks the founding", "for the founding of" ("1981 marks the founding of
+# Bryskound", "Records give 1980 for the founding of TI"): never a count or an amount,
+# whatever column the model put it in. "from", "circa" and "c." are left out: counts and
+# amounts follow them as often as years ("grew from 1200 to 3000", "circa 1500 staff")
+_YEAR_BEFORE = re.compile(r"\b(?:in|since|until|till|during|born|founded|established|died|"
+                          r"the year)\s+$", re.I)
+_EVENTS = r"(?:founding|foundation|birth|death|charter|independence|establishment|opening)"
+_YEAR_AFTER = re.compile(rf"\s+(?:marks\s+the\s+{_EVENTS}|was\s+the\s+year|for\s+the\s+"
+                         rf"{_EVENTS})\b", re.I)
+# a word in small letters right after the number, other than a small function word, is
+# what it counts ("in 1500 casualties")
+_NOUN_AFTER = re.compile(r"\s+(?!(?:that|when|and|but|or|as|after|before|until|while|the|a|"
+                         r"an|it|its|he|she|they|this|to|in|on|at|by|for|of|with|was|is|"
+                         r"were)\b)[a-z]")
 
 
 def _as_year(text: str, start: int, end: int) -> tuple[int, int] | None:
@@ -131,11 +138,13 @@ def _as_year(text: str, start: int, end: int) -> tuple[int, int] | None:
     digits = text[start:end]
     if len(digits) != 4 or not digits.isdigit() or not 1000 <= int(digits) <= 2100:
         return None
-    before = _YEAR_BEFORE.search(text[max(0, start - 16):start])
-    if before:
-        return start - (min(start, 16) - before.start()), end
     after = _YEAR_AFTER.match(text, end)
-    return (start, after.end()) if after else None
+    if after:
+        return start, after.end()
+    before = _YEAR_BEFORE.search(text[max(0, start - 16):start])
+    if before and not _NOUN_AFTER.match(text, end):
+        return start - (min(start, 16) - before.start()), end
+    return None
 
 
 class Mention(NamedTuple):
