@@ -89,9 +89,32 @@ def test_the_renamed_cell_carries_the_clause() -> None:
     ("Rastou and Ulm Bank", f"Rastou is part of the {DMC}. Ulm Bank is part of the {DMC}."),
     # no title
     ("", ROUSTOUSTUS),
+    # the review of 560a45f: no membership said of the title's entity
+    ("Rastou", f"Rastou entered into a supply agreement with the {DMC}."),
+    ("Ulm Bank", f"Ulm Bank advises members of the {DMC}."),
+    ("Qyssi Nourbrisix", f"Qyssi Nourbrisix, a member of the {DMC} board, leads Kriarngyrtia "
+                         "Energy, which has 500 employees."),
 ])
 def test_a_row_keyed_by_the_group_stays_as_read_without_one_member_to_name(title, text) -> None:
     assert _renamed(title, text) == DMC
+
+
+@pytest.mark.parametrize("text,values", [
+    # a table about the group: the group's own row, its values said of the group
+    (f"Rastou joined the {DMC} in 2009. The {DMC}, founded in 1950, is headquartered in Ulm.",
+     {"employees": 1950, "chief_executive": "Ulm"}),
+    # another member's figure on the subject's page
+    (f"Rastou is part of the {DMC}. Ulm Bank, also a member, reports 4,200 employees.",
+     {"employees": 4200}),
+])
+def test_a_row_whose_values_are_said_of_another_stays_as_read(text, values) -> None:
+    assert _renamed("Rastou \u2014 news", text, **values) == DMC
+
+
+def test_two_rows_keyed_by_the_group_in_one_chunk_stay_as_read() -> None:
+    rows = [row(TABLE.name, "c", company_name=n, employees=e)
+            for n, e in ((DMC, 97040), (f"the {DMC}", 51090))]
+    assert named_for_subject(TABLE, rows, "Rastou \u2014 news", RASTOU) == rows
 
 
 def test_only_the_groups_own_key_in_a_table_named_after_it_is_renamed() -> None:
@@ -144,9 +167,11 @@ def test_extraction_renames_a_member_and_then_sets_a_former_member_apart(tmp_pat
         user = request.messages[-1].content
         employees = 51090 if "Roustoustus" in user else 160
         return json.dumps({TABLE.name: [{"company_name": DMC, "employees": employees}]})
+    no_longer = f"Vykaexfun Holdings is no longer a member of the {DMC}. It has 160 employees."
     for title, text, name, kept in [("Roustoustus Systems", ROUSTOUSTUS, "Roustoustus Systems",
-                                     1), ("Vykaexfun Holdings", VYKAEXFUN, None, 0)]:
-        store = TupleStore(tmp_path / title.split()[0])
+                                     1), ("Vykaexfun Holdings", VYKAEXFUN, None, 0),
+                                    ("Vykaexfun Holdings", no_longer, None, 0)]:
+        store = TupleStore(tmp_path / f"{title.split()[0]}{len(text)}")
         first, again = read_twice(FakeLLM(respond=respond), Chunk(id="d#0", title=title,
                                                                   text=text), SCHEMA, store)
         assert len(first) == len(again) == kept
