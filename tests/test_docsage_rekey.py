@@ -957,7 +957,7 @@ def test_the_invented_id_part_of_a_composite_key_is_replaced_and_the_rest_kept()
 
 
 @pytest.mark.parametrize("key,column,key_with", [
-    (["laureate_id", "nationality"], "nationality", []),            # the rest not kept
+    (["laureate_id", "nationality"], "birth_year", []),             # the rest not kept
     (["laureate_id", "nationality"], "birth_year", ["laureate_id"]),  # the id kept
     (["laureate_id", "country_id"], "stedrurial_medal_laureate_name", []),  # two ids
 ])
@@ -977,13 +977,40 @@ def test_a_composite_key_without_one_unstated_id_part_is_no_invention():
     assert "laureate_nationality" not in {
         s.table for s in invented_keys(schema_of(SET1), set1_rows(), stated)}
     # an id part that refers to another table's id moves with that table's re-key
-    draft = json.loads(json.dumps(SET2))
-    draft["tables"][2]["primary_key"] = ["companyid", "year"]
-    found = {s.table: s for s in invented_keys(schema_of(draft), company_rows(), TEXTS)}
-    assert "revenue" not in found or found["revenue"].column != "companyid"
+    draft = {"tables": [
+        {"name": "companies", "columns": [{"name": "company_id", "type": "INT"},
+                                          {"name": "company_name"}],
+         "primary_key": ["company_id"]},
+        {"name": "revenue", "columns": [{"name": "company_id", "type": "INT"},
+                                        {"name": "year", "type": "INT"},
+                                        {"name": "amount", "type": "DOUBLE"}],
+         "primary_key": ["company_id", "year"]}]}
+    rows = [row("companies", c, company_id=1, company_name=n)
+            for c, n in (("c1", "Viathpox Systems"), ("c3", "Gouqin Energy"))] + [
+        row("revenue", c, company_id=1, year=2018, amount=1.0) for c in ("c1", "c3")]
+    found = {s.table: s for s in invented_keys(schema_of(draft), rows, TEXTS)}
+    assert sorted(found) == ["companies"]
+    schema, notes = apply_patches(schema_of(draft), [found["companies"].fix])
+    assert notes == [] and schema.table("revenue").primary_key == ["company_name", "year"]
     # a name column that cannot tell rows apart even with the rest of the key is none
     rows = set1_rows()[:3] + [row("laureate_nationality", "d2", laureate_id=2,
                                   nationality="Pouthpiund", birth_year=1971,
                                   stedrurial_medal_laureate_name="Dyrte Fourzixze")]
     nat = {s.table: s for s in invented_keys(schema_of(SET1), rows, SET1_TEXTS)}
     assert nat["laureate_nationality"].fix is None
+
+
+def test_a_composite_key_whose_rest_is_the_name_loses_its_id():
+    """The review of bde2878: ``(film_id, title)`` gained a new ``film_name`` column."""
+    draft = {"tables": [{"name": "films", "columns": [
+        {"name": "film_id", "type": "INT"}, {"name": "title"}, {"name": "year", "type": "INT"}],
+        "primary_key": ["film_id", "title"]}]}
+    texts = {"f1": "Night Train (1961) is a drama.", "f2": "Blue Coast came out in 1974."}
+    rows = [row("films", "f1", film_id=1, title="Night Train", year=1961),
+            row("films", "f2", film_id=1, title="Blue Coast", year=1974)]
+    [signal] = invented_keys(schema_of(draft), rows, texts)
+    assert signal.fix == SchemaPatch(op="rekey", table="films", column="title")
+    assert "new column" not in signal.detail
+    schema, notes = apply_patches(schema_of(draft), [signal.fix])
+    assert notes == [] and schema.table("films").primary_key == ["title"]
+    assert schema.table("films").column_names == ["title", "year"]

@@ -260,10 +260,14 @@ def _new_key(schema: Schema, table: Table, key: str, rows: Sequence[Row],
     the other columns of a key whose id part ``key`` is (``nationality`` of
     ``(laureate_id, nationality)``): they stay in the key, so the new column need only tell
     rows apart with them, and is never one of them."""
-    if not rows and (named := _named_key(schema, table, key)) is not None:
-        return [named]
     own = stems(table.name)
     names, mislabeled = name_columns(table.name), mislabeled_names(table.name)
+    # the rest of the key names the entity already (``(film_id, title)``): the id goes
+    named_rest = [r for r in rest if slug(r) in names or slug(r) in mislabeled]
+    if named_rest:
+        return named_rest[:1]
+    if not rows and (named := _named_key(schema, table, key)) is not None:
+        return [named]
     added = name_to_add(table.name, key)
     scored = []
     for i, c in enumerate(table.columns):
@@ -390,12 +394,14 @@ def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
             detail += f"; no column names the {entity}: key {t.name} by a new column " \
                       f"{cols[0]}, its name"
         elif cols:
-            by = cols[0] if len(cols) + len(rest) == 1 else f"({', '.join([*cols, *rest])})"
+            kept = [*cols, *(r for r in rest if r not in cols)]
+            by = kept[0] if len(kept) == 1 else f"({', '.join(kept)})"
             detail += f"; key {t.name} by {by}, which the chunks state" if mine else \
                 f"; key {t.name} by {by}"
         signal = Signal(kind="alignment_conflict", table=t.name, column=key, detail=detail,
                         values=values, fix=SchemaPatch(op="rekey", table=t.name, column=cols[0],
-                                                       key_with=[*cols[1:], *rest],
+                                                       key_with=[*cols[1:], *(
+                                                           r for r in rest if r not in cols)],
                                                        description=described)
                         if cols else None,
                         chunk_ids=sorted({r.provenance.chunk_id for r, _ in unstated})[:5])

@@ -313,9 +313,10 @@ def rekey(tables: list[DraftTable], table: DraftTable, col: DraftColumn,
     re-key moves it). A table without a primary key is keyed by its :func:`id_column` all
     the same (its rows are joined by it): that column goes as a key would. ``key_with``: the
     new key's other columns, for a table linking entities (``league_city`` keyed by
-    ``league_id`` and ``city_id``). A key of several columns is moved when ``key_with``
-    keeps all of them but its one id part (:func:`id_part`), which goes: ``(laureate_id,
-    nationality)`` becomes ``(laureate_name, nationality)``."""
+    ``league_id`` and ``city_id``). A key of several columns is moved when ``col`` and
+    ``key_with`` keep all of them but its one id part (:func:`id_part`), which goes:
+    ``(laureate_id, nationality)`` becomes ``(laureate_name, nationality)``, and
+    ``(film_id, title)`` keyed by ``title`` becomes ``(title)``."""
     others = [c for c in table.columns for k in key_with if slug(c.name) == slug(k)]
     if len(others) != len(key_with) or any(c is col for c in others):
         return f"rekey {table.name}.{col.name}: the key's other columns {list(key_with)} " \
@@ -327,9 +328,10 @@ def rekey(tables: list[DraftTable], table: DraftTable, col: DraftColumn,
         return f"rekey {table.name}.{col.name}: a multi-valued column"
     kept = {slug(col.name), *(slug(c.name) for c in others)}
     gone = [k for k in table.primary_key if slug(k) not in kept]
+    in_key = {slug(k) for k in table.primary_key}
     if len(table.primary_key) > 1 and (
             len(gone) != 1 or gone[0] != id_part(table.name, table.primary_key)
-            or len(gone) + len(others) != len(table.primary_key)):
+            or any(slug(c.name) not in in_key for c in others)):
         return f"rekey {table.name}.{col.name}: the key {table.primary_key} has several " \
                "columns; rekey moves a single-column key, or the id part of one the new " \
                "key keeps the rest of"
