@@ -288,6 +288,37 @@ def test_committee_drops_a_row_no_voter_finds() -> None:
     assert result.report.tuples_removed == 1 and result.report.tuples_extracted == 2
 
 
+def _sampled_reads_find_nothing(found_by: set[int], greedy: list[dict]):
+    def respond(request: ChatRequest) -> str:
+        if request.temperature == 0:
+            return reply(*greedy)
+        return reply(company("Acme", 1874)) if request.seed in found_by else reply()
+    return respond
+
+
+def test_a_sampled_read_that_finds_no_row_abstains_on_an_entity_its_chunk_names() -> None:
+    """fixes-docsage-set1: two of three sampled re-reads returned no row at all; the key
+    voted NULL and Dyrte Fourzixze's stated row (Kraxryndia, 1962) was dropped."""
+    chunk = [Chunk(id="a#0", text="Acme was founded in 1874.")]
+    config = ClearConfig(level_b=False)
+    for found_by, abstained in (({1000}, 0), (set(), 1)):
+        result = run(run_clear(LM(FakeLLM(respond=_sampled_reads_find_nothing(
+            found_by, [company("Acme", 1874)]))), SCHEMA, chunk, config=config,
+            calibration=Calibration(tau_low=0.95)))
+        assert [(r.values["name"], r.values["founded"]) for r in result.rows] == [
+            ("Acme", 1874)]
+        assert (result.report.tuples_removed, result.report.votes_abstained) == (0, abstained)
+    # an entity the chunk does not name is still dropped when no sampled read finds it
+    result = run(run_clear(LM(FakeLLM(respond=_sampled_reads_find_nothing(
+        {1000}, [company("Acme", 1874), company("Ghost Ltd", 1999)]))), SCHEMA, chunk,
+        config=config, calibration=Calibration(tau_low=0.95)))
+    assert [r.values["name"] for r in result.rows] == ["Acme"]
+    result = run(run_clear(LM(FakeLLM(respond=_sampled_reads_find_nothing(
+        set(), [company("Ghost Ltd", 1999)]))), SCHEMA, chunk, config=config,
+        calibration=Calibration(tau_low=0.95)))
+    assert result.rows == [] and result.report.tuples_removed == 1
+
+
 def test_every_llm_call_is_made_inside_a_named_clear_span() -> None:
     trace = Trace()
     run(run_clear(LM(corpus_llm()), SCHEMA, CORPUS, retrieve=_erratum, trace=trace,

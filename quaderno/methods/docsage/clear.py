@@ -47,12 +47,13 @@ from quaderno.methods.docsage.correct import (Retrieve, VoteRule, apply_cell,
 from quaderno.methods.docsage.ended import ended_by, ended_columns, without_ended_links
 from quaderno.methods.docsage.entity_values import share_entity_values
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
-                                              extract)
+                                              extract, mentions)
 from quaderno.methods.docsage.misplaced import (misplaced_rows, name_references,
                                                 other_kind_rows)
 from quaderno.methods.docsage.namesakes import entity_groups
-from quaderno.methods.docsage.normalize import (is_null, key_columns, normalize_entity,
-                                                normalize_value, row_identity)
+from quaderno.methods.docsage.normalize import (is_null, key_columns, key_name,
+                                                normalize_entity, normalize_value,
+                                                row_identity)
 from quaderno.methods.docsage.rows import Row, value_chunk
 from quaderno.methods.docsage.schema import Schema, Table
 from quaderno.methods.docsage.spellings import plain_spellings
@@ -93,6 +94,8 @@ class ClearReport(BaseModel):
     cells_flagged: int = 0
     # committee votes for a value the chunk does not state, over one it does: not applied
     votes_unstated: int = 0
+    # rows of an entity their chunk names that no sampled read found (all read nothing)
+    votes_abstained: int = 0
     tuples_flagged: int = 0
     tau_low: float | None = None
     calibration: str = ""          # its source, or "uncalibrated default"
@@ -218,9 +221,20 @@ class _Run:
                                         "rows_per_vote": [len(b) for b in ballots]}
                     self._ballots[(chunk_id, table.name)] = ballots
                     self.report.llm_calls_correct += calls
+                ballots = self._ballots[(chunk_id, table.name)]
+                # a sampled read that found no row at all (or failed) says nothing of an
+                # entity its chunk names: it abstains (two empty reads of three dropped
+                # Dyrte Fourzixze's stated row in fixes-docsage-set1)
+                name = key_name(table, row.values)
+                if name and mentions(self.texts.get(chunk_id, ""), name, "TEXT"):
+                    ballots = [b for b in ballots if b]
+                    if not ballots:
+                        self.report.votes_abstained += 1
+                        self.tried.update(self._cell_id(row, c) for c in mine)
+                        continue
                 # an id no chunk states (each read numbers its entities anew) aligns no
                 # ballot's row with this one where the rest of its key can (tally)
-                votes = tally(self._ballots[(chunk_id, table.name)], table, row.values, mine,
+                votes = tally(ballots, table, row.values, mine,
                               self.aliases, rule=self.config.vote,
                               invented=unstated_ids(table, row, self.texts))
                 # the text said this relationship ended (ended.py): a re-read of the same
