@@ -386,6 +386,8 @@ def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
                   f"rows{told}: the key is invented and cannot align rows")
         mine = [r for r in rows if r.table == t.name]
         cols = _new_key(schema, t, key, mine, texts, share, rest)
+        # the new key: the columns found, then the rest of the old key
+        kept = [*cols, *(r for r in rest if r not in cols)] if cols else []
         new_column = bool(cols) and cols[0] not in t.column_names
         described = ""
         if new_column:
@@ -394,15 +396,12 @@ def invented_keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str],
             detail += f"; no column names the {entity}: key {t.name} by a new column " \
                       f"{cols[0]}, its name"
         elif cols:
-            kept = [*cols, *(r for r in rest if r not in cols)]
             by = kept[0] if len(kept) == 1 else f"({', '.join(kept)})"
             detail += f"; key {t.name} by {by}, which the chunks state" if mine else \
                 f"; key {t.name} by {by}"
         signal = Signal(kind="alignment_conflict", table=t.name, column=key, detail=detail,
                         values=values, fix=SchemaPatch(op="rekey", table=t.name, column=cols[0],
-                                                       key_with=[*cols[1:], *(
-                                                           r for r in rest if r not in cols)],
-                                                       description=described)
+                                                       key_with=kept[1:], description=described)
                         if cols else None,
                         chunk_ids=sorted({r.provenance.chunk_id for r, _ in unstated})[:5])
         # a table of facts is re-keyed by its reference before that reference is renamed

@@ -125,14 +125,14 @@ def _others_values(table: Table, row: Row, column: str, name: str, group: str,
     values = {c: v for c, v in row.values.items() if c != column and not is_null(v)
               and table.column(c) is not None}
     own = {compact(str(v)) for v in values.values() if isinstance(v, str)}
-    subject = naming(name)
+    subject, group_at, group_form = naming(name), naming(group), compact(group)
     parts = clauses(text)
 
     def others(clause: str) -> bool:
-        if naming(group).search(clause):
+        if group_at.search(clause):
             return True
         return any(len(m[0].split()) > 1 and compact(m[0]) not in own
-                   and not subject.search(m[0]) and compact(m[0]) not in compact(group)
+                   and not subject.search(m[0]) and compact(m[0]) not in group_form
                    for m in PROPER_NAME.finditer(clause))
     for c, v in values.items():
         stating = [p for p in parts if _written(p, v, table.column(c).type, table, c)]
