@@ -95,7 +95,8 @@ async def committee_ballots(lm: LM, chunk: Chunk, table: Table, settings: Extrac
     """Re-extract ``table`` from ``chunk`` once per committee member: (each member's rows,
     calls). Members: one greedy call of each LM when several are given, else ``n`` samples
     at the settings' temperature of the given LM (a stronger one) or of ``lm``. A member
-    that fails gives no rows (so it votes NULL)."""
+    that fails gives no rows (so it votes NULL, or abstains for an entity its chunk names:
+    CLEAR leaves empty ballots out of those votes)."""
     voters: list[tuple[LM, float, int | None]]
     if isinstance(committee, Sequence) and len(committee) >= 2:
         voters = [(m, 0.0, None) for m in committee]
@@ -116,7 +117,7 @@ async def committee_ballots(lm: LM, chunk: Chunk, table: Table, settings: Extrac
             calls += failed_calls(exc)
             if trace is not None:
                 trace.fallback(f"docsage.clear.committee: a vote on chunk {chunk.id} failed "
-                               f"({exc}); it votes NULL")
+                               f"({exc}); it reads no row")
             rows = {}
         # renamed as the read it votes on was (group_keyed.py)
         ballots.append([r.values for r in named_for_subject(table, rows.get(table.name, []),
