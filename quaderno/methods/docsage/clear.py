@@ -44,6 +44,7 @@ from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.constraints import CheckResult, Violation, check
 from quaderno.methods.docsage.correct import (Retrieve, VoteRule, apply_cell,
                                               committee_ballots, resolve_conflict, tally)
+from quaderno.methods.docsage.denied import set_apart_denied
 from quaderno.methods.docsage.ended import ended_by, ended_columns, without_ended_links
 from quaderno.methods.docsage.entity_values import share_entity_values
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
@@ -84,13 +85,16 @@ class ClearReport(BaseModel):
     failed_chunks: int = 0
     tuples_extracted: int = 0
     tuples_final: int = 0
-    tuples_removed: int = 0        # rows whose entity the committee did not find, and
-    # rows naming a body their table refers to as their own entity ("table: name",
+    tuples_removed: int = 0        # rows whose entity the committee did not find, a
+    # namesake's rows (``namesakes``), and rows naming a body their table refers to as their own entity ("table: name",
     # misplaced.other_kind_rows: the commission as a company)
     other_kind: list[str] = Field(default_factory=list)
     # link rows left out because their chunk says the relationship ended (ended.py): the
     # table, the row's values, its chunk and the clause
     links_ended: list[dict[str, Any]] = Field(default_factory=list)
+    # rows of an entity its chunk says is not of a group the question names (denied.py):
+    # the table, the row's values, its chunk and the clause
+    namesakes: list[dict[str, Any]] = Field(default_factory=list)
     cells_flagged: int = 0
     # committee votes for a value the chunk does not state, over one it does: not applied
     votes_unstated: int = 0
@@ -414,13 +418,15 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
                     committee: LM | Sequence[LM] | None = None,
                     aliases: Mapping[str, str] | None = None,
                     trace: Trace | None = None,
-                    extracted: Sequence[ChunkResult] = ()) -> ClearResult:
+                    extracted: Sequence[ChunkResult] = (), question: str = "") -> ClearResult:
     """Extract ``schema``'s tables from ``chunks`` and enforce CLEAR; see the module doc.
     ``store``: a :class:`TupleStore`; ``retrieve``: backtracking retrieval (e.g.
     :func:`episode_retriever`); ``committee``: a stronger LM, or several, for re-extraction;
     ``aliases``: normalized alias -> normalized canonical entity name; ``extracted``: what
     some of ``chunks`` already yielded for this schema (counted in the report as if
-    extracted here, and not extracted again)."""
+    extracted here, and not extracted again); ``question``: what the tables are for (a
+    chunk's rows of an entity it says is not of a group the question names are set apart,
+    :mod:`.denied`)."""
     config = config or ClearConfig()
     settings = settings or ExtractionSettings()
     trace = trace if trace is not None else Trace(label="clear")
@@ -433,9 +439,19 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
                             store=store, trace=trace, concurrency=config.concurrency)
         by_id = {**done, **{r.chunk_id: r for r in new}}
         results = [by_id[c.id] for c in chunks if c.id in by_id]
+        report.tuples_extracted = len(all_rows(results))
+        results, namesakes = set_apart_denied(schema, results, {c.id: c for c in chunks},
+                                              question)
+        for r in namesakes:
+            said = r.provenance.corrections[-1]
+            report.namesakes.append({"table": r.table, "values": r.values,
+                                     "chunk_id": r.provenance.chunk_id,
+                                     "quote": said.evidence_quote})
+            trace.fallback(f"docsage.clear: left out a {r.table} row of {said.old!r} read from "
+                           f"{r.provenance.chunk_id}, which says: {said.evidence_quote!r}")
+        report.tuples_removed += len(namesakes)
         rows = all_rows(results)
         report.failed_chunks = sum(r.failed for r in results)
-        report.tuples_extracted = len(rows)
         ended = [r for res in results for r in res.ended]
         report.llm_calls_extract = sum(r.calls for r in results)
         report.cache_hits = sum(r.hits for r in results)

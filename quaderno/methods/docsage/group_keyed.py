@@ -59,19 +59,19 @@ _AFTER_NAME = r"(?:\s*\([^()]{0,60}\))?(?:\s*,[^,.;]{1,60},)?\s+"
 _BE = (r"(?:is|was|has\s+been|had\s+been|became|becomes|remains|remained)\s+"
        r"(?:(?:no\s+longer|still|also|now|once)\s+)?")
 # what may follow the group in a clause saying membership: its end, or a small word
-_GROUP_END = (r"(?=\s*(?:$|[.,;:)(\u2014\u2013-])|\s+(?:in|since|from|until|till|and|as|for|on|"
+GROUP_END = (r"(?=\s*(?:$|[.,;:)(\u2014\u2013-])|\s+(?:in|since|from|until|till|and|as|for|on|"
               r"at|by|with|after|before|when|while|which|that|but|of|to)\b)")
 
 
-def _membership(name: str, group: str) -> re.Pattern[str]:
+def membership(name: str, group: str) -> re.Pattern[str]:
     """Where a clause says ``name`` belongs to ``group`` (module docstring)."""
     n = rf"(?<!\w)(?-i:{re.escape(name)})(?!\w)"
     g = rf"(?:the\s+)?{re.escape(group)}(?!\w)"
     return re.compile(
-        rf"{n}{_AFTER_NAME}{_BE}(?:an?|one)\s+(?:[\w-]+\s+){{1,2}}?(?:of|in)\s+{g}{_GROUP_END}"
-        rf"|{n}{_AFTER_NAME}{_BE}part\s+of\s+{g}{_GROUP_END}"
+        rf"{n}{_AFTER_NAME}{_BE}(?:an?|one)\s+(?:[\w-]+\s+){{1,2}}?(?:of|in)\s+{g}{GROUP_END}"
+        rf"|{n}{_AFTER_NAME}{_BE}part\s+of\s+{g}{GROUP_END}"
         rf"|{n}{_AFTER_NAME}(?:joined|rejoined|entered|belongs\s+to|belonged\s+to|"
-        rf"registered\s+(?:with|in)|was\s+(?:welcomed|admitted)\s+(?:into|to))\s+{g}{_GROUP_END}"
+        rf"registered\s+(?:with|in)|was\s+(?:welcomed|admitted)\s+(?:into|to))\s+{g}{GROUP_END}"
         rf"|{g}\s+admitted\s+{n}|\bmembership\s+of\s+{n}\s+in\s+{g}", re.I)
 
 
@@ -87,6 +87,12 @@ def entity_column(table: Table) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
+def title_head(title: str) -> str:
+    """What a chunk's title names first: the part before " — ", ":", "(" or "|"
+    ("Drergrex-2 trial" of "Drergrex-2 trial — news")."""
+    return _HEAD.split(title.strip(), maxsplit=1)[0]
+
+
 def chunk_subject(group: str, title: str, text: str) -> tuple[str, str] | None:
     """(name, clause): the one entity ``title`` names, other than ``group``, that a clause
     of ``text`` says belongs to ``group`` (module docstring), with no denial; None when
@@ -97,12 +103,12 @@ def chunk_subject(group: str, title: str, text: str) -> tuple[str, str] | None:
     found: dict[str, str] = {}
     # the title's head, whole ("Drergrex-2 trial" of "Drergrex-2 trial — news"), and the
     # names in it
-    head = _HEAD.split(title.strip(), maxsplit=1)[0]
+    head = title_head(title)
     for candidate in [head, *(m[0] for m in PROPER_NAME.finditer(head))]:
         name = re.sub(r"^The\s+", "", candidate).strip()
         if not name or group_at.search(name) or compact(name) in compact(group):
             continue
-        says = _membership(name, group)
+        says = membership(name, group)
         said = next((c for c in parts if says.search(c)), None)
         if said is not None:
             found.setdefault(name, said)
@@ -169,4 +175,5 @@ def named_for_subject(table: Table, rows: Sequence[Row], title: str, text: str) 
     return out
 
 
-__all__ = ["chunk_subject", "entity_column", "named_for_subject"]
+__all__ = ["GROUP_END", "chunk_subject", "entity_column", "membership", "named_for_subject",
+           "title_head"]

@@ -230,7 +230,7 @@ class DocSage(BaseMethod):
                                 settings=self.settings, store=self.store,
                                 calibration=self.calibration, retrieve=retrieve,
                                 committee=self.committee, trace=ep.trace,
-                                extracted=extracted)
+                                extracted=extracted, question=ep.question)
         rows = clear.rows
         details = DocSageDetails(variant=self.variant, db_schema=schema, ask=ask_log,
                                  chunks_read=len(chunks), scope_cut=cut,
