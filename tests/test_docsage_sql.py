@@ -452,13 +452,35 @@ def test_an_unknown_column_refusal_says_where_the_column_is() -> None:
 
     assert refusal("SELECT companyname FROM companies WHERE commissionname = 'x'").endswith(
         "commissionname is a column of commissions, which the query does not read: "
-        "join commissions")
+        "join commissions ON commissions.commissionid = companies.commissionid (a column of "
+        "the same name; no foreign key declares it), or write the query without "
+        "commissionname")
     # read, but qualified with the wrong table: the gate moves it (test_docsage_sql_requalify)
     assert check_sql("SELECT c.commissionname FROM companies c, commissions m",
                      s).requalified == ["c.commissionname -> m.commissionname"]
     assert "No table has commission_name; the closest: commissions.commissionname" in \
         refusal("SELECT c.commission_name FROM companies c")
     assert refusal("SELECT city_id FROM companies").endswith("No table has city_id")
+
+
+def test_a_table_nothing_links_is_no_join_to_ask_for() -> None:
+    """abstain-docsage-set1: told to "join stedrurial_medal", a table no foreign key or
+    shared column links to laureates, the 1.5B model wrote its refused query twice more and
+    the question went unanswered. The refusal now says the table cannot be joined, and that
+    the query must do without the column."""
+    s = Schema.model_validate({"tables": [
+        {"name": "stedrurial_medal", "columns": [{"name": "award_name"},
+                                                 {"name": "year", "type": "INT"}]},
+        {"name": "laureates", "columns": [{"name": "name"}, {"name": "nationality"},
+                                          {"name": "birth_year", "type": "INT"}],
+         "primary_key": ["name"]}]})
+    with pytest.raises(SQLRefusedError) as info:
+        check_sql("SELECT avg(birth_year) FROM laureates WHERE nationality = 'Kraxryndia' "
+                  "AND award_name = 'Stedrurial Medal'", s)
+    assert str(info.value).endswith(
+        "award_name is a column of stedrurial_medal, which the query does not read, and no "
+        "foreign key or column of the same name links stedrurial_medal to laureates: it "
+        "cannot be joined; write the query without award_name")
 
 
 def test_the_refusal_names_the_join_a_foreign_key_gives() -> None:

@@ -86,3 +86,35 @@ def test_a_different_repair_is_run_as_before() -> None:
     assert [a.stage for a in attempts] == ["gate", "ok"]
     assert table.rows == [["Ma Xiaolei"]]
     assert [r.temperature for r in requests] == [0.0, 0.0]
+
+
+def test_told_a_table_cannot_be_joined_the_repair_does_without_it() -> None:
+    """abstain-docsage-set1: the model filtered laureates by a column of a table nothing
+    links to them, was told only to "join stedrurial_medal", and wrote the same query
+    twice more. The repair prompt now says the join cannot be made and the query must do
+    without the column; a model that follows it gets its rows."""
+    schema = Schema(tables=[
+        Table(name="stedrurial_medal", columns=[Column(name="award_name"),
+                                                Column(name="year", type="INT")]),
+        Table(name="laureates", columns=[Column(name="name"), Column(name="nationality"),
+                                         Column(name="birth_year", type="INT")],
+              primary_key=["name"])])
+    refused = ("SELECT avg(birth_year) FROM laureates WHERE nationality = 'Kraxryndia' AND "
+               "award_name = 'Stedrurial Medal'")
+    without = "SELECT avg(birth_year) FROM laureates WHERE nationality = 'Kraxryndia'"
+    prompts = []
+
+    def respond(request):
+        prompts.append(request.messages[-1].content)
+        told = "write the query without award_name" in prompts[-1]
+        return json.dumps({"sql": without if told else refused})
+    rows = [Row(table="laureates", values={"name": n, "nationality": "Kraxryndia",
+                                           "birth_year": y}, provenance=Provenance(chunk_id=c))
+            for n, y, c in (("Dyrte Fourzixze", 1962, "d3"), ("Systhou Vhyrnbraex", 1970, "d7"))]
+    ep = Episode("What is the average birth year of the laureates in the Stedrurial Medal "
+                 "whose nationality is Kraxryndia?", method="docsage",
+                 lm=LM(FakeLLM(respond=respond)), retriever=ChunkListRetriever([]))
+    table, attempts = asyncio.run(SQLReasoner().run(ep, schema, rows))
+    assert [a.stage for a in attempts] == ["gate", "ok"] and len(prompts) == 2
+    assert "it cannot be joined" in attempts[0].error
+    assert table.rows == [[1966.0]]

@@ -105,9 +105,17 @@ def _column_hint(error: str, schema: Schema, read: list[str]) -> str:
     if owners:
         unread = [t for t in owners if t not in read]
         if unread:
-            on = _join_on(schema, unread[0], read)
-            return (f". {name} is a column of {' and '.join(unread)}, which the query does "
-                    f"not read: join {unread[0]}" + (f" ON {on}" if on else ""))
+            where = f". {name} is a column of {' and '.join(unread)}, which the query does not read"
+            if on := _join_on(schema, unread[0], read):
+                return f"{where}: join {unread[0]} ON {on}"
+            # the 1.5B model, told only to join a table nothing links, repeated its query
+            # (abstain-docsage-set1): say how it can be joined, or that it cannot
+            if on := _same_columns(schema, unread[0], read):
+                return (f"{where}: join {unread[0]} ON {on} (a column of the same name; no "
+                        f"foreign key declares it), or write the query without {name}")
+            return (f"{where}, and no foreign key or column of the same name links "
+                    f"{unread[0]} to {' or '.join(read) or 'the tables it reads'}: it cannot "
+                    f"be joined; write the query without {name}")
         return (f". {name} is a column of {' and '.join(owners)}: qualify it with that "
                 "table's name or alias")
     scored = sorted(((difflib.SequenceMatcher(None, name, c).ratio(), f"{t.name}.{c}")
@@ -126,6 +134,19 @@ def _join_on(schema: Schema, table: str, read: list[str]) -> str:
                     (t.name in read and fk.ref_table == table):
                 return " AND ".join(f"{t.name}.{c} = {fk.ref_table}.{r}"
                                     for c, r in zip(fk.cols, fk.ref_cols, strict=True))
+    return ""
+
+
+def _same_columns(schema: Schema, table: str, read: list[str]) -> str:
+    """The join condition on the columns ``table`` and the first table of ``read`` sharing
+    any both have by name ("award.laureate_id = laureates.laureate_id"), or ""."""
+    owner = schema.table(table)
+    for other in (schema.table(r) for r in read):
+        if owner is None or other is None:
+            continue
+        shared = [c for c in owner.column_names if c in other.column_names]
+        if shared:
+            return " AND ".join(f"{table}.{c} = {other.name}.{c}" for c in shared)
     return ""
 
 
