@@ -14,7 +14,8 @@ from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.anomalies import fk_matches, match_parent, value_anomalies
-from quaderno.methods.docsage.clear import ClearConfig, _Run
+from quaderno.methods.docsage.clear import ClearConfig
+from quaderno.methods.docsage.corrector import Corrector
 from quaderno.methods.docsage.constraints import check
 from quaderno.methods.docsage.correct import evidence_date, quote_in
 from quaderno.methods.docsage.extract import ExtractionSettings, extract, failed_calls
@@ -39,7 +40,7 @@ def test_detector_and_clear_match_a_parent_by_one_rule() -> None:
     assert fk_matches(SCHEMA, rows) == []                  # the detector: one parent
     result = check(SCHEMA, rows)
     (v,) = [v for v in result.violations if v.kind == "fk"]
-    run = _Run(LM(FakeLLM()), SCHEMA, [], ClearConfig(), NONE, Trace(), None, None, None)
+    run = Corrector(LM(FakeLLM()), SCHEMA, [], ClearConfig(), NONE, Trace(), None, None, None)
     members = [result.index_of_tid[t] for t in v.tids]
     fixed = run._match_parent(list(rows), members, v)      # CLEAR: the same parent
     assert fixed[2].values["lab"] == "Acme"
