@@ -151,6 +151,16 @@ def test_a_query_with_no_rows_is_recompiled_once_with_a_hint(tmp_path):
     assert a.answer == "not found"
 
 
+def test_an_aggregate_of_nothing_is_recompiled_once_then_not_found(tmp_path):
+    """AVG over no rows is one NULL row: no value, so the same hint and the same answer as
+    a query with no rows (denied-docsage-set1), not a synthesis from NULL."""
+    model = Model(sql="SELECT avg(staff) FROM institution WHERE founded > 3000")
+    a = answer("docsage", model, tmp_path)
+    assert [x.rows for x in a.details.sql] == [1, 1]
+    assert model.calls["Write one DuckDB"] == 2
+    assert a.answer == "not found" and model.calls.get("Answer the question", 0) == 0
+
+
 def test_ablations_change_only_their_stage(tmp_path):
     generic = answer("docsage-generic-schema", Model(), tmp_path / "g")
     assert generic.details.variant == "w/o schema discovery"

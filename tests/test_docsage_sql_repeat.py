@@ -14,7 +14,7 @@ import json
 from fake_retriever import ChunkListRetriever
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
-from quaderno.methods.docsage.reason import RESAMPLE_TEMPERATURE, SQLReasoner
+from quaderno.methods.docsage.reason import RESAMPLE_TEMPERATURE, SQLReasoner, answers_nothing
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Column, ForeignKey, Schema, Table
 from quaderno.methods.episode import Episode
@@ -118,3 +118,46 @@ def test_told_a_table_cannot_be_joined_the_repair_does_without_it() -> None:
     assert [a.stage for a in attempts] == ["gate", "ok"] and len(prompts) == 2
     assert "it cannot be joined" in attempts[0].error
     assert table.rows == [[1966.0]]
+
+
+def _laureates_run(respond):
+    schema = Schema(tables=[
+        Table(name="stedrurial_medal", columns=[Column(name="laureate_id", type="INT"),
+                                                Column(name="award_name")]),
+        Table(name="laureates", columns=[Column(name="name"), Column(name="nationality"),
+                                         Column(name="birth_year", type="INT")],
+              primary_key=["name"])])
+    rows = [Row(table="laureates", values={"name": n, "nationality": "Kraxryndia",
+                                           "birth_year": y}, provenance=Provenance(chunk_id=c))
+            for n, y, c in (("Dyrte Fourzixze", 1962, "d3"), ("Systhou Vhyrnbraex", 1970, "d7"))]
+    rows.append(Row(table="stedrurial_medal", values={"laureate_id": None,
+                                                      "award_name": "Stedrurial Medal"},
+                    provenance=Provenance(chunk_id="d17")))
+    ep = Episode("What is the average birth year of the laureates in the Stedrurial Medal "
+                 "whose nationality is Kraxryndia?", method="docsage",
+                 lm=LM(FakeLLM(respond=respond)), retriever=ChunkListRetriever([]))
+    return asyncio.run(SQLReasoner().run(ep, schema, rows))
+
+
+def test_an_aggregate_over_no_rows_is_an_empty_result_and_the_hint_names_empty_columns():
+    """denied-docsage-set1: the measuring model joined laureates.name to
+    stedrurial_medal.laureate_id, a column no row filled; AVG over nothing was one NULL
+    row, taken as a result, and the answer was "not found" with no second try."""
+    joined = ("SELECT AVG(T1.birth_year) FROM laureates AS T1 INNER JOIN stedrurial_medal AS "
+              "T2 ON T1.name = T2.laureate_id WHERE T1.nationality = 'Kraxryndia' AND "
+              "T2.award_name = 'Stedrurial Medal'")
+    alone = "SELECT AVG(birth_year) FROM laureates WHERE nationality = 'Kraxryndia'"
+    prompts = []
+
+    def respond(request):
+        prompts.append(request.messages[-1].content)
+        told = "hold no value in any row: stedrurial_medal.laureate_id;" in prompts[-1]
+        return json.dumps({"sql": alone if told else joined})
+    table, attempts = _laureates_run(respond)
+    assert [a.stage for a in attempts] == ["ok", "ok"] and len(prompts) == 2
+    assert "returned only NULL: no row matched." in prompts[1]
+    assert table.rows == [[1966.0]]
+    # a model that writes the NULL query again: the NULL row is the result, answering nothing
+    table, attempts = _laureates_run(lambda r: json.dumps({"sql": joined}))
+    assert [a.stage for a in attempts] == ["ok", "ok"] and answers_nothing(table)
+    assert not answers_nothing(table.model_copy(update={"rows": [[None, 0]]}))

@@ -45,8 +45,8 @@ from quaderno.methods.docsage.detect import Signal, detect_all
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
                                               extract)
 from quaderno.methods.docsage.gather import extraction_scope, probe_set, sample_set
-from quaderno.methods.docsage.reason import (NOT_FOUND, SQLReasoner, numbered,
-                                             answer_from_tables, render_tables)
+from quaderno.methods.docsage.reason import (NOT_FOUND, SQLReasoner, answer_from_tables,
+                                             answers_nothing, numbered, render_tables)
 from quaderno.methods.docsage.records import AskLog
 from quaderno.methods.docsage.rows import Row, row_chunks
 from quaderno.methods.docsage.schema import Schema, generic_schema
@@ -249,8 +249,8 @@ class DocSage(BaseMethod):
         table, attempts = await self.reasoner.run(ep, schema, rows)
         details.sql, details.result = attempts, table
         ran = next((a.sql for a in reversed(attempts) if a.stage == "ok"), "")
-        if table is None or not table.rows:
-            ep.trace.fallback("no query returned rows; answered 'not found' (citing the "
+        if table is None or answers_nothing(table):
+            ep.trace.fallback("no query returned a value; answered 'not found' (citing the "
                               "chunks extraction read)")
             self._cite(ep, by_chunk, [c.id for c in chunks])
             return ep.finish(NOT_FOUND, context=numbered(table, 0) if table else "",

@@ -4,13 +4,15 @@
 column descriptions and three sample rows per table, values shown as quoted data); the
 query passes the read-only gate and runs in the sandbox; a refusal or database error goes
 back to the model for one repair, and an empty result earns one re-compile with a hint
-(spec §4). A repair that repeats a query which already failed is not run again: it is asked
-for once more, sampled (the 1.5B model repeated the refused query word for word in most
-measured runs, greedy decoding giving the same reply to the same mistake). The result rows
+(spec §4; a result of nothing but NULL, an aggregate over no rows, is empty too, and the
+hint names the columns the query reads that no row fills). A repair that repeats a query
+which already failed is not run again: it is asked for once more, sampled (the 1.5B model
+repeated the refused query word for word in most measured runs, greedy decoding giving the
+same reply to the same mistake). The result rows
 are traced to their tuples and chunks, and the answer is synthesized from the result alone,
 citing rows; a number the answer gives that the result does not hold is asked about once,
 then the answer is the rows, and an explanation giving one is left out (docsage.grounded).
-When no query yields rows, the answer is "not found" (recorded), never a guess from outside the
+When no query yields a value, the answer is "not found" (recorded), never a guess from outside the
 database.
 
 :func:`answer_from_tables`: the "w/o SQL reasoning" ablation; the tables are put in the
@@ -25,10 +27,14 @@ import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
 from quaderno.errors import SQLExecutionError, SQLRefusedError, StepError
 from quaderno.methods.docsage.grounded import rows_answer, ungrounded
 from quaderno.methods.docsage.lineage import TracedResult, run_with_lineage
-from quaderno.methods.docsage.normalize import key_columns, multi_valued
+from quaderno.methods.docsage.normalize import is_null, key_columns, multi_valued
 from quaderno.methods.docsage.records import ResultTable, SQLAttempt
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.sandbox import SQLSandbox
@@ -90,6 +96,26 @@ def result_table(traced: TracedResult) -> ResultTable:
                        sources=sources,
                        lineage="partial" if traced.partial else "full",
                        truncated=res.truncated)
+
+
+def answers_nothing(table: ResultTable) -> bool:
+    """No row, or nothing but NULL: an aggregate over no rows ("avg" of nothing is one NULL
+    row) finds no more than a query that returns none."""
+    return all(v is None for row in table.rows for v in row)
+
+
+def empty_columns(schema: Schema, rows: Sequence[Row], sql: str) -> list[str]:
+    """The columns ``sql`` names that hold no value in any row of a table it reads that has
+    them ("stedrurial_medal.laureate_id"): a join or a condition on one matches nothing."""
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except SqlglotError:
+        return []
+    named = {c.name.lower() for c in tree.find_all(exp.Column)}
+    read = {t.name.lower() for t in tree.find_all(exp.Table)}
+    return [f"{t.name}.{c}" for t in schema.tables if t.name.lower() in read
+            for c in t.column_names if c.lower() in named
+            and all(is_null(r.values.get(c)) for r in rows if r.table == t.name)]
 
 
 def numbered(table: ResultTable, limit: int) -> str:
@@ -233,12 +259,20 @@ class SQLReasoner:
                         attempts.append(SQLAttempt(sql=sql, rows=len(table.rows)))
                         span.outputs = {"rows": len(table.rows), "lineage": table.lineage}
                         best = table
-                        if table.rows or not empty_retry_left:
+                        if not answers_nothing(table) or not empty_retry_left:
                             break
                         empty_retry_left = False
-                        hint = (f"\n\nThe query {sql!r} returned no rows. The values in the "
-                                "tables may be written differently (see the sample rows): "
-                                "write a query that finds them.")
+                        # the measuring model joined laureates.name to an id column no row
+                        # filled: AVG over nothing, one NULL (denied-docsage-set1)
+                        empty = empty_columns(schema, rows, sql)
+                        hint = (f"\n\nThe query {sql!r} returned "
+                                + ("no rows." if not table.rows else
+                                   "only NULL: no row matched.")
+                                + (f" These columns it reads hold no value in any row: "
+                                   f"{', '.join(empty)}; a join or a condition on them "
+                                   "matches nothing." if empty else "")
+                                + " The values in the tables may be written differently (see "
+                                "the sample rows): write a query that finds them.")
                         ep.trace.fallback("the query returned no rows; re-compiled once with "
                                           "a hint", span)
                         continue
