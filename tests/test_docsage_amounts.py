@@ -555,6 +555,37 @@ def test_a_rows_own_name_copied_into_a_persons_column_is_emptied() -> None:
     assert self_copies(matches, kept) == (kept, [])
 
 
+def test_a_body_where_only_a_person_can_be_is_emptied() -> None:
+    """abstain-docsage-set2: a committee re-read of Gouqin Energy's page, which names no
+    chief executive, wrote the commission's name into ``chief_executive``; the vote kept
+    it. A founder, an owner or an author may be a body, and so may a column named for one."""
+    table = Schema.model_validate({"tables": [
+        {"name": "drournliamarketscommission",
+         "columns": [{"name": "company_name"}, {"name": "chief_executive"},
+                     {"name": "founder"}, {"name": "executive_committee"},
+                     {"name": "president_name"}, {"name": "employees", "type": "INT"}]}]}
+    ).tables[0]
+    dmc = "Drournlia Markets Commission"
+    row = {"company_name": "Gouqin Energy", "chief_executive": dmc, "founder": dmc,
+           "executive_committee": dmc, "president_name": f"the {dmc}", "employees": 125380}
+    read, changes = self_copies(table, row)
+    assert read == {**row, "chief_executive": None, "president_name": None}
+    assert [(c.column, c.reason) for c in changes] == [("chief_executive", "not-a-person"),
+                                                       ("president_name", "not-a-person")]
+    # a person's name, and a name that is no body's ("Stedrurial Medal"), stay
+    kept = {**row, "chief_executive": "Mithfith Noundgriar", "president_name": "Ulm Bank"}
+    assert self_copies(table, kept) == (kept, [])
+    # a committee's ballot is read the same way: it votes for no value, not the body
+    chunk = Chunk(id="d54#0", title="Gouqin Energy",
+                  text=f"Gouqin Energy (Gouqin) is a company of the {dmc}. A total of 125,380 "
+                       "employees was recorded for Gouqin.")
+    fake = FakeLLM(respond=lambda r: json.dumps({table.name: [
+        {"company_name": "Gouqin Energy", "chief_executive": dmc, "employees": 125380}]}))
+    ballots, _ = asyncio.run(committee_ballots(LM(fake), chunk, table,
+                                               ExtractionSettings(confidence="none"), n=2))
+    assert [b[0]["chief_executive"] for b in ballots] == [None, None]
+
+
 @pytest.mark.parametrize(("text", "written", "quoted"), [
     # docsage-head-set2: Riandgiax Systems' and Bridarndou Holdings' revenues as offices
     ("$42.8107 billion is the annual revenue stated for Riandgiax Systems.", 42810700000,

@@ -8,6 +8,13 @@ column named for a person's role (:data:`_PERSON`: chief executive, founder, dir
 that repeats the key's value (case and spacing aside) is emptied, with a correction
 (``reason="self-copy"``). Other columns may rightly repeat it: an eponymous album's artist,
 a city-state's country, a match's winner.
+
+The proper name of a body ("Drournlia Markets Commission", :func:`.normalize.body_name`) in
+a column for a role only a person holds (:data:`_ONLY_PERSON`: chief executive, president,
+chair, mayor, coach, ...; not a founder, owner or author, which a body may be, nor a column
+named for a body, ``executive_committee``) is emptied too (``reason="not-a-person"``): a
+committee's re-read of Gouqin Energy's page, which names no chief executive, wrote the
+commission's name there (``abstain-docsage-set2``), and the vote kept it.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from quaderno.methods.docsage.normalize import key_columns
+from quaderno.methods.docsage.normalize import body_name, key_columns
 from quaderno.methods.docsage.rows import Correction
 from quaderno.methods.docsage.schema import Table
 
@@ -25,6 +32,11 @@ _PERSON = re.compile(r"chief|ceo|executive|director|founder|president|manager|ch
                      r"head|owner|mayor|governor|coach|captain|principal|dean|rector|"
                      r"chancellor|minister|secretary|spouse|author|composer|editor|"
                      r"curator|commander|chairman|chairwoman|chairperson", re.I)
+# a role only a person holds, in a column not named for a body
+_ONLY_PERSON = re.compile(r"chief|ceo|executive|president|chair|coach|captain|mayor|governor|"
+                          r"spouse|dean|rector|chancellor", re.I)
+_BODY_COLUMN = re.compile(r"committee|board|body|council|agency|organi[sz]ation|institution|"
+                          r"commission|office|department|company|firm", re.I)
 
 
 def _plain(value: Any) -> str:
@@ -33,8 +45,8 @@ def _plain(value: Any) -> str:
 
 def self_copies(table: Table, values: Mapping[str, Any]) -> tuple[dict[str, Any],
                                                                    list[Correction]]:
-    """``values`` with every person cell that repeats the row's own name emptied, and a
-    correction per cell."""
+    """``values`` with every person cell that repeats the row's own name, or that names a
+    body where only a person can be, emptied, and a correction per cell."""
     out, changes = dict(values), []
     keys = key_columns(table)
     if len(keys) != 1 or table.column(keys[0]).type != "TEXT":
@@ -46,10 +58,17 @@ def self_copies(table: Table, values: Mapping[str, Any]) -> tuple[dict[str, Any]
     for col in table.columns:
         value = values.get(col.name)
         if col.name == key or col.type != "TEXT" or not _PERSON.search(col.name) \
-                or not isinstance(value, str) or _plain(value) != own:
+                or not isinstance(value, str):
+            continue
+        if _plain(value) == own:
+            reason = "self-copy"
+        elif _ONLY_PERSON.search(col.name) and not _BODY_COLUMN.search(col.name) and \
+                body_name(value.strip()):
+            reason = "not-a-person"
+        else:
             continue
         out[col.name] = None
-        changes.append(Correction(column=col.name, old=value, new=None, reason="self-copy",
+        changes.append(Correction(column=col.name, old=value, new=None, reason=reason,
                                   by="as-stated"))
     return out, changes
 
