@@ -157,7 +157,16 @@ def test_an_aggregate_over_no_rows_is_an_empty_result_and_the_hint_names_empty_c
     assert [a.stage for a in attempts] == ["ok", "ok"] and len(prompts) == 2
     assert "returned only NULL: no row matched." in prompts[1]
     assert table.rows == [[1966.0]]
-    # a model that writes the NULL query again: the NULL row is the result, answering nothing
-    table, attempts = _laureates_run(lambda r: json.dumps({"sql": joined}))
-    assert [a.stage for a in attempts] == ["ok", "ok"] and answers_nothing(table)
+    # a model that writes the NULL query again is asked once more, sampled (empty-docsage-
+    # set1); the NULL row stays the result, answering nothing
+    requests = []
+
+    def again(request):
+        requests.append(request)
+        return json.dumps({"sql": joined})
+    table, attempts = _laureates_run(again)
+    assert [a.stage for a in attempts] == ["ok", "repeat", "repeat"] and answers_nothing(table)
+    assert [r.temperature for r in requests] == [0.0, 0.0, RESAMPLE_TEMPERATURE]
+    assert "It failed: it returned only NULL: no row matched." in \
+        requests[2].messages[-1].content
     assert not answers_nothing(table.model_copy(update={"rows": [[None, 0]]}))
