@@ -5,7 +5,8 @@ column descriptions and three sample rows per table, values shown as quoted data
 query passes the read-only gate and runs in the sandbox; a refusal or database error goes
 back to the model for one repair, and an empty result earns one re-compile with a hint
 (spec §4; a result of nothing but NULL, an aggregate over no rows, is empty too, and the
-hint names the columns the query reads that no row fills). A repair that repeats a query
+hint names the columns the query reads that no row fills). An id column no row fills is
+left out of the schema the query is written for (docsage.empty_ids). A repair that repeats a query
 which already failed is not run again: it is asked for once more, sampled (the 1.5B model
 repeated the refused query word for word in most measured runs, greedy decoding giving the
 same reply to the same mistake). The result rows
@@ -32,6 +33,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from quaderno.errors import SQLExecutionError, SQLRefusedError, StepError
+from quaderno.methods.docsage.empty_ids import without_empty_ids
 from quaderno.methods.docsage.grounded import rows_answer, ungrounded
 from quaderno.methods.docsage.lineage import TracedResult, run_with_lineage
 from quaderno.methods.docsage.normalize import is_null, key_columns, multi_valued
@@ -111,10 +113,14 @@ def empty_columns(schema: Schema, rows: Sequence[Row], sql: str) -> list[str]:
         tree = sqlglot.parse_one(sql, read="duckdb")
     except SqlglotError:
         return []
-    named = {c.name.lower() for c in tree.find_all(exp.Column)}
     read = {t.name.lower() for t in tree.find_all(exp.Table)}
+    alias = {t.alias_or_name.lower(): t.name.lower() for t in tree.find_all(exp.Table)}
+    # (table or None when unqualified, column) as the query names them
+    named = {(alias.get(c.table.lower(), c.table.lower()) if c.table else None, c.name.lower())
+             for c in tree.find_all(exp.Column)}
     return [f"{t.name}.{c}" for t in schema.tables if t.name.lower() in read
-            for c in t.column_names if c.lower() in named
+            for c in t.column_names
+            if ((t.name.lower(), c.lower()) in named or (None, c.lower()) in named)
             and all(is_null(r.values.get(c)) for r in rows if r.table == t.name)]
 
 
@@ -198,6 +204,11 @@ class SQLReasoner:
                   rows: Sequence[Row]) -> tuple[ResultTable | None, list[SQLAttempt]]:
         """The traced result of the first query that ran (or None), and every attempt."""
         attempts: list[SQLAttempt] = []
+        # an id column no row fills only invites a join that matches nothing (empty_ids.py)
+        schema, hidden = without_empty_ids(schema, rows)
+        if hidden:
+            ep.trace.fallback("id columns no row fills left out of the schema the query is "
+                              f"written for: {', '.join(hidden)}")
         samples = fenced(sample_rows(schema, rows))
         hint = ""
         best: ResultTable | None = None
