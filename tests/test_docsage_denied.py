@@ -12,14 +12,15 @@ import asyncio
 import json
 
 import pytest
-from docsage_fakes import schema_of
+from docsage_fakes import row, schema_of
 from quaderno.corpus.chunk import Chunk
 from quaderno.eval.synth.collection import make_collection
 from quaderno.eval.synth.families import FAMILIES
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.clear import ClearConfig, run_clear
-from quaderno.methods.docsage.denied import denied_entity
+from quaderno.methods.docsage.denied import denied_entity, set_apart_denied
+from quaderno.methods.docsage.extract import ChunkResult
 
 SM, VM = "Stedrurial Medal", "Viandbround Medal"
 QUESTION = ("What is the average birth year of the laureates in the Stedrurial Medal whose "
@@ -39,34 +40,43 @@ def _denied(text: str, question: str = QUESTION, title: str = "",
     return found[0] if found else None
 
 
+SV, GP = "Systhou Vhyrnbraex", "Gryrnstu Pougryrn"
+
+
 @pytest.mark.parametrize("text,entity", [
     # the benchmark's namesake ("It": the title's entity) and outsider pages
-    (NAMESAKE, "Systhou Vhyrnbraex"),
-    (f"Systhou Vhyrnbraex is a laureate of the {VM}, not of the {SM}.", "Systhou Vhyrnbraex"),
-    (f"Systhou Vhyrnbraex is a laureate of the {VM} and not of the {SM}.",
-     "Systhou Vhyrnbraex"),
-    (f"Systhou Vhyrnbraex is not a member of the {SM}.", "Systhou Vhyrnbraex"),
-    (f"Systhou Vhyrnbraex has never been a laureate of the {SM} since 1990.",
-     "Systhou Vhyrnbraex"),
-    (f"Systhou Vhyrnbraex was never part of the {SM}.", "Systhou Vhyrnbraex"),
-    (f"Systhou Vhyrnbraex, not to be confused with the laureate of the {SM}, was born in 1939.",
-     "Systhou Vhyrnbraex"),
-    (f"He is not the namesake in the {SM}.", "Systhou Vhyrnbraex"),
-    # the subject nearest the denial, not a name before it
-    (f"Gryrnstu Pougryrn, a laureate of the {SM}, hired Systhou Vhyrnbraex, who is not a "
-     f"member of the {SM}.", "Systhou Vhyrnbraex"),
-    (f"Gryrnstu Pougryrn said Systhou Vhyrnbraex is not a member of the {SM}.",
-     "Systhou Vhyrnbraex"),
-    # no denial of membership
-    (f"Systhou Vhyrnbraex is not the only laureate of the {SM} from Kraxryndia.", None),
-    (f"Systhou Vhyrnbraex is not a founding member of the {SM}.", None),
-    (f"Systhou Vhyrnbraex is not a member of the {SM} committee.", None),
+    (NAMESAKE, SV),
+    (f"{SV} is a laureate of the {VM}, not of the {SM}.", SV),
+    (f"{SV} is a laureate of the {VM} and not of the {SM}.", SV),
+    (f"It is a laureate of the {VM}, not of the {SM}.", SV),
+    (f"{SV} (S. Vhyrnbraex) is not the namesake in the {SM}.", SV),
+    (f"{SV} is not to be confused with the laureate of the same name in the {SM}.", SV),
+    (f"{SV}, not to be confused with the laureate of the same name in the {SM}, was born "
+     "in 1939.", SV),
+    (f"He is not the homonym in the {SM}.", SV),
+    # said of another entity of the page, directly before its verb
+    (f"{GP} said that {SV} is not the laureate of the same name in the {SM}.", SV),
+    (f"It is said that {GP} is not the laureate of the same name in the {SM}.", GP),
+    # no entity of the page is the denial's subject (review of dd873d0)
+    (f"{SV}'s brother is not the laureate of the same name in the {SM}.", None),
+    (f"He said his rival was not the laureate of the same name in the {SM}.", None),
+    (f"The prize {SV} won is not the namesake in the {SM}.", None),
+    # plain denials: a member may be "not a juror of" or "not a laureate ... until 1995"
+    (f"{SV} is not a member of the {SM}.", None),
+    (f"{SV} has never been a critic of the {SM}.", None),
+    (f"{SV} was never part of the {SM}.", None),
+    (f"{SV} is not the only laureate of the {SM} from Kraxryndia.", None),
+    (f"It is not to be confused with the ceremony of the {SM} in 1990.", None),
+    # the group followed by a time or a noun: no namesake of the group
+    (f"It is not the laureate of the same name in the {SM} until 1995.", None),
+    (f"It is not the laureate of the same name in the {SM} committee.", None),
     (MEMBER, None),
     # the member's own page denying the other medal, which the question does not name
-    (f"Systhou Vhyrnbraex is a laureate of the {SM}. It is not the laureate of the same name "
-     f"in the {VM}.", None),
-    # a denial with no name that keys a row
-    (f"The ceremony's host is not a member of the {SM}.", None),
+    (f"{SV} is a laureate of the {SM}. It is not the laureate of the same name in the {VM}.",
+     None),
+    # a page that says the entity is the group's too
+    (f"{SV} is a laureate of the {SM}. It is not the laureate of the same name in the {SM}.",
+     None),
 ])
 def test_which_clauses_deny_the_questions_group(text, entity) -> None:
     assert _denied(text, title="Systhou Vhyrnbraex") == entity
@@ -82,6 +92,16 @@ def test_the_group_must_be_the_questions_and_the_only_one_it_names() -> None:
                    f"How many laureates do the {SM} and the {VM} have?") is None
     # "It" with no title names nobody
     assert _denied(NAMESAKE) is None
+    # a question with a negation may count those who are not of a group (review of dd873d0)
+    assert _denied(NAMESAKE, f"How many laureates of the {SM} are not laureates of the "
+                             f"{VM}?", "Systhou Vhyrnbraex") is None
+    # a group of another kind the question names too is no rival: the namesake is still
+    # not the medal's laureate
+    kral = f"{NAMESAKE} Systhou Vhyrnbraex is a member of the Kral Society."
+    assert _denied(kral, f"{QUESTION[:-1]} and members of the Kral Society?",
+                   "Systhou Vhyrnbraex") == "Systhou Vhyrnbraex"
+    assert _denied(f"{NAMESAKE} Systhou Vhyrnbraex is a laureate of the Kral Society.",
+                   f"{QUESTION[:-1]} or the Kral Society?", "Systhou Vhyrnbraex") is None
 
 
 def _respond(request) -> str:
@@ -136,3 +156,19 @@ def test_on_generated_collections_only_a_distractors_page_is_denied(family) -> N
             role = next(e.role for e in c.world.distractors if e.name == doc.subject)
             assert role in ("namesake", "outsider"), (doc.title, role)
     assert found >= 2
+
+
+def test_the_namesakes_ended_links_are_set_apart_too() -> None:
+    """Review of dd873d0: the namesake's "until he left in 2005" ended the member's own
+    membership of the Kral Society (every row of an ended link is left out, ended.py)."""
+    memberships = schema_of({"tables": [{"name": "memberships",
+                                         "primary_key": ["name", "society"], "columns": [
+                                             {"name": "name"}, {"name": "society"}]}]})
+    ended = row("memberships", "d1#0", name="Systhou Vhyrnbraex", society="Kral Society")
+    other = row("memberships", "d1#0", name="Dyrte Fourzixze", society="Kral Society")
+    result = ChunkResult(chunk_id="d1#0", rows={"memberships": [other]}, ended=[ended])
+    chunks = {"d1#0": Chunk(id="d1#0", title="Systhou Vhyrnbraex", text=NAMESAKE)}
+    (kept,), apart = set_apart_denied(memberships, [result], chunks, QUESTION)
+    assert kept.ended == [] and kept.rows == {"memberships": [other]}
+    assert [r.values for r in apart] == [ended.values]
+    assert apart[0].provenance.corrections[-1].reason == "namesake"

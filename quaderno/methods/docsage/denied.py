@@ -10,31 +10,37 @@ breaks, and CLEAR's committee, unable to settle it, emptied the true 1970
 values). :mod:`.namesakes` keeps such rows apart only when a column names the group each
 belongs to; this one reads what the page says.
 
-When a clause of a chunk denies that an entity the chunk's rows key belongs to a group the
-question names, the rows of that chunk keyed by that entity are another entity's, and are
-set apart before CLEAR (:func:`set_apart_denied`), each with a ``namesake`` correction on
-its key quoting the clause (its values unchanged); the run reports them. A denial is one of
+When a clause of a chunk says that an entity the chunk's rows key is not the namesake that
+belongs to a group the question names, the rows of that chunk keyed by that entity (and its
+ended rows) are another entity's, and are set apart before CLEAR
+(:func:`set_apart_denied`), each with a ``namesake`` correction on its key quoting the
+clause (its values unchanged); the run reports them. Only the unambiguous forms count:
 
-* "not the <kind> of the same name in the G" ("namesake", "homonym" for "<kind> of the same
-  name");
-* "..., not of the G" and "... and not of the G" (after "X is a laureate of the
-  Viandbround Medal");
-* "not to be confused with the <kind> of the G";
-* "is (was) not (never) a <kind> of the G", "is not part of the G", "has never been a
-  <kind> of the G": one word for the kind, so "not a founding member" and "not the only
-  laureate of the G" deny nothing;
+* "<entity> is (was) not the <kind> of the same name in the G" ("the namesake in", "the
+  homonym in": "the namesake of the G" may be the one the G is named after), "is not to be
+  confused with the <kind> of the same name in the G", and ", not to be confused with ..."
+  after the entity;
+* "<entity> is (was) a <kind> of the R, not of the G" (", and not of", "not in").
 
-the group followed by the clause's end or a small word, never by a noun ("not a member of
-the Stedrurial Medal committee"). The entity is the name a row of the chunk keys that the
-clause writes nearest before the denial, never as a preposition's object ("a laureate of the
-Viandbround Medal, not of ..."), or, when the clause's subject is "It", "He", "She" or
-"They", the name the chunk's title begins with. The group is named by the question, case and
-accents aside. Nothing is set apart when the question also names a group the chunk says the
-entity does belong to ("X is a laureate of the Viandbround Medal" and a question about both
-medals): the rows may be the ones it asks for. Rows of other entities read from the same page (an
-institution's country) stay. Known limits: English only; an entity the rows write
-differently from the text ("S. Vhyrnbraex" for "Systhou Vhyrnbraex") is not found; a
-denial in a chunk without the entity's name or a title is not found.
+The entity is written directly before the denial's verb (a parenthesis or an apposition
+between them: "Systhou Vhyrnbraex (S. Vhyrnbraex) is not ..."; in "Gryrnstu Pougryrn said
+that Systhou Vhyrnbraex is not ..." it is Systhou Vhyrnbraex), or is "It", "He", "She" or
+"They" opening the clause, which is the entity the chunk's title begins with; "Systhou
+Vhyrnbraex's brother is not ..." names no entity of the page. The group ends the clause or
+comes before a comma, "and", "but" or "or" ("not the laureate of the same name in the G
+until 1995" denies nothing), and the question names it, case and accents aside. Plain
+denials ("is not a member of the G", "has never been a laureate of the G") are left alone:
+a member can be "not a juror of" or "not a laureate of the G until 1995".
+
+Nothing is set apart when a clause of the chunk without a negation says the entity belongs
+to the G ("X is a laureate of the G", "X won the G"), when the question has a negation
+("not", "never", "without", "except", "other than": it may count those who are not of a
+group), or when the question names a group the chunk says the entity is a <kind> of, of the
+same kind as the denial's ("X is a laureate of the Viandbround Medal" and a question about
+both medals): the rows may then be the ones it asks for. Rows of other entities read from
+the same page (an institution's country) stay. Known limits: English only; an entity the
+rows write differently from the text ("S. Vhyrnbraex" for "Systhou Vhyrnbraex") is not
+found.
 """
 
 from __future__ import annotations
@@ -44,25 +50,36 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from quaderno.corpus.chunk import Chunk
-from quaderno.methods.docsage.ended import PROPER_NAME, clauses, compact, naming
+from quaderno.methods.docsage.ended import PROPER_NAME, clauses, compact
 from quaderno.methods.docsage.extract import ChunkResult
-from quaderno.methods.docsage.group_keyed import GROUP_END, membership, title_head
+from quaderno.methods.docsage.group_keyed import membership, title_head
 from quaderno.methods.docsage.normalize import fold_text, key_columns, normalize_entity
 from quaderno.methods.docsage.rows import Correction, Row, noted
 from quaderno.methods.docsage.schema import Schema
 
-_GROUP = rf"(?:the\s+)?(?P<group>(?-i:{PROPER_NAME.pattern})){GROUP_END}"
-_DENIALS = [re.compile(p, re.I) for p in (
-    r"\bnot\s+(?:the|an?)\s+(?:[\w-]+\s+){0,2}?(?:of\s+the\s+same\s+name|namesake|homonym)"
-    rf"\s+(?:in|of|at|from|with)\s+{_GROUP}",
-    rf"(?:,|\band)\s+not\s+(?:of|in|from|at|with)\s+{_GROUP}",
-    r"\bnot\s+to\s+be\s+confused\s+with\s+(?:the|an?)\s+[^.;,]{0,60}?\b(?:of|in|at|from)"
-    rf"\s+{_GROUP}",
-    r"\b(?:(?:is|was|are|were)\s+(?:not|never)|has\s+never\s+been|have\s+never\s+been)"
-    rf"\s+(?:an?\s+[\w-]+|part)\s+(?:of|in)\s+{_GROUP}")]
-_PRONOUN = re.compile(r"\s*(?:It|He|She|They)\s")
-_OBJECT = re.compile(r"\b(?:of|in|at|from|with|by|for|to|into)\s+(?:the\s+)?$", re.I)
-_NEGATION = re.compile(r"\b(?:not|never|nor|neither)\b", re.I)
+# the group of a denial ends its clause or comes before a comma or a conjunction, never
+# before a time ("until 1995") or a noun ("committee")
+_GROUP = (rf"(?:the\s+)?(?P<group>(?-i:{PROPER_NAME.pattern}))"
+          r"(?=\s*(?:$|[.,;:)(\u2014\u2013]|(?:and|but|or)\b))")
+# "the namesake of the G" may be the one the G is named after: a namesake is "in" a group
+_SAME_NAME = (r"(?:the|an?)\s+(?:(?P<kind>[\w-]+)\s+of\s+the\s+same\s+name\s+(?:in|of|at|from|with)"
+              r"|(?:namesake|homonym)\s+(?:in|at|from|with))\s+")
+_BE = r"(?:is|was)\s+"
+# "<entity> is not (to be confused with) the <kind> of the same name in the G"
+_NAMESAKE = re.compile(rf"{_BE}not\s+(?:to\s+be\s+confused\s+with\s+)?{_SAME_NAME}{_GROUP}",
+                       re.I)
+# "<entity>, not to be confused with the <kind> of the same name in the G"
+_APPOSITION = re.compile(rf",\s*not\s+to\s+be\s+confused\s+with\s+{_SAME_NAME}{_GROUP}", re.I)
+# "<entity> is a <kind> of the R, not of the G"
+_CONTRAST = re.compile(rf"(?:,|\s+and)\s+not\s+(?:of|in)\s+{_GROUP}", re.I)
+_RIVAL = (r"(?:an?|one)\s+(?P<kind>[\w-]+)\s+(?:of|in)\s+(?:the\s+)?"
+          rf"(?P<rival>(?-i:{PROPER_NAME.pattern}))\s*$")
+_PRONOUN = r"^\s*(?-i:It|He|She|They)\s+"
+# a parenthesis or an apposition between the entity and its verb
+_AFTER_NAME = r"(?:\s*\([^()]{0,60}\))?(?:\s*,[^,.;]{1,60},)?\s+"
+_NEGATION = re.compile(r"\b(?:not|never|nor|neither)\b|n't\b", re.I)
+_ASKS_NEGATION = re.compile(r"\b(?:not|never|without|except|excluding|other\s+than|"
+                            r"outside|neither|nor)\b|n't\b", re.I)
 
 
 def _asks(question: str, name: str) -> bool:
@@ -71,54 +88,79 @@ def _asks(question: str, name: str) -> bool:
     return bool(name) and f" {fold_text(name)} " in f" {fold_text(question)} "
 
 
-def _belongs_elsewhere(text: str, entity: str, group: str, question: str) -> bool:
-    """``text`` says ``entity`` belongs to a group other than ``group`` that ``question``
-    names too (clause parts before a denial count: "a laureate of the Viandbround Medal,
-    not of the Stedrurial Medal")."""
-    for clause in clauses(text):
-        denial = _NEGATION.search(clause)
-        said = clause[:denial.start()] if denial else clause
-        for m in PROPER_NAME.finditer(said):
-            other = re.sub(r"^The\s+", "", m[0])
-            if compact(other) in (compact(group), compact(entity)) or \
-                    not _asks(question, other):
-                continue
-            if membership(entity, other).search(said):
-                return True
-    return False
+def _written(key: str) -> str:
+    return rf"(?<![\w'\u2019])(?-i:{re.escape(key)})"
 
 
-def _subject(before: str, head: str, keys: Sequence[str], group: str) -> str | None:
-    """The entity among ``keys`` a denial whose clause begins with ``before`` is said of:
-    the title's ``head`` after "It", "He", "She", "They"; else the key written nearest
-    before the denial where it is no preposition's object ("of the Viandbround Medal, not
-    of ...")."""
-    keys = [k for k in keys if compact(k) != compact(group)]
-    if _PRONOUN.match(before):
-        return next((k for k in keys if normalize_entity(k) == normalize_entity(head)), None)
-    best: tuple[int, int, str] | None = None
+def _subject(before: str, head: str, keys: Sequence[str], group: str, *,
+             tail: str) -> tuple[str, re.Match[str]] | None:
+    """(entity, match): the entity among ``keys`` that ``before`` (a clause up to a
+    denial) ends with, followed by ``tail`` (what comes between the entity and the denial:
+    its verb, or the rest of the clause saying what it is); "It", "He", "She" or "They"
+    opening the clause is the title's ``head``. Longer names first ("Rastou Bank" before
+    "Rastou")."""
+    keys = sorted((k for k in keys if compact(k) != compact(group)), key=len, reverse=True)
+    said = re.match(_PRONOUN + tail, before, re.I)
+    if said:
+        entity = next((k for k in keys if normalize_entity(k) == normalize_entity(head)), None)
+        return (entity, said) if entity is not None else None
     for k in keys:
-        ends = [m.end() for m in naming(k).finditer(before)
-                if not _OBJECT.search(before, 0, m.start())]
-        if ends and (best is None or (ends[-1], len(k)) > best[:2]):
-            best = (ends[-1], len(k), k)
-    return best[2] if best else None
+        said = re.search(_written(k) + _AFTER_NAME + tail, before, re.I)
+        if said:
+            return k, said
+    return None
+
+
+def _denials(clause: str, head: str, keys: Sequence[str],
+             question: str) -> list[tuple[str, str, str, str]]:
+    """(entity, group, kind, rival) of each denial in ``clause`` of a group ``question``
+    names ("" for a kind or a rival the clause does not say)."""
+    out = []
+    for m in _NAMESAKE.finditer(clause):
+        found = _subject(clause[:m.start()], head, keys, m["group"], tail=r"$")
+        if found and _asks(question, m["group"]):
+            out.append((found[0], m["group"], m["kind"] or "", ""))
+    for m in _APPOSITION.finditer(clause):
+        found = _subject(clause[:m.start()] + " ", head, keys, m["group"], tail=r"$")
+        if found and _asks(question, m["group"]):
+            out.append((found[0], m["group"], m["kind"] or "", ""))
+    for m in _CONTRAST.finditer(clause):
+        found = _subject(clause[:m.start()], head, keys, m["group"], tail=_BE + _RIVAL)
+        if found and _asks(question, m["group"]):
+            out.append((found[0], m["group"], found[1]["kind"], found[1]["rival"]))
+    return out
+
+
+def _belongs(text: str, entity: str, group: str, kind: str, question: str) -> bool:
+    """A clause of ``text`` with no negation says ``entity`` belongs to ``group``, or says
+    it is a ``kind`` (any kind, for "") of a group ``question`` names."""
+    positive = [c for c in clauses(text) if not _NEGATION.search(c)]
+    won = re.compile(_written(entity) + _AFTER_NAME + r"(?:won|received|holds|held|was\s+"
+                     rf"awarded)\s+(?:the\s+)?{re.escape(group)}(?!\w)", re.I)
+    if any(membership(entity, group).search(c) or won.search(c) for c in positive):
+        return True
+    rival = re.compile(_written(entity) + _AFTER_NAME + _BE
+                       + (rf"(?:an?|one)\s+{re.escape(kind)}\s+(?:of|in)\s+(?:the\s+)?"
+                          if kind else r"(?:an?|one)\s+[\w-]+\s+(?:of|in)\s+(?:the\s+)?")
+                       + rf"(?P<rival>(?-i:{PROPER_NAME.pattern}))", re.I)
+    return any(_asks(question, m["rival"]) for c in positive for m in rival.finditer(c)
+               if compact(m["rival"]) != compact(group))
 
 
 def denied_entity(title: str, text: str, keys: Sequence[str],
                   question: str) -> tuple[str, str] | None:
     """(entity, clause): the entity among ``keys`` (the names the chunk's rows key) that a
-    clause of ``text`` says does not belong to a group ``question`` names (module
+    clause of ``text`` says is not the namesake of a group ``question`` names (module
     docstring), or None."""
+    if not question.strip() or _ASKS_NEGATION.search(question):
+        return None
     keys = list(dict.fromkeys(k.strip() for k in keys if k and k.strip()))
     head = title_head(title) if title else ""
     for clause in clauses(text):
-        for m in (m for p in _DENIALS for m in p.finditer(clause)):
-            group = m["group"]
-            if not _asks(question, group):
+        for entity, group, kind, rival in _denials(clause, head, keys, question):
+            if rival and _asks(question, rival):
                 continue
-            entity = _subject(clause[:m.start()], head, keys, group)
-            if entity is not None and not _belongs_elsewhere(text, entity, group, question):
+            if not _belongs(text, entity, group, kind, question):
                 return entity, clause
     return None
 
@@ -134,20 +176,19 @@ def _keyed_by(schema: Schema, row: Row, entity: str) -> str | None:
 
 def _keys(schema: Schema, result: ChunkResult) -> list[str]:
     names: list[str] = []
-    for name, rows in result.rows.items():
-        table = schema.table(name)
-        for r in rows if table is not None else ():
-            names += [v for k in key_columns(table)
-                      if isinstance(v := r.values.get(k), str) and v.strip()]
+    for r in [*(r for rows in result.rows.values() for r in rows), *result.ended]:
+        table = schema.table(r.table)
+        names += [v for k in (key_columns(table) if table is not None else ())
+                  if isinstance(v := r.values.get(k), str) and v.strip()]
     return names
 
 
 def set_apart_denied(schema: Schema, results: Sequence[ChunkResult],
                      chunks: Mapping[str, Chunk],
                      question: str) -> tuple[list[ChunkResult], list[Row]]:
-    """(results, apart): ``results`` without the rows of an entity its chunk (in
-    ``chunks``, by id) says does not belong to a group ``question`` names, and those rows,
-    each with a ``namesake`` correction on its key quoting the clause."""
+    """(results, apart): ``results`` without the rows (ended ones too) of an entity its
+    chunk (in ``chunks``, by id) says is not the namesake of a group ``question`` names, and
+    those rows, each with a ``namesake`` correction on its key quoting the clause."""
     kept: list[ChunkResult] = []
     apart: list[Row] = []
     for result in results:
@@ -158,16 +199,20 @@ def set_apart_denied(schema: Schema, results: Sequence[ChunkResult],
             kept.append(result)
             continue
         entity, clause = normalize_entity(found[0]), found[1]
-        rows: dict[str, list[Row]] = {}
-        for name, table_rows in result.rows.items():
-            rows[name] = []
-            for r in table_rows:
+
+        def others(rows: Sequence[Row]) -> list[Row]:
+            mine = []
+            for r in rows:
                 column = _keyed_by(schema, r, entity)
                 if column is None:
-                    rows[name].append(r)
+                    mine.append(r)
                 else:
                     apart.append(noted(r, [_namesake(column, r.values.get(column), clause)]))
-        kept.append(result.model_copy(update={"rows": rows}))
+            return mine
+        # the namesake's ended links too: they would end the member's (ended.py)
+        kept.append(result.model_copy(update={
+            "rows": {name: others(rows) for name, rows in result.rows.items()},
+            "ended": others(result.ended)}))
     return kept, apart
 
 
