@@ -452,8 +452,8 @@ def test_an_unknown_column_refusal_says_where_the_column_is() -> None:
 
     assert refusal("SELECT companyname FROM companies WHERE commissionname = 'x'").endswith(
         "commissionname is a column of commissions, which the query does not read: "
-        "join commissions ON commissions.commissionid = companies.commissionid (a column of "
-        "the same name; no foreign key declares it), or write the query without "
+        "join commissions ON commissions.commissionid = companies.commissionid (columns of "
+        "the same name; no foreign key declares them), or write the query without "
         "commissionname")
     # read, but qualified with the wrong table: the gate moves it (test_docsage_sql_requalify)
     assert check_sql("SELECT c.commissionname FROM companies c, commissions m",
@@ -479,8 +479,48 @@ def test_a_table_nothing_links_is_no_join_to_ask_for() -> None:
                   "AND award_name = 'Stedrurial Medal'", s)
     assert str(info.value).endswith(
         "award_name is a column of stedrurial_medal, which the query does not read, and no "
-        "foreign key or column of the same name links stedrurial_medal to laureates: it "
-        "cannot be joined; write the query without award_name")
+        "foreign key or column naming the same entity links stedrurial_medal to laureates: "
+        "it cannot be joined; write the query without award_name")
+
+
+def test_the_refusal_names_a_join_through_a_link_table_or_any_owner() -> None:
+    """Review of 4263deb: with laureates <- awards -> medals the hint said medals "cannot be
+    joined" (an answer over every laureate for a model that obeys); with the column in two
+    tables only the first was tried; a medal's ``name`` was joined to a laureate's."""
+    def hint(schema: dict, sql: str) -> str:
+        with pytest.raises(SQLRefusedError) as info:
+            check_sql(sql, Schema.model_validate(schema))
+        return str(info.value)
+    linked = {"tables": [
+        {"name": "laureates", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "birth_year", "type": "INT"}]},
+        {"name": "medals", "primary_key": ["medal_id"],
+         "columns": [{"name": "medal_id", "type": "INT"}, {"name": "medal_name"}]},
+        {"name": "awards", "columns": [{"name": "laureate_name"},
+                                       {"name": "medal_id", "type": "INT"}],
+         "foreign_keys": [{"cols": ["laureate_name"], "ref_table": "laureates",
+                           "ref_cols": ["name"]},
+                          {"cols": ["medal_id"], "ref_table": "medals",
+                           "ref_cols": ["medal_id"]}]}]}
+    assert hint(linked, "SELECT avg(birth_year) FROM laureates WHERE medal_name = 'X'").endswith(
+        "medal_name is a column of medals, which the query does not read: join awards ON "
+        "awards.laureate_name = laureates.name, then medals ON awards.medal_id = "
+        "medals.medal_id")
+    two = {"tables": [
+        {"name": "laureates", "columns": [{"name": "laureate_name"}, {"name": "birth_year"}]},
+        {"name": "viandbround_medal", "columns": [{"name": "winner"}, {"name": "award_name"}]},
+        {"name": "stedrurial_medal", "columns": [{"name": "laureate_name"},
+                                                 {"name": "award_name"}]}]}
+    assert hint(two, "SELECT birth_year FROM laureates WHERE award_name = 'X'").endswith(
+        "join stedrurial_medal ON stedrurial_medal.laureate_name = laureates.laureate_name "
+        "(columns of the same name; no foreign key declares them), or write the query "
+        "without award_name")
+    generic = {"tables": [
+        {"name": "laureates", "columns": [{"name": "name"}, {"name": "year"}]},
+        {"name": "stedrurial_medal", "columns": [{"name": "name"}, {"name": "year"},
+                                                 {"name": "award_name"}]}]}
+    assert hint(generic, "SELECT name FROM laureates WHERE award_name = 'X'").endswith(
+        "it cannot be joined; write the query without award_name")
 
 
 def test_the_refusal_names_the_join_a_foreign_key_gives() -> None:

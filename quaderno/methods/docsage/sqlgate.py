@@ -18,7 +18,6 @@ slipped through runs with external access off, extensions off and the configurat
 
 from __future__ import annotations
 
-import difflib
 import logging
 import re
 
@@ -31,8 +30,9 @@ from sqlglot.optimizer.qualify_columns import validate_qualify_columns
 from sqlglot.optimizer.scope import traverse_scope
 
 from quaderno.errors import SQLRefusedError
-from quaderno.methods.docsage.autojoin import Unique, add_join, unresolved
+from quaderno.methods.docsage.autojoin import Unique, add_join
 from quaderno.methods.docsage.correlated import hoist_order, outer_columns
+from quaderno.methods.docsage.join_hint import column_hint
 from quaderno.methods.docsage.schema import Schema
 
 log = logging.getLogger(__name__)
@@ -91,63 +91,6 @@ class CheckedSQL(BaseModel):
     # tables named with other underscores or case than the schema's, renamed to it
     # (:func:`_respell_tables`)
     respelled: list[str] = Field(default_factory=list)
-
-
-def _column_hint(error: str, schema: Schema, read: list[str]) -> str:
-    """Where the unresolved column of ``error`` lives, for the model's one repair (a small
-    model repeats its query when told only that a column is unknown): the tables that have
-    it, and whether the query reads them; else the closest column names."""
-    what = unresolved(error)
-    if what is None:
-        return ""
-    name = what[0]
-    owners = [t.name for t in schema.tables if name in t.column_names]
-    if owners:
-        unread = [t for t in owners if t not in read]
-        if unread:
-            where = f". {name} is a column of {' and '.join(unread)}, which the query does not read"
-            if on := _join_on(schema, unread[0], read):
-                return f"{where}: join {unread[0]} ON {on}"
-            # the 1.5B model, told only to join a table nothing links, repeated its query
-            # (abstain-docsage-set1): say how it can be joined, or that it cannot
-            if on := _same_columns(schema, unread[0], read):
-                return (f"{where}: join {unread[0]} ON {on} (a column of the same name; no "
-                        f"foreign key declares it), or write the query without {name}")
-            return (f"{where}, and no foreign key or column of the same name links "
-                    f"{unread[0]} to {' or '.join(read) or 'the tables it reads'}: it cannot "
-                    f"be joined; write the query without {name}")
-        return (f". {name} is a column of {' and '.join(owners)}: qualify it with that "
-                "table's name or alias")
-    scored = sorted(((difflib.SequenceMatcher(None, name, c).ratio(), f"{t.name}.{c}")
-                     for t in schema.tables for c in t.column_names), reverse=True)
-    close = [q for ratio, q in scored[:3] if ratio >= 0.6]
-    return f". No table has {name}" + (f"; the closest: {', '.join(close)}" if close else "")
-
-
-def _join_on(schema: Schema, table: str, read: list[str]) -> str:
-    """The join condition a declared foreign key gives between ``table`` and a table the
-    query reads ("stedrurial_medal.laureate_name = laureates.name"), or "" when none does:
-    the 1.5B model, told only to join, wrote the other table's column without the join."""
-    for t in schema.tables:
-        for fk in t.foreign_keys:
-            if (t.name == table and fk.ref_table in read) or \
-                    (t.name in read and fk.ref_table == table):
-                return " AND ".join(f"{t.name}.{c} = {fk.ref_table}.{r}"
-                                    for c, r in zip(fk.cols, fk.ref_cols, strict=True))
-    return ""
-
-
-def _same_columns(schema: Schema, table: str, read: list[str]) -> str:
-    """The join condition on the columns ``table`` and the first table of ``read`` sharing
-    any both have by name ("award.laureate_id = laureates.laureate_id"), or ""."""
-    owner = schema.table(table)
-    for other in (schema.table(r) for r in read):
-        if owner is None or other is None:
-            continue
-        shared = [c for c in owner.column_names if c in other.column_names]
-        if shared:
-            return " AND ".join(f"{table}.{c} = {other.name}.{c}" for c in shared)
-    return ""
 
 
 def _outputs(source: object) -> set[str] | None:
@@ -447,7 +390,7 @@ def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
         raise _refuse("unknown-column", f"{str(e)[:300]}; the schema's columns are: "
                       + "; ".join(f"{t.name}({', '.join(t.column_names)})"
                                   for t in schema.tables)
-                      + _column_hint(str(e), schema, tables)
+                      + column_hint(str(e), schema, tables)
                       + (f" (the gate had added {'; '.join(joined)}; the position above is "
                          "in that query)" if joined else ""), sql) from e
     except Exception as e:  # sqlglot's optimizer asserts on shapes it cannot resolve (a
