@@ -122,7 +122,7 @@ def test_told_a_table_cannot_be_joined_the_repair_does_without_it() -> None:
 
 def _laureates_run(respond):
     schema = Schema(tables=[
-        Table(name="stedrurial_medal", columns=[Column(name="laureate_id", type="INT"),
+        Table(name="stedrurial_medal", columns=[Column(name="laureate_name"),
                                                 Column(name="award_name")]),
         Table(name="laureates", columns=[Column(name="name"), Column(name="nationality"),
                                          Column(name="birth_year", type="INT")],
@@ -130,7 +130,7 @@ def _laureates_run(respond):
     rows = [Row(table="laureates", values={"name": n, "nationality": "Kraxryndia",
                                            "birth_year": y}, provenance=Provenance(chunk_id=c))
             for n, y, c in (("Dyrte Fourzixze", 1962, "d3"), ("Systhou Vhyrnbraex", 1970, "d7"))]
-    rows.append(Row(table="stedrurial_medal", values={"laureate_id": None,
+    rows.append(Row(table="stedrurial_medal", values={"laureate_name": None,
                                                       "award_name": "Stedrurial Medal"},
                     provenance=Provenance(chunk_id="d17")))
     ep = Episode("What is the average birth year of the laureates in the Stedrurial Medal "
@@ -142,16 +142,18 @@ def _laureates_run(respond):
 def test_an_aggregate_over_no_rows_is_an_empty_result_and_the_hint_names_empty_columns():
     """denied-docsage-set1: the measuring model joined laureates.name to
     stedrurial_medal.laureate_id, a column no row filled; AVG over nothing was one NULL
-    row, taken as a result, and the answer was "not found" with no second try."""
+    row, taken as a result, and the answer was "not found" with no second try. (An id
+    column no row fills is no longer shown, test_docsage_empty_ids.py: here the empty
+    column is a name.)"""
     joined = ("SELECT AVG(T1.birth_year) FROM laureates AS T1 INNER JOIN stedrurial_medal AS "
-              "T2 ON T1.name = T2.laureate_id WHERE T1.nationality = 'Kraxryndia' AND "
+              "T2 ON T1.name = T2.laureate_name WHERE T1.nationality = 'Kraxryndia' AND "
               "T2.award_name = 'Stedrurial Medal'")
     alone = "SELECT AVG(birth_year) FROM laureates WHERE nationality = 'Kraxryndia'"
     prompts = []
 
     def respond(request):
         prompts.append(request.messages[-1].content)
-        told = "hold no value in any row: stedrurial_medal.laureate_id;" in prompts[-1]
+        told = "hold no value in any row: stedrurial_medal.laureate_name;" in prompts[-1]
         return json.dumps({"sql": alone if told else joined})
     table, attempts = _laureates_run(respond)
     assert [a.stage for a in attempts] == ["ok", "ok"] and len(prompts) == 2
@@ -170,3 +172,27 @@ def test_an_aggregate_over_no_rows_is_an_empty_result_and_the_hint_names_empty_c
     assert "It failed: it returned only NULL: no row matched." in \
         requests[2].messages[-1].content
     assert not answers_nothing(table.model_copy(update={"rows": [[None, 0]]}))
+
+
+def test_a_null_read_from_a_matched_row_is_an_answer_not_an_empty_result() -> None:
+    """Review of cf96790: Systhou Vhyrnbraex's unknown birth year, read from his row, was
+    taken for "no row matched", and the hint asked for a looser query."""
+    requests = []
+
+    def respond(request):
+        requests.append(request)
+        return json.dumps({"sql": "SELECT birth_year FROM laureates WHERE name = "
+                                  "'Nendzu Rixtox'"})
+    schema = Schema(tables=[Table(name="laureates", primary_key=["name"], columns=[
+        Column(name="name"), Column(name="birth_year", type="INT")])])
+    rows = [Row(table="laureates", values={"name": "Nendzu Rixtox", "birth_year": None},
+                provenance=Provenance(chunk_id="d4")),
+            Row(table="laureates", values={"name": "Dyrte Fourzixze", "birth_year": 1962},
+                provenance=Provenance(chunk_id="d3"))]
+    ep = Episode("When was Nendzu Rixtox born?", method="docsage",
+                 lm=LM(FakeLLM(respond=respond)), retriever=ChunkListRetriever([]))
+    table, attempts = asyncio.run(SQLReasoner().run(ep, schema, rows))
+    assert [a.stage for a in attempts] == ["ok"] and len(requests) == 1
+    assert table.rows == [[None]] and [s.chunk_id for s in table.sources[0]] == ["d4"]
+    assert not answers_nothing(table)
+    assert answers_nothing(table.model_copy(update={"lineage": "partial"}))

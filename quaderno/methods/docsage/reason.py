@@ -101,9 +101,13 @@ def result_table(traced: TracedResult) -> ResultTable:
 
 
 def answers_nothing(table: ResultTable) -> bool:
-    """No row, or nothing but NULL: an aggregate over no rows ("avg" of nothing is one NULL
-    row) finds no more than a query that returns none."""
-    return all(v is None for row in table.rows for v in row)
+    """No row, or nothing but NULL from no tuple: an aggregate over no rows ("avg" of
+    nothing is one NULL row) finds no more than a query that returns none. A NULL the query
+    read from a row it matched (a laureate's unknown death year) is that row's answer; with
+    partial lineage, where that cannot be told, nothing but NULL is nothing."""
+    if any(v is not None for row in table.rows for v in row):
+        return False
+    return table.lineage != "full" or not any(table.sources)
 
 
 def empty_columns(schema: Schema, rows: Sequence[Row], sql: str) -> list[str]:
