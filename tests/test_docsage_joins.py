@@ -100,6 +100,25 @@ def test_without_a_single_column_key_there_is_no_repair_and_the_signal_is_asked(
     assert signal.kind == "missing_relationship" and signal.fix is None
 
 
+def test_a_table_not_yet_keyed_is_referred_to_by_the_name_column_it_will_be_keyed_by() -> None:
+    """resample-docsage-set1: the 1.5B model's draft left both tables keyless; ASK's join
+    repair needed a key, which own_key.py gives only after the rounds, so the signal was
+    asked, unanswered, and stedrurial_medal stayed unjoined to laureates: the SQL could not
+    say "in the Stedrurial Medal"."""
+    schema = schema_of({"tables": [
+        {"name": "stedrurial_medal", "columns": [{"name": "award_name"},
+                                                 {"name": "year", "type": "INT"}]},
+        {"name": "laureates", "columns": [{"name": "name"}, {"name": "nationality"},
+                                          {"name": "birth_year", "type": "INT"}]}],
+        "join_path": ["stedrurial_medal", "laureates"]})
+    (signal,) = missing_relationships(schema)
+    fix = signal.fix
+    assert (fix.op, fix.table, fix.column, fix.references_table, fix.references_column) == (
+        "add_column", "stedrurial_medal", "laureate_name", "laureates", "name")
+    new, notes = apply_patches(schema, [fix], reason="ask round 1: detector")
+    assert notes == [] and new.table("stedrurial_medal").foreign_keys[0].ref_cols == ["name"]
+
+
 def test_reference_names_do_not_clash() -> None:
     schema = schema_of({"tables": [
         {"name": "leagues", "columns": [{"name": "leaguename"}], "primary_key": ["leaguename"]},

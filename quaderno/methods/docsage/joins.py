@@ -12,8 +12,11 @@
   column naming the other's entity (``league_name``, a foreign key to ``league.name``), which
   the next trial extraction fills from text like "X is a city of the League of Y".
 
-Only a single-column key can be referred to; without one there is no repair, and the signal
-is asked as before.
+Only a single-column key can be referred to: the declared one, or, for a table with none yet,
+the name column it will be keyed by when ASK's rounds end (:func:`.own_key.own_key_column`:
+``laureates.name``; the 1.5B model's Set1 ``stedrurial_medal(award_name, year)`` stayed
+unjoined to ``laureates`` until then, ``resample-docsage-set1``). Without one there is no
+repair, and the signal is asked as before.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from quaderno.methods.docsage.draft import slug
+from quaderno.methods.docsage.own_key import own_key_column
 from quaderno.methods.docsage.patch import SchemaPatch
 from quaderno.methods.docsage.rekey import entity_reference, named_after, singular
 from quaderno.methods.docsage.rows import Row
@@ -113,7 +117,9 @@ def join_fix(schema: Schema, home: Sequence[str], apart: Sequence[str],
     for a, b in pairs:                       # 2. the many side names the other's entity
         many, one = (b, a) if counts[b.name] > counts[a.name] else (a, b)
         for holder, target in ((many, one), (one, many)):
-            key = _key(target)
+            # a table ASK's rounds left keyless is keyed by its name column once they end
+            # (own_key.py): the 1.5B model's Set1 laureates, so no repair joined them
+            key = _key(target) or own_key_column(target, schema)
             if key is None:
                 continue
             return SchemaPatch(

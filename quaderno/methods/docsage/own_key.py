@@ -87,8 +87,10 @@ def _names_another(column: str, table: Table, schema: Schema) -> bool:
                              for o in schema.tables if o.name != table.name)
 
 
-def _keyed(table: Table, schema: Schema) -> str | None:
-    """The column to key ``table`` by (module docstring), or None."""
+def own_key_column(table: Table, schema: Schema) -> str | None:
+    """The column to key ``table`` by (module docstring), or None (for a table with a
+    primary key too). ASK's join repair refers to it before the key is declared
+    (:func:`.joins.join_fix`)."""
     if table.primary_key or (name := _name_column(table)) is None:
         return None
     referred = {c for t in schema.tables for fk in t.foreign_keys if fk.ref_table == table.name
@@ -111,7 +113,7 @@ def _keyed(table: Table, schema: Schema) -> str | None:
 def own_keys(schema: Schema) -> tuple[Schema, list[str]]:
     """``schema`` with each keyless table keyed by its name column (module docstring), and a
     note per table keyed."""
-    keys = {t.name: key for t in schema.tables if (key := _keyed(t, schema)) is not None}
+    keys = {t.name: key for t in schema.tables if (key := own_key_column(t, schema)) is not None}
     if not keys:
         return schema, []
     body = schema.model_dump()
@@ -126,4 +128,4 @@ def own_keys(schema: Schema) -> tuple[Schema, list[str]]:
     return Schema.model_validate(body), notes
 
 
-__all__ = ["own_keys", "says_when"]
+__all__ = ["own_key_column", "own_keys", "says_when"]
