@@ -117,6 +117,16 @@ def test_a_table_not_yet_keyed_is_referred_to_by_the_name_column_it_will_be_keye
         "add_column", "stedrurial_medal", "laureate_name", "laureates", "name")
     new, notes = apply_patches(schema, [fix], reason="ask round 1: detector")
     assert notes == [] and new.table("stedrurial_medal").foreign_keys[0].ref_cols == ["name"]
+    # a column that names that key already is declared, not added again (review of
+    # f41297c: awards got an empty laureate_name_2)
+    link = schema_of({"tables": [
+        {"name": "awards", "columns": [{"name": "laureate_name"}, {"name": "medal_name"}]},
+        {"name": "laureates", "columns": [{"name": "name"}, {"name": "nationality"},
+                                          {"name": "birth_year", "type": "INT"}]}],
+        "join_path": ["awards", "laureates"]})
+    (signal,) = missing_relationships(link)
+    assert (signal.fix.op, signal.fix.table, signal.fix.column) == (
+        "add_foreign_key", "awards", "laureate_name")
 
 
 def test_reference_names_do_not_clash() -> None:

@@ -16,7 +16,9 @@ Only a single-column key can be referred to: the declared one, or, for a table w
 the name column it will be keyed by when ASK's rounds end (:func:`.own_key.own_key_column`:
 ``laureates.name``; the 1.5B model's Set1 ``stedrurial_medal(award_name, year)`` stayed
 unjoined to ``laureates`` until then, ``resample-docsage-set1``). Without one there is no
-repair, and the signal is asked as before.
+repair, and the signal is asked as before. Known limit: a later round can give that table a
+column that keeps it keyless (a year: several rows per name), and the reference then points
+at a name that is not unique; the SQL joins it as written.
 """
 
 from __future__ import annotations
@@ -31,14 +33,19 @@ from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import ForeignKey, Schema, Table
 
 
-def _key(table: Table) -> str | None:
-    return table.primary_key[0] if len(table.primary_key) == 1 else None
+def _key(table: Table, schema: Schema) -> str | None:
+    """The one column ``table`` is keyed by: its declared primary key, or, for a table with
+    none yet, the name column it will be keyed by when ASK's rounds end (a table the
+    1.5B model's draft left keyless, own_key.py)."""
+    if table.primary_key:
+        return table.primary_key[0] if len(table.primary_key) == 1 else None
+    return own_key_column(table, schema)
 
 
-def _unreferenced_name(holder: Table, target: Table) -> SchemaPatch | None:
+def _unreferenced_name(holder: Table, target: Table, schema: Schema) -> SchemaPatch | None:
     """A foreign key to declare: a column of ``holder`` named after ``target``'s key, of its
     type, that is no foreign key yet."""
-    key = _key(target)
+    key = _key(target, schema)
     if key is None or holder is target:
         return None
     declared = {c for fk in holder.foreign_keys for c in fk.cols}
@@ -63,7 +70,7 @@ def named_references(schema: Schema) -> list[SchemaPatch]:
     for holder in schema.tables:
         taken: set[str] = set()
         for target in schema.tables:
-            fix = _unreferenced_name(holder, target)
+            fix = _unreferenced_name(holder, target, schema)
             if fix is None or fix.column in taken or (target.name, holder.name) in linked:
                 continue
             taken.add(fix.column)
@@ -110,16 +117,14 @@ def join_fix(schema: Schema, home: Sequence[str], apart: Sequence[str],
     pairs = [(tables[a], tables[b]) for a in home for b in apart
              if a in tables and b in tables]
     for a, b in pairs:                       # 1. a column names the other's key already
-        fix = _unreferenced_name(a, b) or _unreferenced_name(b, a)
+        fix = _unreferenced_name(a, b, schema) or _unreferenced_name(b, a, schema)
         if fix is not None:
             return fix
     counts = {t: sum(r.table == t for r in rows) for t in tables}
     for a, b in pairs:                       # 2. the many side names the other's entity
         many, one = (b, a) if counts[b.name] > counts[a.name] else (a, b)
         for holder, target in ((many, one), (one, many)):
-            # a table ASK's rounds left keyless is keyed by its name column once they end
-            # (own_key.py): the 1.5B model's Set1 laureates, so no repair joined them
-            key = _key(target) or own_key_column(target, schema)
+            key = _key(target, schema)
             if key is None:
                 continue
             return SchemaPatch(
