@@ -14,7 +14,8 @@ import json
 from fake_retriever import ChunkListRetriever
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
-from quaderno.methods.docsage.reason import RESAMPLE_TEMPERATURE, SQLReasoner, answers_nothing
+from quaderno.methods.docsage.reason import (RESAMPLE_TEMPERATURE, SQLReasoner, answers_nothing,
+                                             empty_columns)
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Column, ForeignKey, Schema, Table
 from quaderno.methods.episode import Episode
@@ -196,3 +197,45 @@ def test_a_null_read_from_a_matched_row_is_an_answer_not_an_empty_result() -> No
     assert table.rows == [[None]] and [s.chunk_id for s in table.sources[0]] == ["d4"]
     assert not answers_nothing(table)
     assert answers_nothing(table.model_copy(update={"lineage": "partial"}))
+
+
+def test_a_repeated_query_that_matches_nothing_is_the_models_answer_unless_it_reads_empty():
+    """Review of 2fe1668: "Which laureates were born before 1900?" written twice is the
+    model saying nothing matches; asking again, sampled, got a query without the filter
+    and a wrong answer. Only a query reading a column no row fills is asked for again."""
+    requests = []
+
+    def respond(request):
+        requests.append(request)
+        sql = ("SELECT name FROM laureates WHERE birth_year < 1900" if not request.temperature
+               else "SELECT name FROM laureates")
+        return json.dumps({"sql": sql})
+    table, attempts = _laureates_run(respond)
+    assert [a.stage for a in attempts] == ["ok", "ok"] and table.rows == []
+    assert [r.temperature for r in requests] == [0.0, 0.0]
+
+
+def test_nulls_beside_a_left_join_on_an_empty_column_find_nothing():
+    """Review of 23c5948: a LEFT JOIN on a column no row fills gives NULLs beside the rows
+    lineage traces; they are no answer, and the hint names the column."""
+    joined = ("SELECT m.award_name FROM laureates l LEFT JOIN stedrurial_medal m ON "
+              "l.name = m.laureate_name WHERE l.name = 'Dyrte Fourzixze'")
+    prompts = []
+
+    def respond(request):
+        prompts.append(request.messages[-1].content)
+        return json.dumps({"sql": joined})
+    table, attempts = _laureates_run(respond)
+    assert table.rows == [[None]] and any(table.sources)
+    assert [a.stage for a in attempts] == ["ok", "repeat", "repeat"]
+    assert "stedrurial_medal.laureate_name; a join" in prompts[1]
+    schema = Schema(tables=[Table(name="stedrurial_medal", columns=[
+        Column(name="laureate_name"), Column(name="award_name")])])
+    rows = [Row(table="stedrurial_medal", values={"laureate_name": None, "award_name": "S"},
+                provenance=Provenance(chunk_id="d17"))]
+    # a column read through a CTE or a derived table is still the table's
+    for sql in ("WITH m AS (SELECT * FROM stedrurial_medal) SELECT x FROM m "
+                "WHERE m.laureate_name = 'A'",
+                "SELECT m.award_name FROM (SELECT * FROM stedrurial_medal) m "
+                "WHERE m.laureate_name = 'A'"):
+        assert empty_columns(schema, rows, sql) == ["stedrurial_medal.laureate_name"]

@@ -46,7 +46,7 @@ from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, a
                                               extract)
 from quaderno.methods.docsage.gather import extraction_scope, probe_set, sample_set
 from quaderno.methods.docsage.reason import (NOT_FOUND, SQLReasoner, answer_from_tables,
-                                             answers_nothing, numbered, render_tables)
+                                             finds_nothing, numbered, render_tables)
 from quaderno.methods.docsage.records import AskLog
 from quaderno.methods.docsage.rows import Row, row_chunks
 from quaderno.methods.docsage.schema import Schema, generic_schema
@@ -249,7 +249,7 @@ class DocSage(BaseMethod):
         table, attempts = await self.reasoner.run(ep, schema, rows)
         details.sql, details.result = attempts, table
         ran = next((a.sql for a in reversed(attempts) if a.stage == "ok"), "")
-        if table is None or answers_nothing(table):
+        if table is None or finds_nothing(table, schema, rows):
             ep.trace.fallback("no query returned a value; answered 'not found' (citing the "
                               "chunks extraction read)")
             self._cite(ep, by_chunk, [c.id for c in chunks])

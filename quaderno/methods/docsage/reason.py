@@ -110,6 +110,17 @@ def answers_nothing(table: ResultTable) -> bool:
     return table.lineage != "full" or not any(table.sources)
 
 
+def finds_nothing(table: ResultTable, schema: Schema, rows: Sequence[Row]) -> bool:
+    """:func:`answers_nothing`, or nothing but NULL from a query that reads a column no row
+    fills (:func:`empty_columns`): a LEFT JOIN on one matches no row of the joined table,
+    and its columns are NULL beside the rows that lineage traces."""
+    if answers_nothing(table):
+        return True
+    if any(v is not None for row in table.rows for v in row):
+        return False
+    return bool(empty_columns(schema, rows, table.sql))
+
+
 def empty_columns(schema: Schema, rows: Sequence[Row], sql: str) -> list[str]:
     """The columns ``sql`` names that hold no value in any row of a table it reads that has
     them ("stedrurial_medal.laureate_id"): a join or a condition on one matches nothing."""
@@ -117,10 +128,13 @@ def empty_columns(schema: Schema, rows: Sequence[Row], sql: str) -> list[str]:
         tree = sqlglot.parse_one(sql, read="duckdb")
     except SqlglotError:
         return []
+    tables = {t.name.lower() for t in schema.tables}
     read = {t.name.lower() for t in tree.find_all(exp.Table)}
-    alias = {t.alias_or_name.lower(): t.name.lower() for t in tree.find_all(exp.Table)}
-    # (table or None when unqualified, column) as the query names them
-    named = {(alias.get(c.table.lower(), c.table.lower()) if c.table else None, c.name.lower())
+    alias = {t.alias_or_name.lower(): t.name.lower() for t in tree.find_all(exp.Table)
+             if t.name.lower() in tables}
+    # (table, column) as the query names them; None for a column unqualified or qualified
+    # by a CTE or a derived table, which may read any table
+    named = {(alias.get(c.table.lower()) if c.table else None, c.name.lower())
              for c in tree.find_all(exp.Column)}
     return [f"{t.name}.{c}" for t in schema.tables if t.name.lower() in read
             for c in t.column_names
@@ -274,7 +288,7 @@ class SQLReasoner:
                         attempts.append(SQLAttempt(sql=sql, rows=len(table.rows)))
                         span.outputs = {"rows": len(table.rows), "lineage": table.lineage}
                         best = table
-                        if not answers_nothing(table) or not empty_retry_left:
+                        if not finds_nothing(table, schema, rows) or not empty_retry_left:
                             break
                         empty_retry_left = False
                         # the measuring model joined laureates.name to an id column no row
@@ -285,9 +299,12 @@ class SQLReasoner:
                                  + (f" These columns it reads hold no value in any row: "
                                     f"{', '.join(empty)}; a join or a condition on them "
                                     "matches nothing." if empty else ""))
-                        # written again, it would find nothing again: asked for once more,
-                        # sampled, as a repeated failure is (empty-docsage-set1)
-                        failed[_folded(sql)] = f"it {found}"
+                        # written again, a query reading a column no row fills would find
+                        # nothing again: asked for once more, sampled, as a repeated failure
+                        # is (empty-docsage-set1); any other is the model's answer that
+                        # nothing matches ("born before 1900")
+                        if empty:
+                            failed[_folded(sql)] = f"it {found}"
                         hint = (f"\n\nThe query {sql!r} {found} The values in the tables may "
                                 "be written differently (see the sample rows): write a query "
                                 "that finds them.")
