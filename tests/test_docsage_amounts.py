@@ -575,6 +575,19 @@ def test_a_body_where_only_a_person_can_be_is_emptied() -> None:
     # a person's name, and a name that is no body's ("Stedrurial Medal"), stay
     kept = {**row, "chief_executive": "Mithfith Noundgriar", "president_name": "Ulm Bank"}
     assert self_copies(table, kept) == (kept, [])
+    # a body may direct, chair or produce (review of 2e70630: "rector" in "director")
+    roles = Schema.model_validate({"tables": [
+        {"name": "films", "columns": [{"name": "title"}, {"name": "director"},
+                                      {"name": "chaired_by"}, {"name": "co_chair"},
+                                      {"name": "executive_producer"},
+                                      {"name": "executive_authority"},
+                                      {"name": "ceo"}]}]}).tables[0]
+    bodies = {"title": "Newsreel", "director": "Newsreel Film Society",
+              "chaired_by": "Council of Ministers", "co_chair": "African Union",
+              "executive_producer": "Ealing Film Society",
+              "executive_authority": dmc, "ceo": dmc}
+    read, changes = self_copies(roles, bodies)
+    assert [c.column for c in changes] == ["ceo"] and read == {**bodies, "ceo": None}
     # a committee's ballot is read the same way: it votes for no value, not the body
     chunk = Chunk(id="d54#0", title="Gouqin Energy",
                   text=f"Gouqin Energy (Gouqin) is a company of the {dmc}. A total of 125,380 "

@@ -10,11 +10,12 @@ that repeats the key's value (case and spacing aside) is emptied, with a correct
 a city-state's country, a match's winner.
 
 The proper name of a body ("Drournlia Markets Commission", :func:`.normalize.body_name`) in
-a column for a role only a person holds (:data:`_ONLY_PERSON`: chief executive, president,
-chair, mayor, coach, ...; not a founder, owner or author, which a body may be, nor a column
-named for a body, ``executive_committee``) is emptied too (``reason="not-a-person"``): a
-committee's re-read of Gouqin Energy's page, which names no chief executive, wrote the
-commission's name there (``abstain-docsage-set2``), and the vote kept it.
+a column for a role only a person holds (a word of its name in :data:`_ONLY_PERSON`: chief
+executive, president, chairman, mayor, coach, ...; not a founder, owner, author, director or
+chair, which a body may be, nor a column named for a body, ``executive_committee``) is
+emptied too (``reason="not-a-person"``): a committee's re-read of Gouqin Energy's page,
+which names no chief executive, wrote the commission's name there
+(``abstain-docsage-set2``), and the vote kept it.
 """
 
 from __future__ import annotations
@@ -32,11 +33,20 @@ _PERSON = re.compile(r"chief|ceo|executive|director|founder|president|manager|ch
                      r"head|owner|mayor|governor|coach|captain|principal|dean|rector|"
                      r"chancellor|minister|secretary|spouse|author|composer|editor|"
                      r"curator|commander|chairman|chairwoman|chairperson", re.I)
-# a role only a person holds, in a column not named for a body
-_ONLY_PERSON = re.compile(r"chief|ceo|executive|president|chair|coach|captain|mayor|governor|"
-                          r"spouse|dean|rector|chancellor", re.I)
-_BODY_COLUMN = re.compile(r"committee|board|body|council|agency|organi[sz]ation|institution|"
-                          r"commission|office|department|company|firm", re.I)
+# a role only a person holds, as a word of the column's name ("rector" is no word of
+# "director"; a body may chair, direct or produce), in a column not named for a body
+_ONLY_PERSON = frozenset("ceo president mayor governor coach captain spouse dean rector "
+                         "chancellor chairman chairwoman chairperson".split())
+_BODY_WORDS = frozenset("committee board body council agency organisation organization "
+                        "institution commission office department company firm authority "
+                        "branch bureau ministry union country".split())
+
+
+def _only_person(column: str) -> bool:
+    words = set(re.split(r"[^a-z]+", column.lower()))
+    held = bool(words & _ONLY_PERSON) or "chiefexecutive" in re.sub(r"[^a-z]", "",
+                                                                     column.lower())
+    return held and not words & _BODY_WORDS
 
 
 def _plain(value: Any) -> str:
@@ -62,8 +72,7 @@ def self_copies(table: Table, values: Mapping[str, Any]) -> tuple[dict[str, Any]
             continue
         if _plain(value) == own:
             reason = "self-copy"
-        elif _ONLY_PERSON.search(col.name) and not _BODY_COLUMN.search(col.name) and \
-                body_name(value.strip()):
+        elif _only_person(col.name) and body_name(value.strip()):
             reason = "not-a-person"
         else:
             continue
