@@ -102,6 +102,15 @@ def test_the_group_must_be_the_questions_and_the_only_one_it_names() -> None:
                    "Systhou Vhyrnbraex") == "Systhou Vhyrnbraex"
     assert _denied(f"{NAMESAKE} Systhou Vhyrnbraex is a laureate of the Kral Society.",
                    f"{QUESTION[:-1]} or the Kral Society?", "Systhou Vhyrnbraex") is None
+    # the page's own group said with a pronoun or "won", the question naming both (review
+    # of df946d0): the Stedrurial laureate's page is no namesake's
+    both = f"{QUESTION[:-1]} or the {VM}?"
+    for own in (f"It is a laureate of the {SM}.", f"He is a laureate of the {SM}.",
+                f"Systhou Vhyrnbraex won the {SM} in 2015."):
+        page = f"{own} It is not the laureate of the same name in the {VM}."
+        assert _denied(page, both, "Systhou Vhyrnbraex") is None, own
+        assert _denied(page, f"Who of the laureates of the {VM} was born first?",
+                       "Systhou Vhyrnbraex") == "Systhou Vhyrnbraex", own
 
 
 def _respond(request) -> str:

@@ -131,20 +131,27 @@ def _denials(clause: str, head: str, keys: Sequence[str],
     return out
 
 
-def _belongs(text: str, entity: str, group: str, kind: str, question: str) -> bool:
-    """A clause of ``text`` with no negation says ``entity`` belongs to ``group``, or says
-    it is a ``kind`` (any kind, for "") of a group ``question`` names."""
-    positive = [c for c in clauses(text) if not _NEGATION.search(c)]
-    won = re.compile(_written(entity) + _AFTER_NAME + r"(?:won|received|holds|held|was\s+"
-                     rf"awarded)\s+(?:the\s+)?{re.escape(group)}(?!\w)", re.I)
-    if any(membership(entity, group).search(c) or won.search(c) for c in positive):
-        return True
-    rival = re.compile(_written(entity) + _AFTER_NAME + _BE
-                       + (rf"(?:an?|one)\s+{re.escape(kind)}\s+(?:of|in)\s+(?:the\s+)?"
-                          if kind else r"(?:an?|one)\s+[\w-]+\s+(?:of|in)\s+(?:the\s+)?")
-                       + rf"(?P<rival>(?-i:{PROPER_NAME.pattern}))", re.I)
-    return any(_asks(question, m["rival"]) for c in positive for m in rival.finditer(c)
-               if compact(m["rival"]) != compact(group))
+def _belongs(text: str, entity: str, group: str, kind: str, question: str,
+             pronoun: bool) -> bool:
+    """A clause of ``text`` with no negation says ``entity`` belongs to ``group`` (is a
+    <kind> of it, won it, or :func:`.group_keyed.membership`), or says it is a ``kind``
+    (any kind, for "") of, or won, another group ``question`` names. ``pronoun``: the
+    entity is the title's, so a clause opening with "It", "He", "She" or "They" says it."""
+    subject = (rf"(?:{_written(entity)}{_AFTER_NAME}|{_PRONOUN})" if pronoun
+               else _written(entity) + _AFTER_NAME)
+    said = re.compile(subject + rf"(?:{_BE}(?:an?|one)\s+(?P<kind>[\w-]+)\s+(?:of|in)\s+|"
+                      r"(?:won|received|holds|held|was\s+awarded)\s+)(?:the\s+)?"
+                      rf"(?P<group>(?-i:{PROPER_NAME.pattern}))", re.I | re.M)
+    for c in (c for c in clauses(text) if not _NEGATION.search(c)):
+        if membership(entity, group).search(c):
+            return True
+        for m in said.finditer(c):
+            named = re.sub(r"^The\s+", "", m["group"])
+            if compact(named) == compact(group):
+                return True
+            if _asks(question, named) and (not kind or not m["kind"] or m["kind"] == kind):
+                return True
+    return False
 
 
 def denied_entity(title: str, text: str, keys: Sequence[str],
@@ -160,7 +167,8 @@ def denied_entity(title: str, text: str, keys: Sequence[str],
         for entity, group, kind, rival in _denials(clause, head, keys, question):
             if rival and _asks(question, rival):
                 continue
-            if not _belongs(text, entity, group, kind, question):
+            if not _belongs(text, entity, group, kind, question,
+                            pronoun=normalize_entity(entity) == normalize_entity(head)):
                 return entity, clause
     return None
 
