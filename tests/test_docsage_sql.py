@@ -521,6 +521,22 @@ def test_the_refusal_names_a_join_through_a_link_table_or_any_owner() -> None:
                                                  {"name": "award_name"}]}]}
     assert hint(generic, "SELECT name FROM laureates WHERE award_name = 'X'").endswith(
         "it cannot be joined; write the query without award_name")
+    # of two joins as short, the one foreign keys declare (review of 2d53934)
+    both = {"tables": [
+        {"name": "laureates", "primary_key": ["laureate_name"],
+         "columns": [{"name": "laureate_name"}, {"name": "birth_year", "type": "INT"}]},
+        {"name": "prize_mentions", "columns": [{"name": "laureate_name"},
+                                               {"name": "medal_name"}]},
+        {"name": "awards", "columns": [{"name": "laureate_name"}, {"name": "medal_name"}],
+         "foreign_keys": [{"cols": ["laureate_name"], "ref_table": "laureates",
+                           "ref_cols": ["laureate_name"]},
+                          {"cols": ["medal_name"], "ref_table": "medals",
+                           "ref_cols": ["medal_name"]}]},
+        {"name": "medals", "primary_key": ["medal_name"],
+         "columns": [{"name": "medal_name"}, {"name": "country"}]}]}
+    assert hint(both, "SELECT birth_year FROM laureates WHERE country = 'X'").endswith(
+        "join awards ON awards.laureate_name = laureates.laureate_name, then medals ON "
+        "awards.medal_name = medals.medal_name")
 
 
 def test_the_refusal_names_the_join_a_foreign_key_gives() -> None:

@@ -16,8 +16,8 @@ query reads them; for a table it does not read, the join that reaches it from on
   "join stedrurial_medal", a table nothing linked, the 1.5B model wrote its refused query
   twice more: ``abstain-docsage-set1``).
 
-Every table that has the column is tried, shortest join first. Otherwise the closest column
-names are given.
+Every table that has the column is tried: the fewest joins first, then the fewest no foreign
+key declares. Otherwise the closest column names are given.
 """
 
 from __future__ import annotations
@@ -53,9 +53,11 @@ def _links(schema: Schema, a: str, b: str) -> tuple[str, bool] | None:
     return None
 
 
-def join_path(schema: Schema, table: str, read: list[str]) -> list[tuple[str, str, bool]]:
+def join_path(schema: Schema, table: str, read: list[str],
+              declared_only: bool = False) -> list[tuple[str, str, bool]]:
     """The shortest join from a table of ``read`` to ``table``: (table joined, condition,
-    declared) per step, in order; [] when none within :data:`_MAX_HOPS`."""
+    declared) per step, in order; [] when none within :data:`_MAX_HOPS`. ``declared_only``:
+    along declared foreign keys alone."""
     names = [t.name for t in schema.tables]
     seen = set(read)
     queue: deque[tuple[str, list[tuple[str, str, bool]]]] = deque((r, []) for r in read)
@@ -64,7 +66,8 @@ def join_path(schema: Schema, table: str, read: list[str]) -> list[tuple[str, st
         if len(path) >= _MAX_HOPS:
             continue
         for nxt in names:
-            if nxt in seen or (link := _links(schema, nxt, at)) is None:
+            if nxt in seen or (link := _links(schema, nxt, at)) is None or \
+                    (declared_only and not link[1]):
                 continue
             step = [*path, (nxt, *link)]
             if nxt == table:
@@ -92,9 +95,11 @@ def column_hint(error: str, schema: Schema, read: list[str]) -> str:
         return (f". {name} is a column of {' and '.join(owners)}: qualify it with that "
                 "table's name or alias")
     where = f". {name} is a column of {' and '.join(unread)}, which the query does not read"
-    paths = [p for p in (join_path(schema, t, read) for t in unread) if p]
+    paths = [p for t in unread for only in (True, False)
+             if (p := join_path(schema, t, read, declared_only=only))]
     if paths:
-        path = min(paths, key=len)
+        # the fewest joins, then the fewest no foreign key declares
+        path = min(paths, key=lambda p: (len(p), sum(not d for _, _, d in p)))
         said = ", then ".join(f"{t} ON {on}" for t, on, _ in path)
         if all(declared for _, _, declared in path):
             return f"{where}: join {said}"
