@@ -141,7 +141,7 @@ def _belongs(text: str, entity: str, group: str, kind: str, question: str,
                else _written(entity) + _AFTER_NAME)
     said = re.compile(subject + rf"(?:{_BE}(?:an?|one)\s+(?P<kind>[\w-]+)\s+(?:of|in)\s+|"
                       r"(?:won|received|holds|held|was\s+awarded)\s+)(?:the\s+)?"
-                      rf"(?P<group>(?-i:{PROPER_NAME.pattern}))", re.I | re.M)
+                      rf"(?P<group>(?-i:{PROPER_NAME.pattern}))", re.I)
     for c in (c for c in clauses(text) if not _NEGATION.search(c)):
         if membership(entity, group).search(c):
             return True

@@ -4,17 +4,17 @@
 column descriptions and three sample rows per table, values shown as quoted data); the
 query passes the read-only gate and runs in the sandbox; a refusal or database error goes
 back to the model for one repair, and an empty result earns one re-compile with a hint
-(spec §4; a result of nothing but NULL, an aggregate over no rows, is empty too, and the
-hint names the columns the query reads that no row fills). An id column no row fills is
-left out of the schema the query is written for (docsage.empty_ids). A repair that repeats a query
-which already failed is not run again: it is asked for once more, sampled (the 1.5B model
-repeated the refused query word for word in most measured runs, greedy decoding giving the
-same reply to the same mistake). The result rows
-are traced to their tuples and chunks, and the answer is synthesized from the result alone,
-citing rows; a number the answer gives that the result does not hold is asked about once,
-then the answer is the rows, and an explanation giving one is left out (docsage.grounded).
-When no query yields a value, the answer is "not found" (recorded), never a guess from outside the
-database.
+(spec §4). A result of nothing but NULL from no tuple (an aggregate over no rows), or from a
+query reading a column no row fills, is empty too, and the hint names those columns; an id
+column no row fills is left out of the schema the query is written for
+(docsage.empty_ids). A repair that repeats a query which already failed, or an empty one
+that read such a column, is not run again: it is asked for once more, sampled (the 1.5B
+model repeated the refused query word for word in most measured runs, greedy decoding
+giving the same reply to the same mistake). The result rows are traced to their tuples and
+chunks, and the answer is synthesized from the result alone, citing rows; a number the
+answer gives that the result does not hold is asked about once, then the answer is the
+rows, and an explanation giving one is left out (docsage.grounded). When no query yields a
+value, the answer is "not found" (recorded), never a guess from outside the database.
 
 :func:`answer_from_tables`: the "w/o SQL reasoning" ablation; the tables are put in the
 context and the LLM computes the answer itself.
