@@ -21,6 +21,7 @@ from quaderno.llm.lm import LM
 from quaderno.methods.docsage.clear import ClearConfig, run_clear
 from quaderno.methods.docsage.denied import denied_entity, set_apart_denied
 from quaderno.methods.docsage.extract import ChunkResult
+from quaderno.methods.docsage.schema import Schema
 
 SM, VM = "Stedrurial Medal", "Viandbround Medal"
 QUESTION = ("What is the average birth year of the laureates in the Stedrurial Medal whose "
@@ -181,3 +182,29 @@ def test_the_namesakes_ended_links_are_set_apart_too() -> None:
     assert kept.ended == [] and kept.rows == {"memberships": [other]}
     assert [r.values for r in apart] == [ended.values]
     assert apart[0].provenance.corrections[-1].reason == "namesake"
+
+
+def test_a_namesakes_row_referring_to_it_is_set_apart_too() -> None:
+    """final-no-clear-set1: the namesake's page gave ``stedrurial_medal`` the row
+    (Viandbround Medal, 1939, laureate_name Systhou Vhyrnbraex); kept, it made the
+    laureate's join repeat his rows. A row referring to another laureate stays."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "stedrurial_medal", "columns": [{"name": "award_name"},
+                                                 {"name": "year", "type": "INT"},
+                                                 {"name": "laureate_name"}],
+         "foreign_keys": [{"cols": ["laureate_name"], "ref_table": "laureates",
+                           "ref_cols": ["name"]}]},
+        {"name": "laureates", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "birth_year", "type": "INT"}]}]})
+    own = row("laureates", "d1#0", name="Systhou Vhyrnbraex", birth_year=1939)
+    award = row("stedrurial_medal", "d1#0", award_name=VM, year=1939,
+                laureate_name="Systhou Vhyrnbraex")
+    other = row("stedrurial_medal", "d1#0", award_name=SM, year=2004,
+                laureate_name="Zouzand Grialforn")
+    result = ChunkResult(chunk_id="d1#0", rows={"laureates": [own],
+                                                "stedrurial_medal": [award, other]})
+    chunks = {"d1#0": Chunk(id="d1#0", title="Systhou Vhyrnbraex", text=NAMESAKE)}
+    (kept,), apart = set_apart_denied(schema, [result], chunks, QUESTION)
+    assert kept.rows == {"laureates": [], "stedrurial_medal": [other]}
+    assert [(r.table, r.provenance.corrections[-1].column) for r in apart] == [
+        ("laureates", "name"), ("stedrurial_medal", "laureate_name")]

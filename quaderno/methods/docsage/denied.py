@@ -11,10 +11,11 @@ values). :mod:`.namesakes` keeps such rows apart only when a column names the gr
 belongs to; this one reads what the page says.
 
 When a clause of a chunk says that an entity the chunk's rows key is not the namesake that
-belongs to a group the question names, the rows of that chunk keyed by that entity (and its
-ended rows) are another entity's, and are set apart before CLEAR
-(:func:`set_apart_denied`), each with a ``namesake`` correction on its key quoting the
-clause (its values unchanged); the run reports them. Only the unambiguous forms count:
+belongs to a group the question names, the rows of that chunk keyed by that entity or
+referring to it by a foreign key (and its ended rows) are another entity's, and are set
+apart before CLEAR (:func:`set_apart_denied`), each with a ``namesake`` correction on that
+column quoting the clause (its values unchanged); the run reports them. Only the
+unambiguous forms count:
 
 * "<entity> is (was) not the <kind> of the same name in the G" ("the namesake in", "the
   homonym in": "the namesake of the G" may be the one the G is named after), "is not to be
@@ -174,12 +175,14 @@ def denied_entity(title: str, text: str, keys: Sequence[str],
 
 
 def _keyed_by(schema: Schema, row: Row, entity: str) -> str | None:
-    """The key column of ``row`` that names ``entity``, or None."""
+    """The column of ``row`` that names ``entity`` as its own or as the entity it refers to
+    (a key column, or a foreign key's: the namesake's ``stedrurial_medal`` row of the
+    Viandbround Medal, ``laureate_name`` its laureate), or None."""
     table = schema.table(row.table)
     if table is None:
         return None
-    return next((k for k in key_columns(table)
-                 if normalize_entity(row.values.get(k)) == entity), None)
+    columns = [*key_columns(table), *(c for fk in table.foreign_keys for c in fk.cols)]
+    return next((k for k in columns if normalize_entity(row.values.get(k)) == entity), None)
 
 
 def _keys(schema: Schema, result: ChunkResult) -> list[str]:
