@@ -1,6 +1,6 @@
 """What DocSage tests share: the synthesis reply that reads the query result's first row, as a
 model answering only from the result would; a schema from its draft form; a row with only its
-chunk as provenance."""
+chunk as provenance; the SQL step run over given rows with a fake model."""
 
 from __future__ import annotations
 
@@ -8,15 +8,32 @@ import asyncio
 import json
 import re
 
+from fake_retriever import ChunkListRetriever
 from quaderno.corpus.chunk import Chunk
+from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.draft import SchemaDraft, to_schema
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
+from quaderno.methods.docsage.reason import SQLReasoner
+from quaderno.methods.docsage.records import ResultTable, SQLAttempt
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Schema
 from quaderno.methods.docsage.store import TupleStore
+from quaderno.methods.episode import Episode
 
 SYNTHESIS_PROMPT = "Answer the question from the query result"
+LAUREATES_QUESTION = ("What is the average birth year of the laureates in the Stedrurial Medal "
+                      "whose nationality is Kraxryndia?")
+
+
+def reason_over(respond, schema: Schema, rows: list[Row], question: str = LAUREATES_QUESTION
+                ) -> tuple[ResultTable | None, list[SQLAttempt], Episode]:
+    """:class:`SQLReasoner` over ``rows`` with a fake model replying by ``respond``: the
+    result table, the attempts and the episode (its trace)."""
+    ep = Episode(question, method="docsage", lm=LM(FakeLLM(respond=respond)),
+                 retriever=ChunkListRetriever([]))
+    table, attempts = asyncio.run(SQLReasoner().run(ep, schema, rows))
+    return table, attempts, ep
 
 
 def first_row_answer(prompt: str) -> str:

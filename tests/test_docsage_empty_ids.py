@@ -6,17 +6,12 @@ question went unanswered, the three right birth years in the table."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
-from fake_retriever import ChunkListRetriever
-from quaderno.llm.fake import FakeLLM
-from quaderno.llm.lm import LM
+from docsage_fakes import reason_over
 from quaderno.methods.docsage.empty_ids import without_empty_ids
-from quaderno.methods.docsage.reason import SQLReasoner
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Schema
-from quaderno.methods.episode import Episode
 
 SCHEMA = Schema.model_validate({"tables": [
     {"name": "stedrurial_medal", "columns": [{"name": "laureate_id", "type": "INT"},
@@ -75,16 +70,11 @@ def test_the_model_is_not_shown_the_id_it_joined_on() -> None:
     def respond(request):
         prompts.append(request.messages[-1].content)
         return json.dumps({"sql": joined if "laureate_id" in prompts[-1] else alone})
-    ep = Episode("What is the average birth year of the laureates in the Stedrurial Medal "
-                 "whose nationality is Kraxryndia?", method="docsage",
-                 lm=LM(FakeLLM(respond=respond)), retriever=ChunkListRetriever([]))
-    table, attempts = asyncio.run(SQLReasoner().run(ep, SCHEMA, ROWS))
+    table, attempts, ep = reason_over(respond, SCHEMA, ROWS)
     assert [a.stage for a in attempts] == ["ok"] and table.rows == [[1966.0]]
     assert any("left out of the schema the query is written for: "
                "stedrurial_medal.laureate_id, laureates.laureate_id" in f
                for f in ep.trace.fallbacks)
     # and a query naming it is refused as naming no column of the schema
-    ep = Episode("q", method="docsage", lm=LM(FakeLLM(respond=lambda r: json.dumps(
-        {"sql": joined}))), retriever=ChunkListRetriever([]))
-    table, attempts = asyncio.run(SQLReasoner().run(ep, SCHEMA, ROWS))
+    table, attempts, _ = reason_over(lambda r: json.dumps({"sql": joined}), SCHEMA, ROWS)
     assert attempts[0].stage == "gate" and table is None

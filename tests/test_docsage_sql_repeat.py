@@ -8,17 +8,13 @@ column no table has.)"""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
-from fake_retriever import ChunkListRetriever
-from quaderno.llm.fake import FakeLLM
-from quaderno.llm.lm import LM
-from quaderno.methods.docsage.reason import (RESAMPLE_TEMPERATURE, SQLReasoner, answers_nothing,
+from docsage_fakes import reason_over
+from quaderno.methods.docsage.reason import (RESAMPLE_TEMPERATURE, answers_nothing,
                                              empty_columns)
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Column, ForeignKey, Schema, Table
-from quaderno.methods.episode import Episode
 
 SCHEMA = Schema(tables=[
     Table(name="people", columns=[Column(name="name")], primary_key=["name"]),
@@ -53,9 +49,7 @@ def _run(replies_by_call):
         assert user.startswith("Write one DuckDB SELECT"), user[:60]
         requests.append(request)
         return json.dumps({"sql": replies_by_call(len(requests), request)})
-    ep = Episode(QUESTION, method="docsage", lm=LM(FakeLLM(respond=respond)),
-                 retriever=ChunkListRetriever([]))
-    table, attempts = asyncio.run(SQLReasoner().run(ep, SCHEMA, _rows()))
+    table, attempts, ep = reason_over(respond, SCHEMA, _rows(), QUESTION)
     return table, attempts, requests, ep.trace.fallbacks
 
 
@@ -89,39 +83,10 @@ def test_a_different_repair_is_run_as_before() -> None:
     assert [r.temperature for r in requests] == [0.0, 0.0]
 
 
-def test_told_a_table_cannot_be_joined_the_repair_does_without_it() -> None:
-    """abstain-docsage-set1: the model filtered laureates by a column of a table nothing
-    links to them, was told only to "join stedrurial_medal", and wrote the same query
-    twice more. The repair prompt now says the join cannot be made and the query must do
-    without the column; a model that follows it gets its rows."""
-    schema = Schema(tables=[
-        Table(name="stedrurial_medal", columns=[Column(name="award_name"),
-                                                Column(name="year", type="INT")]),
-        Table(name="laureates", columns=[Column(name="name"), Column(name="nationality"),
-                                         Column(name="birth_year", type="INT")],
-              primary_key=["name"])])
-    refused = ("SELECT avg(birth_year) FROM laureates WHERE nationality = 'Kraxryndia' AND "
-               "award_name = 'Stedrurial Medal'")
-    without = "SELECT avg(birth_year) FROM laureates WHERE nationality = 'Kraxryndia'"
-    prompts = []
-
-    def respond(request):
-        prompts.append(request.messages[-1].content)
-        told = "write the query without award_name" in prompts[-1]
-        return json.dumps({"sql": without if told else refused})
-    rows = [Row(table="laureates", values={"name": n, "nationality": "Kraxryndia",
-                                           "birth_year": y}, provenance=Provenance(chunk_id=c))
-            for n, y, c in (("Dyrte Fourzixze", 1962, "d3"), ("Systhou Vhyrnbraex", 1970, "d7"))]
-    ep = Episode("What is the average birth year of the laureates in the Stedrurial Medal "
-                 "whose nationality is Kraxryndia?", method="docsage",
-                 lm=LM(FakeLLM(respond=respond)), retriever=ChunkListRetriever([]))
-    table, attempts = asyncio.run(SQLReasoner().run(ep, schema, rows))
-    assert [a.stage for a in attempts] == ["gate", "ok"] and len(prompts) == 2
-    assert "it cannot be joined" in attempts[0].error
-    assert table.rows == [[1966.0]]
-
-
 def _laureates_run(respond):
+    """Two Kraxryndia laureates (1962, 1970) and one ``stedrurial_medal`` row whose
+    ``laureate_name`` is empty, as the measuring model's Set1 tables were; nothing links
+    the medal to the laureates."""
     schema = Schema(tables=[
         Table(name="stedrurial_medal", columns=[Column(name="laureate_name"),
                                                 Column(name="award_name")]),
@@ -134,10 +99,28 @@ def _laureates_run(respond):
     rows.append(Row(table="stedrurial_medal", values={"laureate_name": None,
                                                       "award_name": "Stedrurial Medal"},
                     provenance=Provenance(chunk_id="d17")))
-    ep = Episode("What is the average birth year of the laureates in the Stedrurial Medal "
-                 "whose nationality is Kraxryndia?", method="docsage",
-                 lm=LM(FakeLLM(respond=respond)), retriever=ChunkListRetriever([]))
-    return asyncio.run(SQLReasoner().run(ep, schema, rows))
+    table, attempts, _ = reason_over(respond, schema, rows)
+    return table, attempts
+
+
+def test_told_a_table_cannot_be_joined_the_repair_does_without_it() -> None:
+    """abstain-docsage-set1: the model filtered laureates by a column of a table nothing
+    links to them, was told only to "join stedrurial_medal", and wrote the same query
+    twice more. The repair prompt now says the join cannot be made and the query must do
+    without the column; a model that follows it gets its rows."""
+    refused = ("SELECT avg(birth_year) FROM laureates WHERE nationality = 'Kraxryndia' AND "
+               "award_name = 'Stedrurial Medal'")
+    without = "SELECT avg(birth_year) FROM laureates WHERE nationality = 'Kraxryndia'"
+    prompts = []
+
+    def respond(request):
+        prompts.append(request.messages[-1].content)
+        told = "write the query without award_name" in prompts[-1]
+        return json.dumps({"sql": without if told else refused})
+    table, attempts = _laureates_run(respond)
+    assert [a.stage for a in attempts] == ["gate", "ok"] and len(prompts) == 2
+    assert "it cannot be joined" in attempts[0].error
+    assert table.rows == [[1966.0]]
 
 
 def test_an_aggregate_over_no_rows_is_an_empty_result_and_the_hint_names_empty_columns():
@@ -190,9 +173,7 @@ def test_a_null_read_from_a_matched_row_is_an_answer_not_an_empty_result() -> No
                 provenance=Provenance(chunk_id="d4")),
             Row(table="laureates", values={"name": "Dyrte Fourzixze", "birth_year": 1962},
                 provenance=Provenance(chunk_id="d3"))]
-    ep = Episode("When was Nendzu Rixtox born?", method="docsage",
-                 lm=LM(FakeLLM(respond=respond)), retriever=ChunkListRetriever([]))
-    table, attempts = asyncio.run(SQLReasoner().run(ep, schema, rows))
+    table, attempts, _ = reason_over(respond, schema, rows, "When was Nendzu Rixtox born?")
     assert [a.stage for a in attempts] == ["ok"] and len(requests) == 1
     assert table.rows == [[None]] and [s.chunk_id for s in table.sources[0]] == ["d4"]
     assert not answers_nothing(table)
