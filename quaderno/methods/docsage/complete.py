@@ -44,8 +44,8 @@ from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.misplaced import all_back_links, name_references, table_kind
 from quaderno.methods.docsage.normalize import (ACRONYM, BODY_KINDS, BODY_WORDS, LEGAL_SUFFIXES,
-                                                body_name, entity_name, fold_text, initials,
-                                                is_null, key_columns, key_name,
+                                                body_name, entity_name, fold_text, folded_name,
+                                                initials, is_null, key_columns, key_name,
                                                 normalize_entity)
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
@@ -184,11 +184,6 @@ def _groups_tables(schema: Schema) -> tuple[set[str], dict[str, list[str]]]:
     return tables, referring
 
 
-def _folded_name(name: str) -> str:
-    words = fold_text(name).split()
-    return " ".join(words[1:] if len(words) > 1 and words[0] == "the" else words)
-
-
 def _plain_text(table: Table) -> list[str]:
     """``table``'s TEXT columns named after a kind of body (``commission``,
     ``league_name``) that are no key and no reference."""
@@ -217,7 +212,7 @@ def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str
         bodies = [v for c in _plain_text(t) if isinstance(v := r.values.get(c), str)
                   and body_name(v)] if t is not None else []
         for v in [*values, *bodies]:
-            if isinstance(v, str) and (f := _folded_name(v)) and f" {f} " in asked:
+            if isinstance(v, str) and (f := folded_name(v)) and f" {f} " in asked:
                 found.setdefault(f, v.strip())
     kept = [f for f in found if not any(f != g and f" {f} " in f" {g} " for g in found)]
     return [found[f] for f in sorted(kept, key=lambda f: asked.index(f" {f} "))]
@@ -275,19 +270,19 @@ def _members(schema: Schema, rows: Sequence[Row], canonical: Sequence[Row],
     often), and the row's entity is a member, or, for a link row (a league's
     ``league_city``), the entities it refers to. ``canonical``: ``rows`` canonicalized
     (:func:`.aliases.canonicalize` keeps their order)."""
-    groups = {_folded_name(g) for g in named_groups(schema, rows, question)}
+    groups = {folded_name(g) for g in named_groups(schema, rows, question)}
     if not groups:
         return set()
     # each raw row beside its canonical form; the group as the rows write it once
     # canonicalized ("DMC" for the commission) names it too
     pairs = list(zip(rows, canonical, strict=True))
-    groups |= {_folded_name(v) for raw, r in pairs for c, v in r.values.items()
+    groups |= {folded_name(v) for raw, r in pairs for c, v in r.values.items()
                if isinstance(v, str) and isinstance(raw.values.get(c), str)
-               and _folded_name(raw.values[c]) in groups}
+               and folded_name(raw.values[c]) in groups}
     out = set()
     for _, r in pairs:
         table = schema.table(r.table)
-        if table is None or not any(isinstance(v, str) and _folded_name(v) in groups
+        if table is None or not any(isinstance(v, str) and folded_name(v) in groups
                                     for v in r.values.values()):
             continue
         names = [key_name(table, r.values)]

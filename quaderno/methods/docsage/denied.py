@@ -54,7 +54,8 @@ from quaderno.corpus.chunk import Chunk
 from quaderno.methods.docsage.ended import PROPER_NAME, clauses, compact
 from quaderno.methods.docsage.extract import ChunkResult
 from quaderno.methods.docsage.group_keyed import membership, title_head
-from quaderno.methods.docsage.normalize import fold_text, key_columns, normalize_entity
+from quaderno.methods.docsage.normalize import (fold_text, folded_name, key_columns,
+                                                normalize_entity)
 from quaderno.methods.docsage.rows import Correction, Row, noted
 from quaderno.methods.docsage.schema import Schema
 
@@ -85,8 +86,7 @@ _ASKS_NEGATION = re.compile(r"\b(?:not|never|without|except|excluding|other\s+th
 
 def _asks(question: str, name: str) -> bool:
     """``question`` names ``name``, case, accents, punctuation and a leading "the" aside."""
-    name = re.sub(r"^the\s+", "", name.strip(), flags=re.I)
-    return bool(name) and f" {fold_text(name)} " in f" {fold_text(question)} "
+    return bool(f := folded_name(name)) and f" {f} " in f" {fold_text(question)} "
 
 
 def _written(key: str) -> str:
@@ -143,8 +143,9 @@ def _belongs(text: str, entity: str, group: str, kind: str, question: str,
     said = re.compile(subject + rf"(?:{_BE}(?:an?|one)\s+(?P<kind>[\w-]+)\s+(?:of|in)\s+|"
                       r"(?:won|received|holds|held|was\s+awarded)\s+)(?:the\s+)?"
                       rf"(?P<group>(?-i:{PROPER_NAME.pattern}))", re.I)
+    member = membership(entity, group)
     for c in (c for c in clauses(text) if not _NEGATION.search(c)):
-        if membership(entity, group).search(c):
+        if member.search(c):
             return True
         for m in said.finditer(c):
             named = re.sub(r"^The\s+", "", m["group"])

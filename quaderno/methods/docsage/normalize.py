@@ -106,6 +106,14 @@ def _fold(text: str) -> str:
     return _SPACE.sub(" ", _PUNCT.sub(" ", text)).strip()
 
 
+def folded_name(name: str) -> str:
+    """``name`` as :func:`fold_text` writes it, without a leading "the" ("the Drournlia
+    Markets Commission" as "drournlia markets commission"): a name looked for in folded
+    text, such as a question."""
+    words = fold_text(name).split()
+    return " ".join(words[1:] if len(words) > 1 and words[0] == "the" else words)
+
+
 def normalize_entity(name: Any, aliases: Mapping[str, str] | None = None) -> str:
     """The comparison key of an entity name: accents and case folded, punctuation and
     legal suffixes (Inc, Ltd, GmbH, ...) and a leading "the" dropped, "University of X"
