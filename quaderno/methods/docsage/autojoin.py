@@ -25,8 +25,9 @@ holds several rows for one key (two extracted birth dates of one person; without
 a side of the key that is not its primary key) repeats the row, once per value the tables
 hold. A list or an IN test may show that, but a count, an average, a window, a LIMIT of
 more than one row, or a subquery used as a value would change, so such a join is not added
-where one of them reads the rows. What was added is reported (``CheckedSQL.joined``) and
-recorded in the trace.
+where one of them reads the rows. A column used only to filter is not joined at all but
+tested with IN (``semijoin.py``), which repeats no row, in a count as in a list. What was
+added is reported (``CheckedSQL.joined``) and recorded in the trace.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from quaderno.methods.docsage.aggregates import is_aggregate
 from quaderno.methods.docsage.schema import ForeignKey, Schema, Table
+from quaderno.methods.docsage.semijoin import add_semijoin
 
 # whether the data holds one row of a table per value of these columns
 Unique = Callable[[str, Sequence[str]], bool]
@@ -197,9 +199,13 @@ def add_join(root: exp.Expression, schema: Schema, error: str,
         if len(found) != 1:  # none, or a choice the query does not make
             return None
         owner, condition, cols = found[0]
+        alias = alias_of[owner.name]
+        semi = add_semijoin(select, owner.name, alias, condition, columns,
+                            set(owner.column_names))
+        if semi is not None:  # a filter only: an IN test, no row repeated (semijoin.py)
+            return f"{semi} (for {name})"
         if _repeats_matter(scope, root) and not one(owner.name, cols):
             return None
-        alias = alias_of[owner.name]
         for col in columns:
             col.set("table", exp.to_identifier(alias))
         table = exp.to_table(owner.name)
