@@ -25,6 +25,7 @@ from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extra
 from quaderno.methods.docsage.figures import Figures
 from quaderno.methods.docsage.rows import coerce, load_rows
 from quaderno.methods.docsage.schema import Column, Schema
+from quaderno.methods.docsage.store import TupleStore
 
 TEXT = ("Riandgiax Systems reported revenue of $42.8107 billion in 1967. Dixvhukrand: USD "
         "54860M. Vykaexfun earned $1,791,100,000. Bryskound made 43789.5 million dollars; "
@@ -211,10 +212,31 @@ def test_extraction_reads_every_scale_so_sql_compares_like_with_like() -> None:
         == ("Bryskound",)
 
 
-def test_the_reader_version_is_part_of_the_tuple_store_key(monkeypatch) -> None:
-    before = extract_mod.prompt_fingerprint.__wrapped__()
-    monkeypatch.setattr(extract_mod, "READER_VERSION", "as-stated-0")
-    assert extract_mod.prompt_fingerprint.__wrapped__() != before
+def test_the_store_keeps_replies_as_written_and_a_new_reader_reads_them(tmp_path,
+                                                                        monkeypatch) -> None:
+    """How numbers are read improves often; the stored extraction must not be paid again
+    for it. The store holds "42.8107" as the model wrote it; the first reading scales it by
+    the text's "billion", a changed reader (here: none) reads the stored row on the next
+    question without a call, and the corrections are the reader's of the moment."""
+    chunk = Chunk(id="a#0", text="Acme's revenue was $42.8107 billion.")
+    schema = Schema.model_validate({"tables": [
+        {"name": "company", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "revenue", "type": "DOUBLE"}]}]})
+    calls: list[ChatRequest] = []
+
+    def respond(request: ChatRequest) -> str:
+        calls.append(request)
+        return json.dumps({"company": [{"name": "Acme", "revenue": 42.8107}]})
+    fake = FakeLLM(respond=respond)
+    store = TupleStore(tmp_path)
+    (first,) = all_rows(run(extract(LM(fake), [chunk], schema, NONE, store=store)))
+    assert first.values["revenue"] == 42810700000.0 and first.provenance.corrections
+    (stored,) = store.get(chunk, schema.tables[0], LM(fake).model_id, NONE)
+    assert stored.values["revenue"] == 42.8107 and not stored.provenance.corrections
+    monkeypatch.setattr(extract_mod, "read_row", lambda table, values, text: (values, []))
+    (again,) = all_rows(run(extract(LM(fake), [chunk], schema, NONE, store=store)))
+    assert len(calls) == 1                                  # read from the store
+    assert again.values["revenue"] == 42.8107 and not again.provenance.corrections
 
 
 def test_committee_ballots_read_scales_like_the_extraction() -> None:

@@ -46,11 +46,6 @@ from quaderno.methods.docsage.normalize import is_year_column, key_columns
 from quaderno.methods.docsage.rows import Correction, exact_number
 from quaderno.methods.docsage.schema import Column, Table
 
-# part of the tuple store's key (extract.prompt_fingerprint): a change of how numbers are
-# read (or of the other repairs extraction makes, copies.py) must not re-use tuples read
-# the old way
-READER_VERSION = "as-stated-17"
-
 _WORDS = {"thousand": 3, "million": 6, "mn": 6, "mln": 6, "billion": 9, "bn": 9,
           "trillion": 12}
 _ATTACHED = {"k": 3, "K": 3, "M": 6, "m": 6, "B": 9, "bn": 9, "Bn": 9, "BN": 9}
@@ -467,6 +462,6 @@ def stated_spans(text: str, value: Any, col: Column) -> list[tuple[int, int]]:
     return [(m.start, m.end) for m in stated_mentions(text, value, col)]
 
 
-__all__ = ["AGENTS", "AGENT_WORDS", "READER_VERSION", "Mention", "counted_kind", "counts",
+__all__ = ["AGENTS", "AGENT_WORDS", "Mention", "counted_kind", "counts",
            "foreign", "in_unit", "mentions_in", "read_row", "read_stated", "rescalable",
            "stated_mentions", "stated_spans", "unit_scale"]

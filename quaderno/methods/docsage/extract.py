@@ -11,7 +11,10 @@ numbers' digits; their scale ("billion", "M") is read from the chunk by :mod:`am
 
 Extracted rows go through an optional :class:`~quaderno.methods.docsage.store.TupleStore`,
 so a chunk is extracted once per (table definition, model, settings); a table whose columns
-are partly stored under other definitions is extracted for its new columns only.
+are partly stored under other definitions is extracted for its new columns only. The store
+holds rows as the model wrote them; how they are read (numbers' scale, a name in a person's
+column, the repairs of :func:`extract`'s ``read``) is applied on every read, so a better
+reader re-uses what was stored instead of paying for the extraction again.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from quaderno.errors import ConfigError, StepError
 from quaderno.llm.lm import LM
 from quaderno.llm.steps import Step, StepResult
 from quaderno.llm.trace import Trace
-from quaderno.methods.docsage.amounts import READER_VERSION, read_row
+from quaderno.methods.docsage.amounts import read_row
 from quaderno.methods.docsage.confidence import agreement_rows, logprob_confidences
 from quaderno.methods.docsage.copies import self_copies
 from quaderno.methods.docsage.ended import ended_links, ended_members, ended_references
@@ -41,7 +44,7 @@ from quaderno.methods.docsage.group_keyed import named_for_subject
 from quaderno.methods.docsage.lists import split_lists
 from quaderno.methods.docsage.misplaced import all_back_links, misplaced
 from quaderno.methods.docsage.normalize import is_null, key_columns
-from quaderno.methods.docsage.rows import Provenance, Row, coerce
+from quaderno.methods.docsage.rows import Correction, Provenance, Row, coerce
 from quaderno.methods.docsage.schema import Column, Schema, Table
 from quaderno.methods.docsage.store import delta_table, join_rows
 from quaderno.methods.docsage.unstated import unstated
@@ -130,10 +133,10 @@ def prompt_fingerprint() -> str:
     """A hash of what extraction shows the model besides the chunk and the table's own
     definition (which :meth:`Table.signature` covers): the instruction text, how a table is
     described in it (:func:`extraction_schema_text`) and the output JSON schema built for
-    it, each rendered for a fixed probe table, and the version of how numbers are read
-    (:data:`~quaderno.methods.docsage.amounts.READER_VERSION`)."""
+    it, each rendered for a fixed probe table. How replies are read is not part of it: the
+    store holds them as the model wrote them (:func:`read_values`)."""
     body = json.dumps([EXTRACT.instruction, extraction_schema_text([_PROBE]),
-                       extraction_model([_PROBE]).model_json_schema(), READER_VERSION],
+                       extraction_model([_PROBE]).model_json_schema(), "as-written-1"],
                       sort_keys=True)
     return hashlib.sha256(body.encode()).hexdigest()[:16]
 
@@ -168,6 +171,27 @@ def doc_id_of(chunk: Chunk) -> str:
     if doc:
         return str(doc)
     return chunk.id.rpartition("#")[0] or chunk.source or chunk.id
+
+
+def read_values(table: Table, values: dict[str, Any],
+                text: str) -> tuple[dict[str, Any], list[Correction]]:
+    """One row's values as the chunk ``text`` states them, and the corrections that made
+    them so: numbers with the scale the text writes, in their column's unit (amounts.py);
+    the row's own name, or a body's, emptied in a column for a person (copies.py)."""
+    read, changes = read_row(table, values, text)
+    read, copied = self_copies(table, read)
+    return read, changes + copied
+
+
+def _as_read(rows: Sequence[Row], table: Table, text: str) -> list[Row]:
+    """Rows as the model wrote them (the store's), read (:func:`read_values`)."""
+    out = []
+    for row in rows:
+        values, changes = read_values(table, row.values, text)
+        provenance = row.provenance.model_copy(
+            update={"corrections": [*row.provenance.corrections, *changes]})
+        out.append(row.model_copy(update={"values": values, "provenance": provenance}))
+    return out
 
 
 def clean_values(table: Table, values: dict[str, Any]) -> dict[str, Any]:
@@ -302,10 +326,11 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
                         settings: ExtractionSettings, *, trace: Trace | None = None,
                         temperature: float = 0.0, seed: int | None = None,
                         with_confidence: bool = True, output: type[BaseModel] | None = None,
-                        ) -> tuple[dict[str, list[Row]], int]:
+                        as_written: bool = False) -> tuple[dict[str, list[Row]], int]:
     """Extract ``tables`` from one chunk: (rows per table name, LLM calls made). Raises
     :class:`StepError` when the model gives no usable reply. ``output``: the tables'
-    :func:`extraction_model`, to build it once for many chunks."""
+    :func:`extraction_model`, to build it once for many chunks. ``as_written``: the values
+    as the model wrote them, not yet read (:func:`read_values`), as the store keeps them."""
     if not tables:
         return {}, 0
     output = output or extraction_model(tables)
@@ -365,13 +390,12 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
         for values, conf in zip(raw_rows[t.name], conf_by_table[t.name]):
             # offsets into chunk.text; (0, 0) when no value can be found in it
             start, end = locate_span(chunk.text, t, values) or (0, 0)
-            # numbers as the chunk states them, in their column's unit (amounts module)
-            read, changes = read_row(t, values, chunk.text)
-            read, copied = self_copies(t, read)   # its own name in a column for a person
+            read, changes = (values, []) if as_written else \
+                read_values(t, values, chunk.text)
             rows.append(Row(table=t.name, values=read, provenance=Provenance(
                 doc_id=doc_id_of(chunk), chunk_id=chunk.id, char_start=start, char_end=end,
                 extractor=lm.model_id, confidence=conf,
-                confidence_kind={c: kind for c in conf}, corrections=changes + copied)))
+                confidence_kind={c: kind for c in conf}, corrections=changes)))
         out[t.name] = rows
     return out, calls
 
@@ -385,7 +409,7 @@ async def _read_again(lm: LM, chunk: Chunk, tables: Sequence[Table],
     try:
         rows, calls = await extract_chunk(lm, chunk, tables, settings, trace=trace,
                                           output=output, temperature=settings.sample_temperature,
-                                          seed=1)
+                                          seed=1, as_written=True)
     except StepError as exc:
         if trace is not None:
             trace.fallback(f"docsage.extract: chunk {chunk.id} read as no row, and its "
@@ -463,7 +487,8 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
             try:
                 output = model_for(missing)
                 rows, result.calls = await extract_chunk(lm, chunk, missing, settings,
-                                                         trace=trace, output=output)
+                                                         trace=trace, output=output,
+                                                         as_written=True)
                 if chunk.id in expected and not any(rows.values()) and \
                         not any(result.rows.values()):
                     rows, calls = await _read_again(lm, chunk, missing, settings, trace,
@@ -489,13 +514,14 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
         return result
 
     async def read(chunk: Chunk) -> ChunkResult:
-        # stored rows are as the model wrote them (numbers already read); what the text says
-        # has ended, and names in the wrong column, are applied on every read, so the store
-        # needs no new key for them
+        # stored rows are as the model wrote them; how they are read (numbers' scale, names
+        # in the wrong column, what the text says has ended) is applied on every read, so
+        # the store needs no new key when the reading improves
         result = await one(chunk)
         for name, rows in result.rows.items():
             table = schema.table(name)
             if table is not None:
+                rows = _as_read(rows, table, chunk.text)
                 # a roster written into one cell is a row per name first (lists.py)
                 rows = split_lists(table, rows, chunk.render(),
                                    [c for c, _ in all_back_links(schema, name)])
@@ -532,5 +558,5 @@ def all_rows(results: Sequence[ChunkResult]) -> list[Row]:
 
 __all__ = ["ChunkResult", "ExtractionSettings", "all_rows", "clean_values", "doc_id_of",
            "extract", "extract_chunk", "extraction_model", "extraction_schema_text",
-           "extraction_step", "failed_calls", "prompt_fingerprint",
+           "extraction_step", "failed_calls", "prompt_fingerprint", "read_values",
            "locate_span", "mentions", "row_model", "surface_forms"]
