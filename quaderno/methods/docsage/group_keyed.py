@@ -59,7 +59,7 @@ _AFTER_NAME = r"(?:\s*\([^()]{0,60}\))?(?:\s*,[^,.;]{1,60},)?\s+"
 _BE = (r"(?:is|was|has\s+been|had\s+been|became|becomes|remains|remained)\s+"
        r"(?:(?:no\s+longer|still|also|now|once)\s+)?")
 # what may follow the group in a clause saying membership: its end, or a small word
-GROUP_END = (r"(?=\s*(?:$|[.,;:)(\u2014\u2013-])|\s+(?:in|since|from|until|till|and|as|for|on|"
+_GROUP_END = (r"(?=\s*(?:$|[.,;:)(\u2014\u2013-])|\s+(?:in|since|from|until|till|and|as|for|on|"
               r"at|by|with|after|before|when|while|which|that|but|of|to)\b)")
 
 
@@ -68,10 +68,10 @@ def membership(name: str, group: str) -> re.Pattern[str]:
     n = rf"(?<!\w)(?-i:{re.escape(name)})(?!\w)"
     g = rf"(?:the\s+)?{re.escape(group)}(?!\w)"
     return re.compile(
-        rf"{n}{_AFTER_NAME}{_BE}(?:an?|one)\s+(?:[\w-]+\s+){{1,2}}?(?:of|in)\s+{g}{GROUP_END}"
-        rf"|{n}{_AFTER_NAME}{_BE}part\s+of\s+{g}{GROUP_END}"
+        rf"{n}{_AFTER_NAME}{_BE}(?:an?|one)\s+(?:[\w-]+\s+){{1,2}}?(?:of|in)\s+{g}{_GROUP_END}"
+        rf"|{n}{_AFTER_NAME}{_BE}part\s+of\s+{g}{_GROUP_END}"
         rf"|{n}{_AFTER_NAME}(?:joined|rejoined|entered|belongs\s+to|belonged\s+to|"
-        rf"registered\s+(?:with|in)|was\s+(?:welcomed|admitted)\s+(?:into|to))\s+{g}{GROUP_END}"
+        rf"registered\s+(?:with|in)|was\s+(?:welcomed|admitted)\s+(?:into|to))\s+{g}{_GROUP_END}"
         rf"|{g}\s+admitted\s+{n}|\bmembership\s+of\s+{n}\s+in\s+{g}", re.I)
 
 
@@ -175,5 +175,5 @@ def named_for_subject(table: Table, rows: Sequence[Row], title: str, text: str) 
     return out
 
 
-__all__ = ["GROUP_END", "chunk_subject", "entity_column", "membership", "named_for_subject",
+__all__ = ["chunk_subject", "entity_column", "membership", "named_for_subject",
            "title_head"]
