@@ -87,6 +87,26 @@ def test_a_current_or_unstated_membership_is_kept(text) -> None:
     assert r.values["commissionname"] == DMC and r.provenance.corrections == []
 
 
+@pytest.mark.parametrize("text,ended", [
+    # the end is said of another entity named just before it, or of another group
+    (f"The {DMC} counts Rastou Bank as a member and Kelvo Trust as a former member.",
+     ["Kelvo Trust"]),
+    (f"Rastou Bank, a member of the {DMC}, hired a former member of parliament.", []),
+    (f"The {DMC} investigated Rastou Bank until it withdrew the bid.", []),
+    (f"Rastou Bank, a company of the {DMC}, hired a manager who left the firm in 1990.", []),
+    (f"Rastou Bank, a company of the {DMC}, withdrew from the Kessel Forum in 2001.", []),
+    # said of this entity and this group, in the words a text uses
+    (f"Kelvo Trust, a former member of the {DMC}, reported revenue.", ["Kelvo Trust"]),
+    (f"Kelvo Trust was a company of the {DMC} until it left the commission in 2005.",
+     ["Kelvo Trust"]),
+    (f"Kelvo Trust was expelled from the {DMC} in 2003.", ["Kelvo Trust"]),
+    (f"Kelvo Trust is no longer part of the {DMC}.", ["Kelvo Trust"]),
+])
+def test_an_end_is_said_of_this_entity_and_this_group(text, ended) -> None:
+    got = _read(text, "Rastou Bank", "Kelvo Trust")
+    assert [n for n, r in got.items() if r.values["commissionname"] is None] == ended
+
+
 @pytest.mark.parametrize("column,kept", [
     ("left_year", True), ("status", True), ("member_until", True), ("is_active", True),
     ("endowment", False), ("attendance", False), ("interactive_sites", False),

@@ -11,7 +11,11 @@ place for its end, so such a cell is emptied (a correction quoting the clause,
 * a clause naming both the row's entity and the referenced one says the relationship ended
   ("until it left in 2005", "left the commission in 2005", "former member", "no longer a
   member", "ceased to be part"), and no clause naming both says a present one ("is",
-  "joined", "since", "regulates"); or
+  "joined", "since", "regulates"). The end must be theirs: not of another group ("a former
+  member of parliament", "withdrew from the Kessel Forum"), not of something else ("until
+  it withdrew the bid", "left the firm in 1990": the verb's object names neither the group
+  nor a word for one), not of another entity named just before it ("Trondheim as a former
+  member"); or
 * the referenced entity is named in no clause with the row's entity but earlier in the text,
   and the row's entity is an item of a list after "former members" ("Former members: Kelvo
   Trust (left 2005)"; "York" is no item of "Former members: New York").
@@ -39,11 +43,9 @@ table is named (the chunk's title included), and a list of former members only i
 calling a list the group's members. A link of three entities, or a key with a part that
 is not a reference (a product, a season), is left as read. Known limits: the rule reads
 English only; a chunk holding two rosters ends a former member of the second in the first
-as well; an end said of a third entity or of something else in a clause naming both ("the
-league counts Oslo as a member and Trondheim as a former member", "Oslo, a member of the
-league, hired a former member of parliament", "the league investigated Oslo until it
-withdrew the bid") ends Oslo's too; a group written with another word first ("Former DMC
-member"), with "&", or keyed by an id is not found.
+as well; an end said with a pronoun ("until it left in 2005") is taken as the entity's,
+whoever the pronoun stands for; a group written with another word
+first ("Former DMC member"), with "&", or keyed by an id is not found.
 """
 
 from __future__ import annotations
@@ -70,6 +72,25 @@ _CURRENT = re.compile(r"\b(?:joined|rejoined|became|remains|belongs|since|has be
                       r"regulat\w*|oversees|supervis\w*|governs|"
                       r"(?:is|are)(?!\s+(?:no longer|not)\b))\b", re.I)
 _FORMER_LIST = re.compile(r"\bformer members?\b", re.I)
+# what an end cue is about: the group after a membership word ("former member of the X"),
+# the object after a verb ("left the X", "withdrew the bid"), the name just before it
+_MEMBER_CUE = re.compile(r"(?:member|part|affiliate|participant|constituent|signator)\w*$",
+                         re.I)
+_PREP_CUE = re.compile(r"\b(?:in|with|of|from)$", re.I)
+_GROUP_AFTER = re.compile(r"\s+(?:of|in)\s+(?:the\s+)?([\w'-]+)", re.I)
+_AFTER_PREP = re.compile(r"\s+(?:the\s+)?([\w'-]+)", re.I)
+_OBJECT_AFTER = re.compile(r"\s+(?:the|an?|its|their|his|her)\s+([\w'-]+)", re.I)
+_NAMED_BEFORE = re.compile(r"([A-Z][\w'-]*(?:[ \t]+[A-Z][\w'-]*)*)(?:[ \t]+(?:as|is|was|are|"
+                           r"were)|,)[ \t]+(?:an?[ \t]+)?$")
+_VERB = re.compile(r"\b(?:left|withdrew|exited|resigned)\b", re.I)
+_WORD = re.compile(r"[\w'-]+")
+_STOPWORDS = frozenset({"of", "the", "and", "for", "in", "on", "a", "an"})
+# words a text uses for the group itself ("left the commission in 2005")
+_GROUP_NOUNS = frozenset({"group", "body", "association", "organisation", "organization",
+                          "club", "alliance", "network", "league", "commission", "board",
+                          "union", "federation", "council", "society", "consortium",
+                          "medal", "award", "prize", "committee", "members", "membership"})
+_PRONOUNS = frozenset({"it", "he", "she", "they", "which", "who"})
 _SPACES = re.compile(r"[ \t\u00a0]+")
 # a sentence ends at ". ", but not after a title ("Dr. Moskia"); an initial is mended in
 # clauses() ("S. Kelskyrn")
@@ -120,6 +141,31 @@ def _without(text: str, names: Sequence[str]) -> str:
     return text
 
 
+def _ends(clause: str, own: re.Pattern[str], ref: str) -> bool:
+    """Whether ``clause``, naming the entity (``own``) and ``ref``, says an end of theirs: a
+    cue of :data:`_ENDED` that is not about another group ("a former member of parliament",
+    "left the firm in 1990", "withdrew the bid": what follows names neither ``ref`` nor a
+    group noun) nor about another entity named just before it ("Trondheim as a former
+    member", "Kessel Bank is no longer part of")."""
+    words = {w.lower() for w in _WORD.findall(ref)} - _STOPWORDS | _GROUP_NOUNS
+    for m in _ENDED.finditer(clause):
+        verb = _VERB.search(m[0])
+        if _PREP_CUE.search(m[0]):
+            after = _AFTER_PREP.match(clause, m.end())
+        elif _MEMBER_CUE.search(m[0]) or verb is None:
+            after = _GROUP_AFTER.match(clause, m.end())
+        else:                              # "left the firm in 1990": the verb's object
+            after = _OBJECT_AFTER.match(clause, m.start() + verb.end())
+        if after and after[1].lower() not in words:
+            continue                       # of another group, or of something else
+        before = _NAMED_BEFORE.search(clause, 0, m.start())
+        if before and not own.fullmatch(before[1]) and not naming(before[1]).search(ref) \
+                and before[1].lower() not in _PRONOUNS:
+            continue                       # said of another entity
+        return True
+    return False
+
+
 def _ended(parts: Sequence[str], entity: str, ref: str,
            names: Sequence[str] = ()) -> str | None:
     """The clause saying the relationship of ``entity`` to ``ref`` ended, or None.
@@ -133,7 +179,7 @@ def _ended(parts: Sequence[str], entity: str, ref: str,
         parts = [_without(c, longer) for c in parts]
     both = [c for c in parts if own.search(c) and other.search(c)]
     if both:
-        if all(_ENDED.search(c) and not _CURRENT.search(c) for c in both):
+        if all(_ends(c, own, ref) and not _CURRENT.search(c) for c in both):
             return both[0]
         return None
     # "Former members: Kelvo Trust (left 2005), ...", in a text that names ``ref`` before
