@@ -13,6 +13,7 @@ import sqlglot
 from docsage_fakes import reason_over
 from quaderno.errors import SQLRefusedError
 from quaderno.methods.docsage.lineage import run_with_lineage
+from quaderno.methods.docsage.reason import answers_nothing
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.sandbox import SQLSandbox
 from quaderno.methods.docsage.schema import Schema
@@ -67,11 +68,68 @@ def test_the_set1_average_is_answered_once_per_laureate(sb: SQLSandbox) -> None:
         "WHERE stedrurial_medal.award_name = 'Stedrurial Medal') (for award_name)"]
     traced = run_with_lineage(sb, ASKED)
     assert round(traced.result.rows[0][0], 2) == 1965.33   # a join would give 1965.0
-    # the average traces to the three laureates, the medal rows that admitted them support it
+    # the average traces to the three laureates, and the medal rows that admitted them
+    # support it: not Touslian's medal, nor Grialforn's grant (in_support.py)
     (row,) = traced.lineage
-    chunks = {s.chunk_id for s in row.sources}
-    assert {"l-0", "l-1", "l-2"} <= chunks and not {"l-3", "l-4"} & chunks
-    assert row.support_tids
+    assert {s.chunk_id for s in row.sources} == {"l-0", "l-1", "l-2", "m-0", "m-1", "m-2"}
+
+
+def test_each_row_cites_the_rows_that_admitted_it_and_nothing_admits_nothing(sb) -> None:
+    """The review of 02baac0: every medal row supported every result row, so an average
+    over no laureate cited four medals and did not count as finding nothing."""
+    traced = run_with_lineage(sb, ASKED.replace("Kraxryndia", "Nowhere"))
+    assert traced.result.rows == [[None]]
+    assert traced.lineage[0].sources == [] and traced.lineage[0].support_tids == []
+    table, _, _ = reason_over(lambda r: json.dumps({"sql": ASKED.replace(
+        "Kraxryndia", "Nowhere")}), SCHEMA, _rows())
+    assert answers_nothing(table)
+    listed = run_with_lineage(sb, "SELECT name FROM laureates WHERE nationality IN "
+                                  "('Starnnirnia', 'Kraxryndia') AND award_name = "
+                                  "'Stedrurial Medal' ORDER BY name")
+    cited = {r[0]: {s.chunk_id for s in lin.sources}
+             for r, lin in zip(listed.result.rows, listed.lineage, strict=True)}
+    assert cited == {"Dyrte Fourzixze": {"l-0", "m-0"}, "Systhou Vhyrnbraex": {"l-1", "m-1"},
+                     "Touslian Brultiathgus": {"l-3", "m-4"},
+                     "Zouzand Grialforn": {"l-2", "m-2"}}
+    # NOT IN reads absence from every row of its subquery: all of it supports each row
+    absent = run_with_lineage(sb, "SELECT name FROM laureates WHERE name NOT IN (SELECT "
+                                  "laureate_name FROM stedrurial_medal WHERE award_name = "
+                                  "'research grant') ORDER BY name")
+    assert len(absent.result.rows) == 4
+    assert all({s.chunk_id for s in lin.sources} >= {"m-3"} for lin in absent.lineage)
+
+
+@pytest.mark.parametrize(("sql", "rows"), [
+    # another column of the medal row is read outside the filter: one joined row gives both
+    ("SELECT name FROM laureates WHERE award_name = 'Stedrurial Medal' AND "
+     "year - birth_year > 50 ORDER BY name", [["Dyrte Fourzixze"], ["Touslian Brultiathgus"]]),
+    ("SELECT name FROM laureates WHERE award_name = 'Stedrurial Medal' ORDER BY year DESC",
+     [["Dyrte Fourzixze"], ["Touslian Brultiathgus"], ["Systhou Vhyrnbraex"],
+      ["Zouzand Grialforn"]]),
+    ("SELECT name FROM laureates WHERE award_name = 'Stedrurial Medal' AND "
+     "laureates.name = laureate_name ORDER BY name",
+     [["Dyrte Fourzixze"], ["Systhou Vhyrnbraex"], ["Touslian Brultiathgus"],
+      ["Zouzand Grialforn"]]),
+    ("SELECT name FROM laureates WHERE stedrurial_medal.award_name = 'Stedrurial Medal' "
+     "AND laureates.name = stedrurial_medal.laureate_name ORDER BY name",
+     [["Dyrte Fourzixze"], ["Systhou Vhyrnbraex"], ["Touslian Brultiathgus"],
+      ["Zouzand Grialforn"]]),
+    ("SELECT name FROM laureates WHERE stedrurial_medal.award_name = 'Stedrurial Medal' "
+     "ORDER BY stedrurial_medal.year",
+     [["Zouzand Grialforn"], ["Systhou Vhyrnbraex"], ["Touslian Brultiathgus"],
+      ["Dyrte Fourzixze"]]),
+])
+def test_a_medal_row_read_beyond_the_filter_is_joined_not_tested(sb, sql, rows) -> None:
+    checked = sb.check(sql)
+    assert len(checked.joined) == 1 and checked.joined[0].startswith("LEFT JOIN")
+    assert run_with_lineage(sb, sql).result.rows == rows
+
+
+def test_a_filter_in_parentheses_is_tested_too(sb: SQLSandbox) -> None:
+    sql = ("SELECT avg(birth_year) FROM laureates WHERE (nationality = 'Kraxryndia' AND "
+           "award_name = 'Stedrurial Medal')")
+    assert sb.check(sql).joined[0].startswith("WHERE laureates.name IN (SELECT")
+    assert round(run_with_lineage(sb, sql).result.rows[0][0], 2) == 1965.33
 
 
 def test_the_sql_step_answers_without_a_repair() -> None:

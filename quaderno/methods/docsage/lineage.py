@@ -10,7 +10,8 @@ The checked query is rewritten with sqlglot so that it also returns, as one extr
 * CTEs and derived tables (LATERAL ones too) that are themselves plain or aggregate SELECTs
   (or UNION ALLs of them) expose their own ``__lineage`` and the outer query concatenates it;
 * uncorrelated subqueries in WHERE, HAVING or the SELECT list (IN, scalar, EXISTS) are run on
-  their own, rewritten the same way, and their tids are kept as ``support_tids`` of every row.
+  their own, rewritten the same way, and their tids are kept as ``support_tids`` of every row;
+  a filtering IN test's, only those rows of it that admitted the row (``in_support.py``).
 
 What cannot be traced exactly (UNION/INTERSECT/EXCEPT without ALL, recursive CTEs, correlated
 subqueries, table-less sources) is recorded as ``partial`` with a note, never guessed. The
@@ -32,6 +33,7 @@ from sqlglot import exp
 
 from quaderno.errors import SQLExecutionError, SQLRefusedError
 from quaderno.methods.docsage.aggregates import is_aggregate as _is_aggregate
+from quaderno.methods.docsage.in_support import Support, group_rows, in_key, row_support
 from quaderno.methods.docsage.records import RowSource
 from quaderno.methods.docsage.rows import PROV_TABLE, Correction, cell_chunks
 from quaderno.methods.docsage.sandbox import QueryResult, SQLSandbox, SQLTimeoutError
@@ -183,9 +185,11 @@ def _is_source(sub: exp.Subquery) -> bool:
     return node.parent is None or isinstance(node.parent, (exp.From, exp.Join, exp.CTE))
 
 
-def _support_queries(root: exp.Expression) -> list[exp.Expression]:
+def _support_queries(root: exp.Expression
+                     ) -> list[tuple[exp.Expression, tuple[str, str] | None]]:
     """Subqueries that are not FROM/JOIN sources (IN, scalar, EXISTS), as standalone
-    queries carrying the outer WITH so CTE names resolve."""
+    queries carrying the outer WITH so CTE names resolve, each with the outer column a
+    filtering IN test compares it to (``in_support.in_key``)."""
     out = []
     outer = _outer_ctes(root)
     # EXISTS (SELECT ...) holds its query without a Subquery node around it
@@ -197,7 +201,7 @@ def _support_queries(root: exp.Expression) -> list[exp.Expression]:
         query = sub.this.copy()
         if outer is not None and query.args.get("with_") is None:
             query.set("with_", outer.copy())
-        out.append(query)
+        out.append((query, in_key(sub)))
     return out
 
 
@@ -219,17 +223,17 @@ def _checked(sandbox: SQLSandbox, expression: exp.Expression) -> CheckedSQL:
 
 
 def _support_tids(sandbox: SQLSandbox, root: exp.Expression, rewriter: _Rewriter,
-                  timeout_s: float, max_rows: int) -> tuple[list[int], bool]:
-    tids: dict[int, None] = {}
+                  timeout_s: float, max_rows: int) -> tuple[list[Support], bool]:
+    supports: list[Support] = []
     partial = False
-    queries = [q for q in _support_queries(root) if q.find(exp.Table) is not None]
+    queries = [(q, k) for q, k in _support_queries(root) if q.find(exp.Table) is not None]
     if len(queries) > MAX_SUPPORT_QUERIES:
         # each runs on its own, and a model nesting NOT IN 30 deep would run 30 ever deeper
         # queries: the outermost are traced, the rest left partial
         rewriter.notes.append(f"{len(queries) - MAX_SUPPORT_QUERIES} of {len(queries)} "
                               "subqueries not traced (too many)")
         queries, partial = queries[:MAX_SUPPORT_QUERIES], True
-    for query in queries:
+    for query, key in queries:
         rewritten = rewriter.query(query, {})
         if rewritten is None:
             partial = True
@@ -245,11 +249,11 @@ def _support_tids(sandbox: SQLSandbox, root: exp.Expression, rewriter: _Rewriter
             rewriter.notes.append(f"subquery not traced (correlated?): {str(e)[:120]}")
             partial = True
             continue
-        for row in res.rows:
-            for t in _tids(row[-1]):
-                tids.setdefault(t, None)
+        tids = list(dict.fromkeys(t for row in res.rows for t in _tids(row[-1])))
+        supports.append(Support(tids=tids, key=None if res.truncated else key,
+                                by_value=group_rows(res.rows, _tids) if key else {}))
         partial = partial or res.truncated
-    return list(tids), partial
+    return supports, partial
 
 
 def _confidence(text: str | None, tid: int) -> dict[str, float]:
@@ -351,13 +355,17 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
             raise
         row_tids = [[] for _ in result.rows]
         partial = bool(checked.tables)  # a query that reads no table has nothing to trace
-    support, support_partial = _support_tids(sandbox, checked.expression, rewriter,
-                                             timeout_s, max_rows)
+    supports, support_partial = _support_tids(sandbox, checked.expression, rewriter,
+                                              timeout_s, max_rows)
+    traced_rows = not partial   # each row's own tuples are known (before support's notes)
     partial = partial or support_partial or bool(rewriter.notes)
-    wanted = sorted({t for ts in row_tids for t in ts[:max_sources]} | set(support[:max_sources]))
-    sources = _sources(sandbox, wanted)
+    sources = _sources(sandbox, sorted({t for ts in row_tids for t in ts[:max_sources]}))
+    # each row's support: an IN test's rows that admitted it (in_support.py), else all
+    per_row = [row_support(supports, tids, sources, traced_rows) for tids in row_tids]
+    sources.update(_sources(sandbox, sorted({t for ss in per_row for t in ss[:max_sources]}
+                                            - set(sources))))
     lineage = []
-    for i, tids in enumerate(row_tids):
+    for i, (tids, support) in enumerate(zip(row_tids, per_row, strict=True)):
         picked = [sources[t] for t in (tids + [s for s in support if s not in tids])[:max_sources]
                   if t in sources]
         lineage.append(ResultLineage(

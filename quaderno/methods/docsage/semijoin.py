@@ -15,7 +15,9 @@ AND-conjuncts of the WHERE clause that
 
 * read no column but the new table's own (the wanted column, and other columns no read table
   has and the new table does), and no subquery; conditions on those other columns alone go
-  along, so that one row of the new table must meet them all, as one joined row would; and
+  along, so that one row of the new table must meet them all, as one joined row would, and
+  a column of it read anywhere else in the SELECT (ordered by, compared with a read
+  table's) leaves the whole to the join, which reads every column from one row; and
 * are false or NULL when those columns are NULL (a comparison, LIKE, IN list or BETWEEN with
   a column as one side, also under NOT, lower(), upper(), trim() or a cast, and AND/OR of
   such), so that a read row without a matching row, which the LEFT JOIN would keep with
@@ -64,12 +66,15 @@ def rejects_null(node: exp.Expression) -> bool:
 
 
 def _conjuncts(where: exp.Expression) -> list[exp.Expression]:
-    node = where.this
+    """The top-level AND-ed conditions of a WHERE clause, parentheses around an AND
+    opened ("WHERE (a = 1 AND b = 2)")."""
     out: list[exp.Expression] = []
-    stack = [node]
+    stack = [where.this]
     while stack:
         n = stack.pop()
-        if isinstance(n, exp.And):
+        if isinstance(n, exp.Paren) and isinstance(n.this, exp.And):
+            stack.append(n.this)
+        elif isinstance(n, exp.And):
             stack += [n.expression, n.this]
         else:
             out.append(n)
@@ -106,6 +111,9 @@ def add_semijoin(select: exp.Select, owner: str, alias: str, condition: exp.Expr
              or (c.find(exp.Column) is not None and all(map(owned, c.find_all(exp.Column))))]
     if not moved or any(not any(_within(w, c) for c in moved) for w in wanted):
         return None  # the column is also read outside the filter
+    if any(owned(col) and not any(_within(col, c) for c in moved)
+           for col in select.find_all(exp.Column) if col.find_ancestor(exp.Select) is select):
+        return None  # another of its columns too: it must come from the same row, joined
     for c in moved:
         if c.find(*_NOT_MOVED) is not None or not rejects_null(c):
             return None
