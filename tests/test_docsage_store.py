@@ -79,6 +79,51 @@ def test_second_question_sharing_a_table_costs_at_most_30_percent_of_the_first(
     assert [t.name for t, _ in store.known_tables()] == ["company", "city"]
 
 
+def test_what_reading_empties_is_not_offered_though_stored_as_written(tmp_path: Path) -> None:
+    """The store keeps a reply as the model wrote it; a company named as its own chief
+    executive and a founding year 0 are emptied when read, so neither column is offered
+    to the next question as one the stored tuples fill (the review of 37c9f62)."""
+    store = TupleStore(tmp_path)
+    schema = Schema.model_validate({"tables": [
+        {"name": "company", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "chief_executive"},
+                     {"name": "founded_year", "type": "INT"}]}]})
+    fake = FakeLLM(respond=lambda r: json.dumps({"company": [
+        {"name": "Acme", "chief_executive": "Acme", "founded_year": 0}]}))
+    chunk = Chunk(id="a#0", text="Acme makes anvils.")
+    (row,) = all_rows(asyncio.run(extract(LM(fake), [chunk], schema, NONE, store=store)))
+    assert row.values == {"name": "Acme", "chief_executive": None, "founded_year": None}
+    (stored,) = store.get(chunk, schema.tables[0], LM(fake).model_id, NONE)
+    assert stored.values["chief_executive"] == "Acme"          # as written
+    ([(offered, _)]) = store.known_tables(filled=True)
+    assert offered.column_names == ["name"]
+
+
+def test_a_store_written_before_the_filled_column_is_migrated_and_still_read(
+        tmp_path: Path) -> None:
+    """An entry from before the ``filled`` column: the store adds the column (append-only),
+    serves the entry, and reads what it fills from its rows."""
+    table = Table.model_validate(COMPANY)
+    store = TupleStore(tmp_path)
+    row = Row(table="company", values={"name": "C0", "founded": 1900, "city": None},
+              provenance=Provenance(chunk_id="d0#0"))
+    store.put(CHUNKS[0], table, "m", NONE, [row])
+    del store
+    with sqlite3.connect(tmp_path / "tuples.sqlite") as conn:   # the old layout
+        conn.execute("CREATE TABLE old AS SELECT key, chunk_id, text_hash, table_name, "
+                     "table_sig, model, settings, rows, created, table_json FROM tuples")
+        conn.execute("DROP TABLE tuples")
+        conn.execute("ALTER TABLE old RENAME TO tuples")
+    store = TupleStore(tmp_path)
+    with sqlite3.connect(tmp_path / "tuples.sqlite") as conn:
+        assert "filled" in {r[1] for r in conn.execute("PRAGMA table_info(tuples)")}
+        assert conn.execute("SELECT filled FROM tuples").fetchone() == (None,)
+    assert store.get(CHUNKS[0], table, "m", NONE)[0].values["founded"] == 1900
+    ([(offered, _)]) = store.known_tables(filled=True)
+    assert offered.column_names == ["name", "founded"]
+    TupleStore(tmp_path)                                         # a second open: no error
+
+
 def test_only_what_the_stored_tuples_hold_is_offered_and_is_still_re_used(
         tmp_path: Path) -> None:
     """A Set2 draft kept ``companies.grounlenkreenergy_id`` (a column for a table merged
@@ -187,7 +232,7 @@ _WRITER = textwrap.dedent("""
         conn = store._conns.get()
         conn.execute("BEGIN")
         conn.execute("INSERT INTO tuples VALUES ('x', 'd9#0', 'h', 'company', 's', 'm', "
-                     "'k', '[', 0, '{{}}')")
+                     "'k', '[', 0, '{{}}', NULL)")
         os.kill(os.getpid(), signal.SIGKILL)          # dies inside the write
     print("ready", flush=True)
     i = 5

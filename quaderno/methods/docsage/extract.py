@@ -448,6 +448,13 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
             models[names] = extraction_model(tables)
         return models[names]
 
+    def keep(chunk: Chunk, table: Table, rows: Sequence[Row]) -> None:
+        # stored as written, with the columns they fill once read (store.known_tables)
+        filled = {c for r in rows for c, v in read_values(table, r.values, chunk.text)[0].items()
+                  if v is not None}
+        store.put(chunk, table, lm.model_id, settings, rows,
+                  filled=[c for c in table.column_names if c in filled])
+
     async def one(chunk: Chunk) -> ChunkResult:
         result = ChunkResult(chunk_id=chunk.id)
         missing: list[Table] = []
@@ -463,7 +470,7 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
             if cover is not None and not cover[1]:        # every column stored elsewhere
                 result.rows[t.name] = cover[0]
                 result.hits += 1
-                store.put(chunk, t, lm.model_id, settings, cover[0])
+                keep(chunk, t, cover[0])
                 continue
             result.misses += store is not None
             if cover is not None:                         # extract only the new columns
@@ -481,7 +488,7 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                 for t in schema.tables if any(rows.values()) else ():
                     result.rows[t.name] = rows.get(t.name, [])
                     if store is not None:
-                        store.put(chunk, t, lm.model_id, settings, result.rows[t.name])
+                        keep(chunk, t, result.rows[t.name])
             return result
         async with gate:
             try:
@@ -504,13 +511,13 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
         for t in missing:
             result.rows[t.name] = rows.get(t.name, [])
             if store is not None:
-                store.put(chunk, t, lm.model_id, settings, result.rows[t.name])
+                keep(chunk, t, result.rows[t.name])
             if t.name in partial:
                 full, have = partial[t.name]
                 new_cols = set(t.column_names) - set(key_columns(t))
                 result.rows[t.name] = join_rows(full, [(have, set(full.column_names) - new_cols),
                                                        (result.rows[t.name], new_cols)])
-                store.put(chunk, full, lm.model_id, settings, result.rows[t.name])
+                keep(chunk, full, result.rows[t.name])
         return result
 
     async def read(chunk: Chunk) -> ChunkResult:

@@ -60,6 +60,9 @@ _SCHEMA = (
     "table_json TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS tuples_chunk ON tuples (chunk_id)",
 )
+# append-only migrations: the columns some row holds a value of once read (the rows are
+# stored as the model wrote them, and reading empties placeholders and misplaced names)
+_MIGRATIONS = (("filled", "ALTER TABLE tuples ADD COLUMN filled TEXT"),)
 
 
 class StoreStats(BaseModel):
@@ -89,6 +92,14 @@ class TupleStore:
         conn = self._conns.get()
         for ddl in _SCHEMA:
             conn.execute(ddl)
+        have = {r[1] for r in conn.execute("PRAGMA table_info(tuples)")}
+        for column, ddl in _MIGRATIONS:
+            if column not in have:
+                try:
+                    conn.execute(ddl)
+                except sqlite3.OperationalError as exc:   # another process added it first
+                    if "duplicate column" not in str(exc):
+                        raise
         conn.execute("INSERT OR IGNORE INTO meta VALUES ('format_version', ?)",
                      (str(STORE_FORMAT_VERSION),))
         found = conn.execute("SELECT value FROM meta WHERE name = 'format_version'").fetchone()
@@ -126,21 +137,29 @@ class TupleStore:
         return rows
 
     def put(self, chunk: Chunk, table: Table, model_id: str, settings: ExtractionSettings,
-            rows: Sequence[Row]) -> None:
+            rows: Sequence[Row], filled: Sequence[str] | None = None) -> None:
         """Store the rows (possibly none: "this chunk states nothing for this table" is
-        worth keeping too) in one atomic statement."""
+        worth keeping too) in one atomic statement. ``filled``: the columns some row holds
+        a value of once read, when that differs from what the rows hold as written
+        (:meth:`known_tables`); by default, the columns the rows fill."""
         body = json.dumps([r.model_dump(mode="json") for r in rows], ensure_ascii=False)
+        if filled is None:
+            filled = [c for c in table.column_names
+                      if any(r.values.get(c) is not None for r in rows)]
         self._write(self.key(chunk, table, model_id, settings), chunk.id,
-                    text_hash(chunk.render()), table, model_id, settings.key(), body)
+                    text_hash(chunk.render()), table, model_id, settings.key(), body,
+                    json.dumps(sorted(filled)))
 
     def _write(self, key: str, chunk_id: str, thash: str, table: Table, model_id: str,
-               settings_key: str, body: str) -> None:
+               settings_key: str, body: str, filled: str | None = None) -> None:
         for attempt in range(3):
             try:
                 self._conns.get().execute(
-                    "INSERT OR REPLACE INTO tuples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO tuples (key, chunk_id, text_hash, table_name, "
+                    "table_sig, model, settings, rows, created, table_json, filled) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (key, chunk_id, thash, table.name, table.signature(), model_id,
-                     settings_key, body, time.time(), table.model_dump_json()))
+                     settings_key, body, time.time(), table.model_dump_json(), filled))
                 break
             except sqlite3.OperationalError as exc:  # locked by another writer past timeout
                 if attempt == 2:
@@ -211,8 +230,9 @@ class TupleStore:
         (re-use needs the same :meth:`Table.signature`, or :meth:`cover`).
 
         With ``filled``, only what the stored tuples hold: each definition is cut to its key
-        and the columns some stored row has a value of, and one no chunk gave a row of is
-        left out. An earlier draft's mistake (``companies.grounlenkreenergy_id``, a column
+        and the columns some stored row has a value of once read (a placeholder year 0, or a
+        company's own name as its chief executive, is no value), and one no chunk gave a
+        row of is left out. An earlier draft's mistake (``companies.grounlenkreenergy_id``, a column
         for a table merged away) is then not offered again, and re-use still holds: a table
         with fewer columns is assembled from the stored one (:meth:`cover`)."""
         conn = self._conns.get()
@@ -238,17 +258,23 @@ class TupleStore:
         return out
 
 
-# (table signature, column) for every column some stored row has a value of; an entry that
-# is not a JSON list of rows with a "values" object (damaged: get() reads it as a miss)
-# adds nothing. One pass over every stored row: linear in the store's size.
+# (table signature, column) for every column some stored row has a value of: the entry's
+# ``filled`` list, or where an entry has none (written before it), the values its rows
+# hold; an entry that is not a JSON list of rows with a "values" object (damaged: get()
+# reads it as a miss) adds nothing. One pass over every stored row: linear in its size.
 _FILLED = """
+SELECT t.table_sig, f.value FROM tuples t,
+  json_each(CASE WHEN json_valid(t.filled) AND json_type(t.filled) = 'array'
+                 THEN t.filled ELSE '[]' END) f
+WHERE t.filled IS NOT NULL AND f.type = 'text'
+UNION
 SELECT t.table_sig, v.key FROM tuples t,
   json_each(CASE WHEN json_valid(t.rows) THEN t.rows ELSE '[]' END) r,
   json_each(CASE WHEN r.type = 'object' THEN
               CASE WHEN json_type(r.value, '$.values') = 'object'
                    THEN json_extract(r.value, '$.values') ELSE '{}' END
             ELSE '{}' END) v
-WHERE v.type != 'null' GROUP BY 1, 2"""
+WHERE t.filled IS NULL AND v.type != 'null' GROUP BY 1, 2"""
 
 
 def delta_table(table: Table, columns: Sequence[str]) -> Table:
