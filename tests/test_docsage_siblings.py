@@ -514,6 +514,39 @@ def test_a_container_beside_the_members_table_becomes_a_reference_to_its_kind():
         "by: companies.commission_name names it, a reference to the new table 'commissions'")
 
 
+LAUREATE = [{"name": "laureate_name"}, {"name": "home_institution"},
+            {"name": "research_grant", "type": "DOUBLE"}, {"name": "achievement"}]
+# semi-no-clear-set1 (02baac0), the Relationship question's draft: the medal's laureates
+# twice, as the medal and as "members", and nothing saying which laureate has the medal
+SET1_REL = ("What is the home institution of the laureate with the lowest research grant "
+            "in the Stedrurial Medal?")
+SET1_DOCS = ["Touslian Brultiathgus\nTouslian Brultiathgus received the Stedrurial Medal. "
+             "A research grant of 19.2 million went to the laureate.",
+             "Stedrurial Medal — members\nMembers: Nendzu Rixtox, Dyrte Fourzixze."]
+
+
+def test_a_container_beside_a_members_table_becomes_its_reference():
+    d = draft({"tables": [
+        {"name": "stedrurial_medal", "columns": LAUREATE, "primary_key": ["laureate_name"]},
+        {"name": "members", "columns": LAUREATE, "primary_key": ["laureate_name"]}]})
+    schema, notes = _drafted(d, question=SET1_REL, texts=SET1_DOCS)
+    assert [t.name for t in schema.tables] == ["members", "medals"]
+    members = schema.table("members")
+    assert members.column_names == ["laureate_name", "home_institution", "research_grant",
+                                    "achievement", "medal_name"]
+    [fk] = members.foreign_keys
+    assert (fk.cols, fk.ref_table, fk.ref_cols) == (["medal_name"], "medals", ["medal_name"])
+    assert "'Stedrurial Medal' is the medal the question filters 'members' by" in notes[0]
+    # a table named after the kind is still the one chosen when the draft has both
+    d = draft({"tables": [
+        {"name": "stedrurial_medal", "columns": LAUREATE, "primary_key": ["laureate_name"]},
+        {"name": "members", "columns": LAUREATE, "primary_key": ["laureate_name"]},
+        {"name": "laureates", "columns": LAUREATE, "primary_key": ["laureate_name"]}]})
+    schema, _ = _drafted(d, question=SET1_REL, texts=SET1_DOCS)
+    assert "laureates" in [t.name for t in schema.tables]
+    assert "medal_name" in schema.table("laureates").column_names
+
+
 def test_a_container_reference_reuses_the_drafts_own_column_and_table_of_its_kind():
     d = draft({**CONTAINED, "tables": [
         {**CONTAINED["tables"][0], "columns": [*CONTAINED["tables"][0]["columns"],

@@ -26,8 +26,9 @@ is a container: the table of its members, which the question filters by. The ins
 * else into a table named after their entity, as above;
 * else into the first of them the question's requirements name (else the first drawn).
 
-A container whose name says its kind, beside the table of its members' kind (drawn so, or
-made by the merge), is merged into it too, and that table gains a reference naming the
+A container whose name says its kind, beside the table of its members' kind (drawn so, a
+table named ``members`` when none is named after the kind, or made by the merge), is merged
+into it too, and that table gains a reference naming the
 container (``companies.commission_name`` to ``commissions``: :mod:`.containers`), when the
 question writes it as what the members are in, of, belong to or are regulated by ("the
 companies in the Commission", "the Commission's companies"), no other sibling's name ends
@@ -137,6 +138,12 @@ def _kinds(group: list[DraftTable], words: set[str]) -> set[str]:
             and {k, plural(k), singular(k)} & words}
 
 
+# a table named for members alone, beside a container with the same columns, is the
+# table of the members' kind (Set1's ``members(laureate_name, ...)`` beside
+# ``stedrurial_medal(laureate_name, ...)``)
+_MEMBER_TABLES = frozenset({"members", "member"})
+
+
 def _kind(group: list[DraftTable], names: set[str], words: set[str]) -> str:
     """The one entity the siblings are of (:func:`_kinds`): read from all of them, else from
     those named after instances (a table of the kind may call its name ``name``); of several,
@@ -183,7 +190,9 @@ def merge_siblings(draft: SchemaDraft, question: str,
     asked_words = {w.casefold() for w in _WORD.findall(question)}
     for group in _groups(draft.tables):
         kind = _kind(group, names, words)
-        kinds = [t for t in group if kind and _is_kind(t, kind, names)]
+        # the table of the kind: named after it, else a table named for members alone
+        kinds = [t for t in group if kind and _is_kind(t, kind, names)] or \
+            [t for t in group if kind and slug(t.name) in _MEMBER_TABLES]
         rest = _without(group, kinds)
         # a table the question names holds its members when the question asks about the
         # kind ("the companies in the Commission"); else it is one of them ("the revenue of
