@@ -101,10 +101,32 @@ def test_a_current_or_unstated_membership_is_kept(text) -> None:
      ["Kelvo Trust"]),
     (f"Kelvo Trust was expelled from the {DMC} in 2003.", ["Kelvo Trust"]),
     (f"Kelvo Trust is no longer part of the {DMC}.", ["Kelvo Trust"]),
+    # the review of 171dff3: a subject written with more words, or in a list, is still its
+    (f"The Kelvo Trust, a former member of the {DMC}, reported revenue.", ["Kelvo Trust"]),
+    (f"Kelvo Trust and Varn Holdings were former members of the {DMC}.", ["Kelvo Trust"]),
+    (f"The {DMC} counts Kelvo Trust and Varn Holdings as former members.", ["Kelvo Trust"]),
+    (f"Kelvo Trust, once a member of the {DMC}, was expelled from it in 2003.",
+     ["Kelvo Trust"]),
+    (f"Kelvo Trust was a company of the {DMC} until it left the DMC in 2005.",
+     ["Kelvo Trust"]),
+    (f"Kelvo Trust was a company of the {DMC} until it left the cartel in 2005.",
+     ["Kelvo Trust"]),
+    (f"The {DMC} investigated Rastou Bank until it withdrew from the tender in 2005.", []),
+    (f"The {DMC} regulated Rastou Bank until it left for Paris.", []),
 ])
 def test_an_end_is_said_of_this_entity_and_this_group(text, ended) -> None:
     got = _read(text, "Rastou Bank", "Kelvo Trust")
     assert [n for n, r in got.items() if r.values["commissionname"] is None] == ended
+
+
+@pytest.mark.parametrize("name", ["Bank of Kelvo", "Kelvo & Sons", "University of Tromsø",
+                                  "Kelvo Trust"])
+def test_a_name_with_joiners_before_the_cue_is_the_subject(name) -> None:
+    for text in (f"{name}, a former member of the {DMC}, reported revenue.",
+                 f"The {DMC} lists {name} as a former member."):
+        rows = [row("companies", "c", companyname=name, commissionname=DMC)]
+        (got,) = ended_references(TABLE, rows, text)
+        assert got.values["commissionname"] is None, text
 
 
 @pytest.mark.parametrize("column,kept", [

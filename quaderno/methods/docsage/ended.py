@@ -79,18 +79,25 @@ _MEMBER_CUE = re.compile(r"(?:member|part|affiliate|participant|constituent|sign
 _PREP_CUE = re.compile(r"\b(?:in|with|of|from)$", re.I)
 _GROUP_AFTER = re.compile(r"\s+(?:of|in)\s+(?:the\s+)?([\w'-]+)", re.I)
 _AFTER_PREP = re.compile(r"\s+(?:the\s+)?([\w'-]+)", re.I)
-_OBJECT_AFTER = re.compile(r"\s+(?:the|an?|its|their|his|her)\s+([\w'-]+)", re.I)
-_NAMED_BEFORE = re.compile(r"([A-Z][\w'-]*(?:[ \t]+[A-Z][\w'-]*)*)(?:[ \t]+(?:as|is|was|are|"
-                           r"were)|,)[ \t]+(?:an?[ \t]+)?$")
-_VERB = re.compile(r"\b(?:left|withdrew|exited|resigned)\b", re.I)
+_OBJECT_AFTER = re.compile(r"\s+(?:(?:from|for)\s+)?(?:(?:the|an?|its|their|his|her)\s+)?"
+                           r"([\w'-]+)", re.I)
+# the subject a cue follows: "<subject> as / is / was / , (a) former member"
+_SUBJECT_END = re.compile(r"(?:[ \t]+(?:as|is|was|are|were)|,)[ \t]+(?:an?[ \t]+)?$")
+# a subject list read backwards: capitalized words and what joins names ("Bank of Kelvo",
+# "Kelvo & Sons", "Kelvo Trust and Varn Holdings")
+_SUBJECT_WORD = re.compile(r"(?:[A-Z\u00c0-\u00de][\w'\u2019-]*|of|the|and|&|de|di|du|da|del|"
+                           r"van|von|der|,)$")
+_VERB = re.compile(r"\b(?:left|withdrew|exited|resigned|expelled)\b", re.I)
 _WORD = re.compile(r"[\w'-]+")
 _STOPWORDS = frozenset({"of", "the", "and", "for", "in", "on", "a", "an"})
-# words a text uses for the group itself ("left the commission in 2005")
+# words a text uses for the group itself ("left the commission in 2005"), or for it
 _GROUP_NOUNS = frozenset({"group", "body", "association", "organisation", "organization",
                           "club", "alliance", "network", "league", "commission", "board",
                           "union", "federation", "council", "society", "consortium",
-                          "medal", "award", "prize", "committee", "members", "membership"})
-_PRONOUNS = frozenset({"it", "he", "she", "they", "which", "who"})
+                          "medal", "award", "prize", "committee", "members", "membership",
+                          "cartel", "exchange", "coalition", "bloc", "guild", "syndicate",
+                          "pact", "treaty", "forum", "it", "them", "in", "after", "before",
+                          "during", "when", "once"})
 _SPACES = re.compile(r"[ \t\u00a0]+")
 # a sentence ends at ". ", but not after a title ("Dr. Moskia"); an initial is mended in
 # clauses() ("S. Kelskyrn")
@@ -141,13 +148,31 @@ def _without(text: str, names: Sequence[str]) -> str:
     return text
 
 
+def _subject(clause: str, end: int) -> str | None:
+    """The names a cue at ``end`` follows as its subject ("Kelvo Trust and Varn Holdings
+    were former members"): the run of capitalized words and joiners before "as", "is",
+    "was" or a comma; None when the cue follows none."""
+    sep = _SUBJECT_END.search(clause, 0, end)
+    if sep is None:
+        return None
+    words = re.findall(r"[^\s,]+|,", clause[:sep.start()])
+    run: list[str] = []
+    while words and _SUBJECT_WORD.match(words[-1]):
+        run.insert(0, words.pop())
+    while run and not run[0][:1].isupper():       # "of the Drournlia ...": the name
+        run.pop(0)
+    return " ".join(run) or None
+
+
 def _ends(clause: str, own: re.Pattern[str], ref: str) -> bool:
     """Whether ``clause``, naming the entity (``own``) and ``ref``, says an end of theirs: a
     cue of :data:`_ENDED` that is not about another group ("a former member of parliament",
-    "left the firm in 1990", "withdrew the bid": what follows names neither ``ref`` nor a
-    group noun) nor about another entity named just before it ("Trondheim as a former
-    member", "Kessel Bank is no longer part of")."""
-    words = {w.lower() for w in _WORD.findall(ref)} - _STOPWORDS | _GROUP_NOUNS
+    "left the firm in 1990", "withdrew from the tender": what follows is neither a word of
+    ``ref``, its initials, a group noun nor a pronoun for it) nor about another entity
+    named just before it ("Trondheim as a former member"; "The Kelvo Trust", "Bank of
+    Kelvo" and "Kelvo Trust and Varn Holdings" are Kelvo Trust's)."""
+    words = {w.lower() for w in _WORD.findall(ref)} - _STOPWORDS | _GROUP_NOUNS | \
+        {"".join(w[0] for w in _WORD.findall(ref) if w[:1].isupper()).lower()}
     for m in _ENDED.finditer(clause):
         verb = _VERB.search(m[0])
         if _PREP_CUE.search(m[0]):
@@ -156,11 +181,11 @@ def _ends(clause: str, own: re.Pattern[str], ref: str) -> bool:
             after = _GROUP_AFTER.match(clause, m.end())
         else:                              # "left the firm in 1990": the verb's object
             after = _OBJECT_AFTER.match(clause, m.start() + verb.end())
-        if after and after[1].lower() not in words:
+        if after and after[1].lower() not in words and not after[1].isdigit():
             continue                       # of another group, or of something else
-        before = _NAMED_BEFORE.search(clause, 0, m.start())
-        if before and not own.fullmatch(before[1]) and not naming(before[1]).search(ref) \
-                and before[1].lower() not in _PRONOUNS:
+        subject = _subject(clause, m.start())
+        if subject is not None and not own.search(subject) and \
+                not naming(subject).search(ref):
             continue                       # said of another entity
         return True
     return False
