@@ -125,6 +125,30 @@ def test_a_medal_row_read_beyond_the_filter_is_joined_not_tested(sb, sql, rows) 
     assert run_with_lineage(sb, sql).result.rows == rows
 
 
+def test_an_output_named_like_a_medal_column_is_no_medal_column(sb: SQLSandbox) -> None:
+    """The review of 8d70396: ORDER BY an output alias that a medal column shares a name with
+    made the gate join instead of testing, which lists Grialforn twice or refuses a count."""
+    sql = ("SELECT name AS laureate_name FROM laureates WHERE award_name = 'Stedrurial Medal' "
+           "ORDER BY laureate_name")
+    assert sb.check(sql).joined[0].startswith("WHERE laureates.name IN")
+    assert len(run_with_lineage(sb, sql).result.rows) == 4
+    sql = ("SELECT nationality, count(*) AS year FROM laureates WHERE award_name = "
+           "'Stedrurial Medal' GROUP BY nationality ORDER BY year")
+    assert run_with_lineage(sb, sql).result.rows == [["Starnnirnia", 1], ["Kraxryndia", 3]]
+
+
+def test_an_in_test_inside_a_threshold_supports_every_row(sb: SQLSandbox) -> None:
+    """A subquery whose value depends on every medal row (an average as a threshold) is no
+    row's own: each result row keeps all the medal rows it read."""
+    sql = ("SELECT name FROM laureates WHERE birth_year > (SELECT avg(birth_year) FROM "
+           "laureates WHERE name IN (SELECT laureate_name FROM stedrurial_medal WHERE "
+           "award_name = 'Stedrurial Medal')) ORDER BY name")
+    traced = run_with_lineage(sb, sql)
+    assert [r[0] for r in traced.result.rows] == ["Systhou Vhyrnbraex", "Zouzand Grialforn"]
+    for lin in traced.lineage:
+        assert {"m-0", "m-1", "m-2", "m-4"} <= {s.chunk_id for s in lin.sources}
+
+
 def test_a_filter_in_parentheses_is_tested_too(sb: SQLSandbox) -> None:
     sql = ("SELECT avg(birth_year) FROM laureates WHERE (nationality = 'Kraxryndia' AND "
            "award_name = 'Stedrurial Medal')")

@@ -12,8 +12,9 @@ each result row keeps only those: the values of the test's column in the tuples 
 computed from, looked up among the subquery's rows. A row computed from no tuple was
 admitted by none and keeps none. The whole subquery stays every row's support where that
 reading does not hold or cannot be checked: NOT IN (absence is read from every row), a test
-outside WHERE, a subquery of several columns, a row whose tuples were not all traced, or a
-value no subquery row equals (the two sides compared after a cast).
+outside WHERE or in a query whose rows are not the result's (a threshold subquery, a CTE),
+a subquery of several columns, a row whose tuples were not all traced, or a value no
+subquery row equals (the two sides compared after a cast).
 """
 
 from __future__ import annotations
@@ -52,10 +53,21 @@ def in_key(sub: exp.Expression) -> tuple[str, str] | None:
     if not isinstance(node, exp.Where):
         return None                      # under NOT or OR, in the SELECT list, in ON
     select = node.parent
+    if not _gives_result_rows(select):
+        return None                      # a threshold, a value or a CTE body: all of it
     alias = test.this.table.lower()
     tables = [t for t in select.find_all(exp.Table)
               if t.find_ancestor(exp.Select) is select and t.alias_or_name.lower() == alias]
     return (tables[0].name.lower(), test.this.name.lower()) if len(tables) == 1 else None
+
+
+def _gives_result_rows(select: exp.Expression) -> bool:
+    """Whether the rows of ``select`` are the query's result rows: the root, or a branch of
+    a set operation that is."""
+    node = select
+    while isinstance(node.parent, exp.SetOperation):
+        node = node.parent
+    return node.parent is None
 
 
 def _hashable(value: Any) -> Any:

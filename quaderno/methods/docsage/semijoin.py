@@ -111,7 +111,9 @@ def add_semijoin(select: exp.Select, owner: str, alias: str, condition: exp.Expr
              or (c.find(exp.Column) is not None and all(map(owned, c.find_all(exp.Column))))]
     if not moved or any(not any(_within(w, c) for c in moved) for w in wanted):
         return None  # the column is also read outside the filter
+    outputs = {e.alias.lower() for e in select.expressions if isinstance(e, exp.Alias)}
     if any(owned(col) and not any(_within(col, c) for c in moved)
+           and (col.table or col.name.lower() not in outputs)   # ORDER BY an output
            for col in select.find_all(exp.Column) if col.find_ancestor(exp.Select) is select):
         return None  # another of its columns too: it must come from the same row, joined
     for c in moved:
