@@ -99,29 +99,32 @@ def test_what_reading_empties_is_not_offered_though_stored_as_written(tmp_path: 
     assert offered.column_names == ["name"]
 
 
-def test_a_store_written_before_the_filled_column_is_migrated_and_still_read(
-        tmp_path: Path) -> None:
-    """An entry from before the ``filled`` column: the store adds the column (append-only),
-    serves the entry, and reads what it fills from its rows."""
+def test_entries_without_a_readable_filled_list_are_read_by_their_rows(tmp_path: Path) -> None:
+    """Written before ``tuple_filled`` existed, or with a damaged list there: what the entry
+    fills is read from its rows, and nothing is hidden (the review of a2d9ed9). A store of
+    the old layout gains the table at open, and the old positional write still works."""
     table = Table.model_validate(COMPANY)
     store = TupleStore(tmp_path)
-    row = Row(table="company", values={"name": "C0", "founded": 1900, "city": None},
+    row = Row(table="company", values={"name": "C0", "founded": 1900},
               provenance=Provenance(chunk_id="d0#0"))
     store.put(CHUNKS[0], table, "m", NONE, [row])
+    with sqlite3.connect(store.path) as conn:
+        assert conn.execute("SELECT columns FROM tuple_filled").fetchall() == [
+            ('["founded", "name"]',)]
+        for damaged in ("not json", '"founded"', '[["founded"]]', "7"):
+            conn.execute("UPDATE tuple_filled SET columns = ?", (damaged,))
+            conn.commit()
+            ([(offered, _)]) = store.known_tables(filled=True)
+            assert offered.column_names == ["name", "founded"], damaged
+        conn.execute("DROP TABLE tuple_filled")            # the layout before it
     del store
-    with sqlite3.connect(tmp_path / "tuples.sqlite") as conn:   # the old layout
-        conn.execute("CREATE TABLE old AS SELECT key, chunk_id, text_hash, table_name, "
-                     "table_sig, model, settings, rows, created, table_json FROM tuples")
-        conn.execute("DROP TABLE tuples")
-        conn.execute("ALTER TABLE old RENAME TO tuples")
     store = TupleStore(tmp_path)
-    with sqlite3.connect(tmp_path / "tuples.sqlite") as conn:
-        assert "filled" in {r[1] for r in conn.execute("PRAGMA table_info(tuples)")}
-        assert conn.execute("SELECT filled FROM tuples").fetchone() == (None,)
-    assert store.get(CHUNKS[0], table, "m", NONE)[0].values["founded"] == 1900
     ([(offered, _)]) = store.known_tables(filled=True)
     assert offered.column_names == ["name", "founded"]
-    TupleStore(tmp_path)                                         # a second open: no error
+    assert store.get(CHUNKS[0], table, "m", NONE)[0].values["founded"] == 1900
+    with sqlite3.connect(store.path) as conn:                # an older quaderno's write
+        conn.execute("INSERT INTO tuples VALUES ('k', 'd9#0', 'h', 'company', 's', 'm', "
+                     "'x', '[]', 0, '{}')")
 
 
 def test_only_what_the_stored_tuples_hold_is_offered_and_is_still_re_used(
@@ -232,7 +235,7 @@ _WRITER = textwrap.dedent("""
         conn = store._conns.get()
         conn.execute("BEGIN")
         conn.execute("INSERT INTO tuples VALUES ('x', 'd9#0', 'h', 'company', 's', 'm', "
-                     "'k', '[', 0, '{{}}', NULL)")
+                     "'k', '[', 0, '{{}}')")
         os.kill(os.getpid(), signal.SIGKILL)          # dies inside the write
     print("ready", flush=True)
     i = 5

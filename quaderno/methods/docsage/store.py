@@ -18,8 +18,10 @@ stored ones of the same name and key only by dropped or added columns is assembl
 
 Crash safety: one SQLite file in WAL mode (the helper the response cache and the call log
 use); every (chunk, table) result is one autocommitted statement, so a ``kill -9`` at any
-moment loses at most the results in flight and never damages committed ones. Entries are
-immutable: the same key always holds the same extraction.
+moment loses at most the results in flight and never damages committed ones. The columns a
+result fills once read go into ``tuple_filled`` by a second statement after it; a result
+without that line (a crash between the two, an older quaderno's write) is read by its rows.
+Entries are immutable: the same key always holds the same extraction.
 """
 
 from __future__ import annotations
@@ -60,9 +62,11 @@ _SCHEMA = (
     "table_json TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS tuples_chunk ON tuples (chunk_id)",
 )
-# append-only migrations: the columns some row holds a value of once read (the rows are
-# stored as the model wrote them, and reading empties placeholders and misplaced names)
-_MIGRATIONS = (("filled", "ALTER TABLE tuples ADD COLUMN filled TEXT"),)
+# the columns some row of an entry holds a value of once read (the rows are stored as the
+# model wrote them, and reading empties placeholders and misplaced names); a table of its
+# own, so that an older quaderno still writes ``tuples`` as it did
+_FILLED_TABLE = "CREATE TABLE IF NOT EXISTS tuple_filled (key TEXT PRIMARY KEY, " \
+    "columns TEXT NOT NULL)"
 
 
 class StoreStats(BaseModel):
@@ -92,14 +96,7 @@ class TupleStore:
         conn = self._conns.get()
         for ddl in _SCHEMA:
             conn.execute(ddl)
-        have = {r[1] for r in conn.execute("PRAGMA table_info(tuples)")}
-        for column, ddl in _MIGRATIONS:
-            if column not in have:
-                try:
-                    conn.execute(ddl)
-                except sqlite3.OperationalError as exc:   # another process added it first
-                    if "duplicate column" not in str(exc):
-                        raise
+        conn.execute(_FILLED_TABLE)
         conn.execute("INSERT OR IGNORE INTO meta VALUES ('format_version', ?)",
                      (str(STORE_FORMAT_VERSION),))
         found = conn.execute("SELECT value FROM meta WHERE name = 'format_version'").fetchone()
@@ -154,12 +151,15 @@ class TupleStore:
                settings_key: str, body: str, filled: str | None = None) -> None:
         for attempt in range(3):
             try:
-                self._conns.get().execute(
-                    "INSERT OR REPLACE INTO tuples (key, chunk_id, text_hash, table_name, "
-                    "table_sig, model, settings, rows, created, table_json, filled) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                conn = self._conns.get()
+                conn.execute(
+                    "INSERT OR REPLACE INTO tuples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (key, chunk_id, thash, table.name, table.signature(), model_id,
-                     settings_key, body, time.time(), table.model_dump_json(), filled))
+                     settings_key, body, time.time(), table.model_dump_json()))
+                if filled is not None:   # after the rows: a crash between the two leaves
+                    # an entry read by its rows (_FILLED)
+                    conn.execute("INSERT OR REPLACE INTO tuple_filled VALUES (?, ?)",
+                                 (key, filled))
                 break
             except sqlite3.OperationalError as exc:  # locked by another writer past timeout
                 if attempt == 2:
@@ -259,22 +259,26 @@ class TupleStore:
 
 
 # (table signature, column) for every column some stored row has a value of: the entry's
-# ``filled`` list, or where an entry has none (written before it), the values its rows
-# hold; an entry that is not a JSON list of rows with a "values" object (damaged: get()
-# reads it as a miss) adds nothing. One pass over every stored row: linear in its size.
-_FILLED = """
-SELECT t.table_sig, f.value FROM tuples t,
-  json_each(CASE WHEN json_valid(t.filled) AND json_type(t.filled) = 'array'
-                 THEN t.filled ELSE '[]' END) f
-WHERE t.filled IS NOT NULL AND f.type = 'text'
+# ``tuple_filled`` list where it has a readable one (a JSON array of names), else (written
+# before that table, or damaged) the values its rows hold; an entry that is not a JSON list
+# of rows with a "values" object (damaged: get() reads it as a miss) adds nothing. One pass
+# over every stored row: linear in the store's size.
+_GOOD_FILLED = """
+  json_valid(u.columns) AND json_type(u.columns) = 'array' AND NOT EXISTS (
+    SELECT 1 FROM json_each(u.columns) e WHERE e.type != 'text')"""
+_FILLED = f"""
+SELECT t.table_sig, f.value FROM tuples t JOIN tuple_filled u ON u.key = t.key,
+  json_each(CASE WHEN {_GOOD_FILLED} THEN u.columns ELSE '[]' END) f
 UNION
 SELECT t.table_sig, v.key FROM tuples t,
   json_each(CASE WHEN json_valid(t.rows) THEN t.rows ELSE '[]' END) r,
   json_each(CASE WHEN r.type = 'object' THEN
               CASE WHEN json_type(r.value, '$.values') = 'object'
-                   THEN json_extract(r.value, '$.values') ELSE '{}' END
-            ELSE '{}' END) v
-WHERE t.filled IS NULL AND v.type != 'null' GROUP BY 1, 2"""
+                   THEN json_extract(r.value, '$.values') ELSE '{{}}' END
+            ELSE '{{}}' END) v
+WHERE v.type != 'null' AND NOT EXISTS (
+  SELECT 1 FROM tuple_filled u WHERE u.key = t.key AND {_GOOD_FILLED})
+GROUP BY 1, 2"""
 
 
 def delta_table(table: Table, columns: Sequence[str]) -> Table:
