@@ -125,6 +125,10 @@ def test_entries_without_a_readable_filled_list_are_read_by_their_rows(tmp_path:
     with sqlite3.connect(store.path) as conn:                # an older quaderno's write
         conn.execute("INSERT INTO tuples VALUES ('k', 'd9#0', 'h', 'company', 's', 'm', "
                      "'x', '[]', 0, '{}')")
+        # and a store a newer layout gave one more column is still written by this one
+        conn.execute("ALTER TABLE tuples ADD COLUMN later TEXT")
+    store.put(CHUNKS[1], table, "m", NONE, [row])
+    assert store.get(CHUNKS[1], table, "m", NONE)[0].values["name"] == "C0"
 
 
 def test_only_what_the_stored_tuples_hold_is_offered_and_is_still_re_used(

@@ -152,8 +152,10 @@ class TupleStore:
         for attempt in range(3):
             try:
                 conn = self._conns.get()
-                conn.execute(
-                    "INSERT OR REPLACE INTO tuples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                conn.execute(   # columns named: a store with more of them is written too
+                    "INSERT OR REPLACE INTO tuples (key, chunk_id, text_hash, table_name, "
+                    "table_sig, model, settings, rows, created, table_json) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (key, chunk_id, thash, table.name, table.signature(), model_id,
                      settings_key, body, time.time(), table.model_dump_json()))
                 if filled is not None:   # after the rows: a crash between the two leaves
