@@ -537,6 +537,18 @@ def test_a_container_beside_a_members_table_becomes_its_reference():
     [fk] = members.foreign_keys
     assert (fk.cols, fk.ref_table, fk.ref_cols) == (["medal_name"], "medals", ["medal_name"])
     assert "'Stedrurial Medal' is the medal the question filters 'members' by" in notes[0]
+    # the draft as the measuring model wrote it (grid3-rel-no-clear-set1): keyed by an id
+    # each table shares, before ASK keys them by name
+    by_id = [{"name": "laureate_id", "type": "INT"}, *LAUREATE[1:]]
+    d = draft({"tables": [
+        {"name": "Stedrurial_Medal", "columns": by_id, "primary_key": ["laureate_id"]},
+        {"name": "Members", "columns": by_id, "primary_key": ["laureate_id"]}],
+        "entity_types": ["Stedrurial_Medal", "Members"],
+        "required_attributes": ["home_institution", "research_grant", "achievement"],
+        "join_path": ["Stedrurial_Medal", "Members"]})
+    schema, notes = _drafted(d, question=SET1_REL, texts=SET1_DOCS)
+    assert [t.name for t in schema.tables] == ["members", "medals"]
+    assert "medal_name" in schema.table("members").column_names
     # a table named after the kind is still the one chosen when the draft has both
     d = draft({"tables": [
         {"name": "stedrurial_medal", "columns": LAUREATE, "primary_key": ["laureate_name"]},

@@ -123,17 +123,18 @@ def _groups(tables: list[DraftTable]) -> list[list[DraftTable]]:
     return [g for g in groups if len(g) > 1]
 
 
-def _kinds(group: list[DraftTable], words: set[str]) -> set[str]:
+def _kinds(group: list[DraftTable], words: set[str],
+           suffixes: tuple[str, ...] = ("name", "title")) -> set[str]:
     """The entities a name column every table of ``group`` has names (``company`` for
-    ``company_name`` or ``companyname``), words of the texts (``words``), none a table's
-    own; none when a table has a bare ``name`` or ``title`` (then ``director_name`` names
-    another entity)."""
+    ``company_name`` or ``companyname``; with ``suffixes=("id",)``, ``laureate_id``), words
+    of the texts (``words``), none a table's own; none when a table has a bare ``name`` or
+    ``title`` (then ``director_name`` names another entity)."""
     columns = [{slug(c.name) for c in t.columns} for t in group]
     if any(c & {"name", "title"} for c in columns):
         return set()
     own = {_bare(t.name) for t in group}
     kinds = {c[:-len(w)].rstrip("_") for c in set.intersection(*columns)
-             for w in ("name", "title") if c.endswith(w) and len(c) > len(w)}
+             for w in suffixes if c.endswith(w) and len(c) > len(w)}
     return {k for k in kinds if k.isalpha() and k not in _NOT_KINDS and _bare(k) not in own
             and {k, plural(k), singular(k)} & words}
 
@@ -149,14 +150,17 @@ def _kind(group: list[DraftTable], names: set[str], words: set[str]) -> str:
     those named after instances (a table of the kind may call its name ``name``); of several,
     the one a sibling's table is named after; "" when none is."""
     named = [t for t in group if _bare(t.name) in names]
-    for tables in (group, named):
-        if len(tables) < 2:
-            continue
-        kinds = _kinds(tables, words)
-        if len(kinds) > 1:
-            kinds = {k for k in kinds if any(_is_kind(t, k, names) for t in group)}
-        if len(kinds) == 1:
-            return kinds.pop()
+    # name columns first; an id every sibling shares when none names it (Set1's
+    # ``laureate_id`` in ``Stedrurial_Medal`` and ``Members``, before ASK keys them by name)
+    for suffixes in (("name", "title"), ("id",)):
+        for tables in (group, named):
+            if len(tables) < 2:
+                continue
+            kinds = _kinds(tables, words, suffixes)
+            if len(kinds) > 1:
+                kinds = {k for k in kinds if any(_is_kind(t, k, names) for t in group)}
+            if len(kinds) == 1:
+                return kinds.pop()
     return ""
 
 
