@@ -44,8 +44,8 @@ calling a list the group's members. A link of three entities, or a key with a pa
 is not a reference (a product, a season), is left as read. Known limits: the rule reads
 English only; a chunk holding two rosters ends a former member of the second in the first
 as well; an end said with a pronoun ("until it left in 2005") is taken as the entity's,
-whoever the pronoun stands for; a group written with another word
-first ("Former DMC member"), with "&", or keyed by an id is not found.
+whoever the pronoun stands for; a group written with another word first ("Former DMC
+member"), with "&", or keyed by an id is not found.
 """
 
 from __future__ import annotations
@@ -90,7 +90,8 @@ _SUBJECT_WORD = re.compile(r"(?:[A-Z\u00c0-\u00de][\w'\u2019-]*|of|the|and|&|de|
 _VERB = re.compile(r"\b(?:left|withdrew|exited|resigned|expelled)\b", re.I)
 _WORD = re.compile(r"[\w'-]+")
 _STOPWORDS = frozenset({"of", "the", "and", "for", "in", "on", "a", "an"})
-# words a text uses for the group itself ("left the commission in 2005"), or for it
+# what may follow a cue and still be about the group: a word for it ("left the commission
+# in 2005"), a pronoun ("expelled from it"), or no object at all ("left in 2005")
 _GROUP_NOUNS = frozenset({"group", "body", "association", "organisation", "organization",
                           "club", "alliance", "network", "league", "commission", "board",
                           "union", "federation", "council", "society", "consortium",

@@ -128,6 +128,11 @@ _PROBE = Table(name="probe", description="a probe table", columns=[
     for t in _JSON_TYPES])
 
 
+# what the store's rows are: the model's values as written (read on every read); a store
+# keyed before that held them read, and is not served
+_STORED_AS = "as-written-1"
+
+
 @functools.cache
 def prompt_fingerprint() -> str:
     """A hash of what extraction shows the model besides the chunk and the table's own
@@ -136,7 +141,7 @@ def prompt_fingerprint() -> str:
     it, each rendered for a fixed probe table. How replies are read is not part of it: the
     store holds them as the model wrote them (:func:`read_values`)."""
     body = json.dumps([EXTRACT.instruction, extraction_schema_text([_PROBE]),
-                       extraction_model([_PROBE]).model_json_schema(), "as-written-1"],
+                       extraction_model([_PROBE]).model_json_schema(), _STORED_AS],
                       sort_keys=True)
     return hashlib.sha256(body.encode()).hexdigest()[:16]
 

@@ -28,8 +28,8 @@ is a container: the table of its members, which the question filters by. The ins
 
 A container whose name says its kind, beside the table of its members' kind (drawn so, a
 table named ``members`` when none is named after the kind, or made by the merge), is merged
-into it too, and that table gains a reference naming the
-container (``companies.commission_name`` to ``commissions``: :mod:`.containers`), when the
+into it too, and that table gains a reference naming the container
+(``companies.commission_name`` to ``commissions``: :mod:`.containers`), when the
 question writes it as what the members are in, of, belong to or are regulated by ("the
 companies in the Commission", "the Commission's companies"), no other sibling's name ends
 in its kind and no other container qualifies. Other containers are never merged away.

@@ -61,12 +61,11 @@ _SCHEMA = (
     "model TEXT NOT NULL, settings TEXT NOT NULL, rows TEXT NOT NULL, created REAL NOT NULL, "
     "table_json TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS tuples_chunk ON tuples (chunk_id)",
+    # the columns some row of an entry holds a value of once read (the rows are stored as
+    # the model wrote them, and reading empties placeholders and misplaced names); a table
+    # of its own, so that an older quaderno still writes ``tuples`` as it did
+    "CREATE TABLE IF NOT EXISTS tuple_filled (key TEXT PRIMARY KEY, columns TEXT NOT NULL)",
 )
-# the columns some row of an entry holds a value of once read (the rows are stored as the
-# model wrote them, and reading empties placeholders and misplaced names); a table of its
-# own, so that an older quaderno still writes ``tuples`` as it did
-_FILLED_TABLE = "CREATE TABLE IF NOT EXISTS tuple_filled (key TEXT PRIMARY KEY, " \
-    "columns TEXT NOT NULL)"
 
 
 class StoreStats(BaseModel):
@@ -96,7 +95,6 @@ class TupleStore:
         conn = self._conns.get()
         for ddl in _SCHEMA:
             conn.execute(ddl)
-        conn.execute(_FILLED_TABLE)
         conn.execute("INSERT OR IGNORE INTO meta VALUES ('format_version', ?)",
                      (str(STORE_FORMAT_VERSION),))
         found = conn.execute("SELECT value FROM meta WHERE name = 'format_version'").fetchone()
@@ -136,9 +134,9 @@ class TupleStore:
     def put(self, chunk: Chunk, table: Table, model_id: str, settings: ExtractionSettings,
             rows: Sequence[Row], filled: Sequence[str] | None = None) -> None:
         """Store the rows (possibly none: "this chunk states nothing for this table" is
-        worth keeping too) in one atomic statement. ``filled``: the columns some row holds
-        a value of once read, when that differs from what the rows hold as written
-        (:meth:`known_tables`); by default, the columns the rows fill."""
+        worth keeping too) in one atomic statement, and then what they fill. ``filled``:
+        the columns some row holds a value of once read, when that differs from what the
+        rows hold as written (:meth:`known_tables`); by default, the columns they fill."""
         body = json.dumps([r.model_dump(mode="json") for r in rows], ensure_ascii=False)
         if filled is None:
             filled = [c for c in table.column_names
