@@ -40,6 +40,9 @@ LAUREATES = [("Dyrte Fourzixze", "Kraxryndia", 1962), ("Systhou Vhyrnbraex", "Kr
              ("Zouzand Grialforn", "Kraxryndia", 1964),
              ("Touslian Brultiathgus", "Starnnirnia", 1954),
              ("Dontaen Dromae", "Kraxryndia", 1930)]   # a laureate of another medal
+# the Stedrurial Medal's laureates, each once, by name
+MEDALLISTS = [["Dyrte Fourzixze"], ["Systhou Vhyrnbraex"], ["Touslian Brultiathgus"],
+              ["Zouzand Grialforn"]]
 ASKED = ("SELECT avg(birth_year) FROM laureates WHERE nationality = 'Kraxryndia' "
          "AND award_name = 'Stedrurial Medal'")
 
@@ -107,13 +110,9 @@ def test_each_row_cites_the_rows_that_admitted_it_and_nothing_admits_nothing(sb)
      [["Dyrte Fourzixze"], ["Touslian Brultiathgus"], ["Systhou Vhyrnbraex"],
       ["Zouzand Grialforn"]]),
     ("SELECT name FROM laureates WHERE award_name = 'Stedrurial Medal' AND "
-     "laureates.name = laureate_name ORDER BY name",
-     [["Dyrte Fourzixze"], ["Systhou Vhyrnbraex"], ["Touslian Brultiathgus"],
-      ["Zouzand Grialforn"]]),
+     "laureates.name = laureate_name ORDER BY name", MEDALLISTS),
     ("SELECT name FROM laureates WHERE stedrurial_medal.award_name = 'Stedrurial Medal' "
-     "AND laureates.name = stedrurial_medal.laureate_name ORDER BY name",
-     [["Dyrte Fourzixze"], ["Systhou Vhyrnbraex"], ["Touslian Brultiathgus"],
-      ["Zouzand Grialforn"]]),
+     "AND laureates.name = stedrurial_medal.laureate_name ORDER BY name", MEDALLISTS),
     ("SELECT name FROM laureates WHERE stedrurial_medal.award_name = 'Stedrurial Medal' "
      "ORDER BY stedrurial_medal.year",
      [["Zouzand Grialforn"], ["Systhou Vhyrnbraex"], ["Touslian Brultiathgus"],

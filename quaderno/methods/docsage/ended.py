@@ -54,7 +54,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from quaderno.methods.docsage.normalize import (NAME_JOINERS, entity_key, entity_name,
-                                                fold_text, key_columns, key_name)
+                                                fold_text, initials, key_columns, key_name)
 from quaderno.methods.docsage.rows import Correction, Row, noted
 from quaderno.methods.docsage.schema import Schema, Table
 
@@ -172,8 +172,9 @@ def _ends(clause: str, own: re.Pattern[str], ref: str) -> bool:
     ``ref``, its initials, a group noun nor a pronoun for it) nor about another entity
     named just before it ("Trondheim as a former member"; "The Kelvo Trust", "Bank of
     Kelvo" and "Kelvo Trust and Varn Holdings" are Kelvo Trust's)."""
-    words = {w.lower() for w in _WORD.findall(ref)} - _STOPWORDS | _GROUP_NOUNS | \
-        {"".join(w[0] for w in _WORD.findall(ref) if w[:1].isupper()).lower()}
+    named = _WORD.findall(ref)
+    words = {w.lower() for w in named} - _STOPWORDS | _GROUP_NOUNS | \
+        {initials([w for w in named if w[:1].isupper()]).lower()}
     for m in _ENDED.finditer(clause):
         verb = _VERB.search(m[0])
         if _PREP_CUE.search(m[0]):
