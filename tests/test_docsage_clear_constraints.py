@@ -154,6 +154,9 @@ def test_acronym_joins_its_only_expansion() -> None:
     assert amap["xu"] == "xandria university"
     assert alias_map(["Xandria University", "Xeno Union", "XU"])["xu"] == "xu"   # ambiguous
     assert alias_map(["XU", "Xandria University"], acronyms=False)["xu"] == "xu"
+    # the small words of a name are not part of its initials
+    assert alias_map(["Kelvo and Varn Trading", "KVT"])["kvt"] == "kelvo and varn trading"
+    assert alias_map(["Kelvo and Varn Trading", "KAVT"])["kavt"] == "kavt"
 
 
 def test_a_short_form_joins_its_only_longer_name() -> None:

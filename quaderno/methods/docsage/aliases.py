@@ -33,8 +33,9 @@ from pydantic import BaseModel, Field
 
 from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.extract import mentions
-from quaderno.methods.docsage.normalize import (KIND_WORDS, entity_key, fold_text, is_null,
-                                                key_columns, normalize_entity, normalize_value)
+from quaderno.methods.docsage.normalize import (KIND_WORDS, entity_key, fold_text, initials,
+                                                is_null, key_columns, normalize_entity,
+                                                normalize_value)
 from quaderno.methods.docsage.rekey import id_named, may_add_as_key
 from quaderno.methods.docsage.rows import Correction, Row, take_cell, value_chunk
 from quaderno.methods.docsage.schema import Schema, Table
@@ -65,10 +66,6 @@ def domains(schema: Schema) -> dict[str, list[tuple[str, str]]]:
                 if name in out and t.column(col).type == "TEXT":
                     out[name].append((t.name, col))
     return out
-
-
-def _initials(norm: str) -> str:
-    return "".join(w[0] for w in norm.split() if w not in _STOP)
 
 
 # a name written with dotted initials for its given names ("S. Vhyrnbraex", "J.R. Tolkien"):
@@ -109,7 +106,8 @@ def alias_map(names: Sequence[str], aliases: Mapping[str, str] | None = None,
         words = set(n.split())
         hits: list[str] = []
         if " " not in n and 2 <= len(n) <= 6 and n.isalpha():
-            hits = [m for m in norms if m != n and " " in m and _initials(m) == n]
+            hits = [m for m in norms if m != n and " " in m
+                    and initials([w for w in m.split() if w not in _STOP]) == n]
         if not hits and words - KIND_WORDS:
             hits = [m for m in norms if words < set(m.split())]
         if len(hits) == 1:
