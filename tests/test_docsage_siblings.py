@@ -548,7 +548,15 @@ def test_a_container_beside_a_members_table_becomes_its_reference():
         "join_path": ["Stedrurial_Medal", "Members"]})
     schema, notes = _drafted(d, question=SET1_REL, texts=SET1_DOCS)
     assert [t.name for t in schema.tables] == ["members", "medals"]
-    assert "medal_name" in schema.table("members").column_names
+    # and keyed by the laureates' name: with the id its only key, the model wrote each
+    # laureate's name into home_institution, or left it out (members-no-clear-set1)
+    members = schema.table("members")
+    assert members.column_names == ["laureate_name", "home_institution", "research_grant",
+                                    "achievement", "medal_name"]
+    assert members.primary_key == ["laureate_name"]
+    assert members.column("laureate_name").type == "TEXT"
+    assert "table 'Members' keyed by laureate_name instead of laureate_id: its rows are " \
+           "laureates, whom the documents name" in notes
     # a table named after the kind is still the one chosen when the draft has both
     d = draft({"tables": [
         {"name": "stedrurial_medal", "columns": LAUREATE, "primary_key": ["laureate_name"]},

@@ -19,7 +19,7 @@ from quaderno.methods.docsage.draft import (DraftColumn, DraftConstraint, DraftF
                                             DraftTable, _Capped, capped, from_schema, slug,
                                             to_schema)
 from quaderno.methods.docsage.rekey import (id_column, id_part, may_add_as_key, rekey,
-                                            rename_in)
+                                            rekey_by_added, rename_in)
 from quaderno.methods.docsage.schema import Schema
 
 PatchOp = Literal["add_column", "drop_column", "retype_column", "rename_column", "add_table",
@@ -80,14 +80,8 @@ def _apply_one(tables: list[DraftTable], p: SchemaPatch, constraints: list[Draft
             else id_part(table.name, table.primary_key) if table.primary_key
             else id_column(table.name, [c.name for c in table.columns])):
         # a table keyed by an invented id that names nothing is keyed by a name it gains
-        col = DraftColumn(name=p.column, type="TEXT", single_valued=True,
-                          description=p.description or "the name of the entity each row "
-                                                       "is about, as the documents write it")
-        table.columns.insert(0, col)
-        note = rekey(tables, table, col, constraints, required, key_with=p.key_with)
-        if note:
-            table.columns.remove(col)
-        return note
+        return rekey_by_added(tables, table, p.column, constraints, required,
+                              key_with=p.key_with, description=p.description)
     if p.op == "add_column":
         if col is not None or not p.column:
             return f"add_column {p.table}.{p.column}: exists or unnamed"

@@ -357,3 +357,23 @@ def rekey(tables: list[DraftTable], table: DraftTable, col: DraftColumn,
     table.primary_key = [col.name, *(c.name for c in others)]
     col.single_valued = col.single_valued or relabel
     return None
+
+
+
+_NAMED_ROWS = "the name of the entity each row is about, as the documents write it"
+
+
+def rekey_by_added(tables: list[DraftTable], table: DraftTable, name: str,
+                   constraints: list[DraftConstraint], required: list[str],
+                   key_with: list[str] | tuple[str, ...] = (),
+                   description: str = "") -> str | None:
+    """Key ``table`` by a name column ``name`` it gains (a table keyed by an invented id
+    that names nothing: :func:`may_add_as_key`), placed first, with :func:`rekey`; a note,
+    and the column taken out again, when the re-key cannot be done."""
+    col = DraftColumn(name=name, type="TEXT", single_valued=True,
+                      description=description or _NAMED_ROWS)
+    table.columns.insert(0, col)
+    note = rekey(tables, table, col, constraints, required, key_with=key_with)
+    if note:
+        table.columns.remove(col)
+    return note

@@ -32,7 +32,9 @@ into it too, and that table gains a reference naming the container
 (``companies.commission_name`` to ``commissions``: :mod:`.containers`), when the
 question writes it as what the members are in, of, belong to or are regulated by ("the
 companies in the Commission", "the Commission's companies"), no other sibling's name ends
-in its kind and no other container qualifies. Other containers are never merged away.
+in its kind and no other container qualifies. Other containers are never merged away. A
+``members`` table keyed by an id of the kind, with no column naming its rows, is keyed by
+their name (``laureate_name`` for ``laureate_id``: :func:`_name_members`).
 
 The merged table gains the other siblings' columns it lacks (the columns a requirement or
 constraint names first; never their ids or columns named after them), up to the draft's
@@ -53,7 +55,8 @@ from quaderno.methods.docsage.containers import (container_kind, reference_colum
 from quaderno.methods.docsage.draft import (MAX_COLUMNS, MAX_REFERENCES, DraftColumn,
                                             DraftForeignKey, DraftTable, SchemaDraft,
                                             rename_table, slug)
-from quaderno.methods.docsage.rekey import id_named, name_columns, plural, singular, stems
+from quaderno.methods.docsage.rekey import (entity_of_key, id_named, name_columns, name_to_add,
+                                            plural, rekey_by_added, singular, stems)
 
 MIN_SHARED = 3   # columns two tables must share to be siblings
 SHARE = 0.75     # and the share of the smaller table's columns they make up
@@ -164,6 +167,30 @@ def _kind(group: list[DraftTable], names: set[str], words: set[str]) -> str:
     return ""
 
 
+def _name_members(draft: SchemaDraft, members: DraftTable, kind: str) -> list[str]:
+    """A table named for members alone (:data:`_MEMBER_TABLES`), keyed by an id of their
+    ``kind`` and with no column naming them, keyed by their name instead (a note; none when
+    it is not so). Set1's ``Members(laureate_id, home_institution, ...)``: no document
+    numbers the laureates, so with the id its only key the measuring model wrote each
+    laureate's name into ``home_institution`` (members-no-clear-set1, ecdbd62) or left it
+    out, and no row said whose grant it held. Members are named: the ``laureate_name`` the
+    re-key adds is read from each chunk like any value (:func:`.rekey.rekey_by_added`,
+    the repair ASK makes after a trial extraction shows the id unstated)."""
+    key = members.primary_key
+    if slug(members.name) not in _MEMBER_TABLES or len(key) != 1 \
+            or not id_named(key[0], members.name) or entity_of_key(members.name, key[0]) != kind:
+        return []
+    if {slug(c.name) for c in members.columns} & name_columns(plural(kind)):
+        return []
+    old, name = key[0], name_to_add(members.name, key[0])
+    if rekey_by_added(draft.tables, members, name, draft.constraints,
+                      draft.required_attributes,
+                      description=f"the name of the {kind}, as the documents write it"):
+        return []
+    return [f"table {members.name!r} keyed by {name} instead of {old}: its rows are "
+            f"{plural(kind)}, whom the documents name"]
+
+
 def _is_kind(table: DraftTable, kind: str, names: set[str]) -> bool:
     """``table`` is named after ``kind``: ``companies``, ``company``, ``energy_companies``;
     not ``Olav Church``, a proper name (``names``) ending in the kind."""
@@ -209,6 +236,7 @@ def merge_siblings(draft: SchemaDraft, question: str,
             notes += referred.values()
             rest = _without(rest, [t for t in containers if t.name in referred])
             containers = _without(containers, [t for t in containers if t.name in referred])
+            notes += _name_members(draft, kinds[0], kind)
         instances = [t for t in _without(rest, containers) if _bare(t.name) in names]
         # without a table of the kind, the instances make one, named after it, when a
         # container can then refer to it; else the one container the question names holds
