@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 
@@ -727,3 +728,17 @@ def test_a_container_drawn_twice_is_one_container():
                                        CONTAINED["tables"][1]]})
     schema, _ = _drafted(d, question=STAT, texts=DOCS)
     assert [t.name for t in schema.tables] == ["companies", "commissions"]
+
+
+def test_every_name_run_keeps_a_names_particles_inside_it():
+    # one builder for every module's name runs (normalize.name_run): a particle of a name in
+    # another language no longer cuts "Banca di Roma" into "Banca" and "Roma" in some of them
+    from quaderno.methods.docsage.ended import PROPER_NAME
+    from quaderno.methods.docsage.normalize import name_run
+    text = "Shares went to Banca di Roma and to the Fondation de la Mer in 2004."
+    assert PROPER_NAME.findall(text) == ["Shares", "Banca di Roma", "Fondation de la Mer"]
+    assert {"bancadiroma", "fondationdelamer"} <= proper_names([text])
+    # joiners stay between names: a run neither starts nor ends with one, nor crosses lines
+    run = re.compile(name_run(r"[A-Z]\w*"))
+    assert run.findall("of Bank of the Rastou of\nKelvo") == ["Bank of the Rastou", "Kelvo"]
+    assert re.compile(name_run(r"[A-Z]\w*", {"&"})).findall("Kelvo & Sons") == ["Kelvo & Sons"]

@@ -54,7 +54,8 @@ import re
 from collections.abc import Iterator, Sequence
 
 from quaderno.methods.docsage.normalize import (NAME_JOINERS, entity_key, entity_name,
-                                                fold_text, initials, key_columns, key_name)
+                                                fold_text, initials, key_columns, key_name,
+                                                name_run)
 from quaderno.methods.docsage.rows import Correction, Row, noted
 from quaderno.methods.docsage.schema import Schema, Table
 
@@ -286,8 +287,8 @@ def ended_links(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Row]
 # a run of capitalized words on one line, "of"/"the"/"and"/"for" allowed inside ("League of
 # X Cities"); a possessive "'s" ends a word of it
 _CAPITAL = r"[A-Z\u00c0-\u00d6\u00d8-\u00de][\w\u2019'-]*"
+PROPER_NAME = re.compile(name_run(_CAPITAL))
 _JOINER = "|".join(sorted(NAME_JOINERS))
-PROPER_NAME = re.compile(rf"{_CAPITAL}(?:[ \t]+(?:(?:{_JOINER})[ \t]+)*{_CAPITAL})*")
 _ROSTER = frozenset({"members", "member", "membership", "memberships", "roster"})
 _POSSESSIVE = re.compile(r"['\u2019]s?$")
 

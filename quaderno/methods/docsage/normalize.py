@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from quaderno.methods.docsage.rows import coerce
@@ -37,6 +37,18 @@ BODY_KINDS = frozenset("commission committee council league federation associati
                        "organisation society guild chamber syndicate".split())
 # the small words a proper name holds uncapitalized ("League of Merounddian Cities")
 NAME_JOINERS = frozenset({"of", "the", "and", "for"})
+# and the particles of names in other languages ("Banca di Roma", "Ludwig van Beethoven")
+NAME_PARTICLES = frozenset("de des du da di del la le van von der".split())
+
+
+def name_run(word: str, joiners: Iterable[str] = NAME_JOINERS | NAME_PARTICLES,
+             space: str = r"[ \t]+") -> str:
+    """A regular expression (a pattern string) for a run of proper-name ``word``s, small
+    ``joiners`` allowed between them ("Bank of the Rastou", "Kelvo & Sons" with ``&``), each
+    pair separated by ``space`` (spaces on one line unless told). Every module looking for
+    names builds its run here, with its own ``word`` (capitals only or any script's)."""
+    between = "|".join(re.escape(j) for j in sorted(joiners, key=lambda j: (-len(j), j)))
+    return rf"{word}(?:{space}(?:(?:{between}){space})*{word})*"
 
 # a word in capitals ("DMC", "D.M.C.", "SKOR", "US"): an acronym or an alias
 ACRONYM = re.compile(r"(?<!\w)[^\W\d_a-z](?:\.?[^\W\d_a-z])+\.?(?!\w)")

@@ -55,6 +55,7 @@ from quaderno.methods.docsage.containers import (container_kind, reference_colum
 from quaderno.methods.docsage.draft import (MAX_COLUMNS, MAX_REFERENCES, DraftColumn,
                                             DraftForeignKey, DraftTable, SchemaDraft,
                                             rename_table, slug)
+from quaderno.methods.docsage.normalize import NAME_JOINERS, NAME_PARTICLES, name_run
 from quaderno.methods.docsage.rekey import (entity_of_key, id_named, name_columns, name_to_add,
                                             plural, rekey_by_added, singular, stems)
 
@@ -63,8 +64,7 @@ SHARE = 0.75     # and the share of the smaller table's columns they make up
 _MAX_WORDS = 6   # longest proper name looked for
 _CAP = r"[A-Z][\w'’-]*"
 # capitalized words, and the small words inside a name ("University of Gryrn")
-_PROPER = re.compile(rf"{_CAP}(?:(?:[ \t]+(?:of|the|de|du|da|del|von|van|der|for|and|on))*"
-                     rf"[ \t]+{_CAP})*")
+_PROPER = re.compile(name_run(_CAP, NAME_JOINERS | NAME_PARTICLES | {"on"}))
 _POSSESSIVE = re.compile(r"['’]s?$")
 _LOWER = re.compile(r"(?<![\w'’-])[a-z][\w'’-]*")
 _WORD = re.compile(r"[A-Za-z]+")

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from quaderno.methods.docsage.draft import slug
+from quaderno.methods.docsage.normalize import name_run
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Column, Schema, Table
@@ -297,7 +298,7 @@ def filter_values(question: str) -> list[tuple[Measure, str]]:
 
 # a filter's value: a name (capitalized words, "of" or "the" between) or up to three words
 # in small letters before a joining word or a verb ("whose sector is energy and ...")
-_NAME_RUN = r"(?-i:[A-Z][\w'-]*(?:\s+(?:(?:of|the|and)\s+)?[A-Z][\w'-]*)*)"
+_NAME_RUN = "(?-i:" + name_run(r"[A-Z][\w'-]*", space=r"\s+") + ")"
 _STOP = r"(?:and|or|in|of|with|whose|who|that|has|have|had|is|are|was|were|does|did)\b"
 _WORD_RUN = rf"(?-i:(?!{_STOP})[a-z][\w'-]*(?:\s+(?!{_STOP})[a-z][\w'-]*){{0,2}})"
 

@@ -52,8 +52,10 @@ from typing import Any
 
 from quaderno.methods.docsage.figures import Figures
 from quaderno.methods.docsage.labelled import Labels, other_attribute
-from quaderno.methods.docsage.normalize import (ACRONYM, BODY_WORDS, LEGAL_SUFFIXES, fold_text,
-                                                is_null, key_columns, normalize_entity)
+from quaderno.methods.docsage.normalize import (ACRONYM, BODY_WORDS, LEGAL_SUFFIXES,
+                                                NAME_JOINERS, NAME_PARTICLES, fold_text,
+                                                is_null, key_columns, name_run,
+                                                normalize_entity)
 from quaderno.methods.docsage.rows import Correction, Row, noted, value_chunk
 from quaderno.methods.docsage.schema import Column, Schema, Table
 
@@ -66,8 +68,8 @@ _CAPITAL = re.compile(r"(?<![^\W\d_])[^\W\d_a-z]", re.UNICODE)
 _INITIAL = re.compile(r"(?<![\w'’])([^\W\d_a-z])(?:\.|(?=[\s-]+[^\W\d_a-z]))")
 # a run of capitalized words, small joining words inside ("Rastou Bank", "Bank of Zorn")
 _CAP_WORD = r"[^\W\d_a-z][\w'’.&-]*"
-_RUN = re.compile(rf"{_CAP_WORD}(?:\s+(?:(?:of|the|and|de|du|des|la|le|di|van|von|&)\s+)?"
-                  rf"{_CAP_WORD})*")
+_JOINING = NAME_JOINERS | NAME_PARTICLES | {"&"}
+_RUN = re.compile(name_run(_CAP_WORD, _JOINING, space=r"\s+"))
 # a name written after a negation: "not of the X", "not a member of X", "never part of X",
 # "neither X nor Y", "isn't in X" (only small joining words between: "not known whether X"
 # negates nothing). The name is a run of capitalized words on one line, no full stop inside
@@ -78,8 +80,7 @@ _RUN = re.compile(rf"{_CAP_WORD}(?:\s+(?:(?:of|the|and|de|du|des|la|le|di|van|vo
 # (:func:`_negated`)
 _NEGATION = r"(?i:not|never|nor|neither|no[ \t]+longer|isn't|wasn't|aren't|weren't)(?![\w'])"
 _NEG_WORD = rf"(?!{_NEGATION})[^\W\d_a-z][\w'’&-]*"
-_NEG_RUN = rf"{_NEG_WORD}(?:[ \t]+(?:(?:of|the|and|de|du|des|la|le|di|van|von|&)[ \t]+)?" \
-           rf"{_NEG_WORD})*"
+_NEG_RUN = name_run(_NEG_WORD, _JOINING)
 _NEGATED = re.compile(rf"\b{_NEGATION}"
                       r"((?:[ \t]+(?:a|an|the|of|in|at|to|for|with|from|under|by|part|one|any|"
                       r"member|members|company|companies|longer))*)[ \t]+"
