@@ -92,6 +92,11 @@ def test_a_current_or_unstated_membership_is_kept(text) -> None:
     (f"The {DMC} counts Rastou Bank as a member and Kelvo Trust as a former member.",
      ["Kelvo Trust"]),
     (f"Rastou Bank, a member of the {DMC}, hired a former member of parliament.", []),
+    # a former member of the same group someone hired, met or appointed is someone else
+    (f"Rastou Bank, a member of the {DMC}, hired a former member of the commission.", []),
+    (f"Rastou Bank, a company of the {DMC}, appointed two former members of the {DMC}.",
+     []),
+    (f"Rastou Bank is a company of the {DMC}; it met former members of the DMC.", []),
     (f"The {DMC} investigated Rastou Bank until it withdrew the bid.", []),
     (f"Rastou Bank, a company of the {DMC}, hired a manager who left the firm in 1990.", []),
     (f"Rastou Bank, a company of the {DMC}, withdrew from the Kessel Forum in 2001.", []),

@@ -78,6 +78,12 @@ _FORMER_LIST = re.compile(r"\bformer members?\b", re.I)
 _MEMBER_CUE = re.compile(r"(?:member|part|affiliate|participant|constituent|signator)\w*$",
                          re.I)
 _PREP_CUE = re.compile(r"\b(?:in|with|of|from)$", re.I)
+# "former member(s)" as what a verb acts on ("hired a former member of the commission",
+# "appointed two former members"): someone else, not the entity the clause names
+_OBJECT_OF = re.compile(r"(?<![\w'-])(?:[a-z]+ed|hires?|hiring|employs?|employing|appoints?|"
+                        r"appointing|meets?|met|hosts?|hosting|welcomes?|recruits?|took|"
+                        r"brought|invites?)\s+(?:(?:an?|the|two|three|several|some|many|"
+                        r"its|their|his|her)\s+)?$")
 _GROUP_AFTER = re.compile(r"\s+(?:of|in)\s+(?:the\s+)?([\w'-]+)", re.I)
 _AFTER_PREP = re.compile(r"\s+(?:the\s+)?([\w'-]+)", re.I)
 _OBJECT_AFTER = re.compile(r"\s+(?:(?:from|for)\s+)?(?:(?:the|an?|its|their|his|her)\s+)?"
@@ -172,7 +178,8 @@ def _ends(clause: str, own: re.Pattern[str], ref: str) -> bool:
     "left the firm in 1990", "withdrew from the tender": what follows is neither a word of
     ``ref``, its initials, a group noun nor a pronoun for it) nor about another entity
     named just before it ("Trondheim as a former member"; "The Kelvo Trust", "Bank of
-    Kelvo" and "Kelvo Trust and Varn Holdings" are Kelvo Trust's)."""
+    Kelvo" and "Kelvo Trust and Varn Holdings" are Kelvo Trust's), nor a former member
+    a verb acts on ("hired a former member of the commission": someone else)."""
     named = _WORD.findall(ref)
     words = {w.lower() for w in named} - _STOPWORDS | _GROUP_NOUNS | \
         {initials([w for w in named if w[:1].isupper()]).lower()}
@@ -186,6 +193,8 @@ def _ends(clause: str, own: re.Pattern[str], ref: str) -> bool:
             after = _OBJECT_AFTER.match(clause, m.start() + verb.end())
         if after and after[1].lower() not in words and not after[1].isdigit():
             continue                       # of another group, or of something else
+        if m[0][:1].lower() == "f" and _OBJECT_OF.search(clause, 0, m.start()):
+            continue                       # a former member someone hired or met
         subject = _subject(clause, m.start())
         if subject is not None and not own.search(subject) and \
                 not naming(subject).search(ref):
