@@ -160,6 +160,16 @@ def test_a_title_or_an_initial_before_a_name_ends_no_clause() -> None:
         "It joined Y.", "The club left Z.", "B is in Q."]
 
 
+def test_a_run_of_initials_or_an_initial_in_any_script_ends_no_clause() -> None:
+    assert clauses("J. R. R. Tolkien left the DMC in 2005. Ulm Bank joined it.") == [
+        "J. R. R. Tolkien left the DMC in 2005.", "Ulm Bank joined it."]
+    assert clauses("Émile Zola (É. Zola) left the DMC. Ulm Bank joined it.") == [
+        "Émile Zola (É. Zola) left the DMC.", "Ulm Bank joined it."]
+    # one initial the text never writes out still ends, in any script: "Plan Ö. Rastou"
+    assert clauses("Ulm Bank joined under Plan Ö. Rastou left.") == [
+        "Ulm Bank joined under Plan Ö.", "Rastou left."]
+
+
 @pytest.mark.parametrize("first,second", [
     # the review of f137fa8: a sentence ending in one capital letter merged with the next
     ("Ulm Bank represents the Drournlia Markets Commission in the U.S.",

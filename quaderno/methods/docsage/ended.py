@@ -111,9 +111,13 @@ _SPACES = re.compile(r"[ \t\u00a0]+")
 # clauses() ("S. Kelskyrn")
 _CLAUSE = re.compile(r"(?<=[.!?])(?-i:(?<!\b(?:Dr|Mr|Ms)\.)(?<!\bMrs\.)) "
                      r"|\n+|; ?| but |,? (?:while|whereas) ", re.I)
-# one capital and a period ending a piece, no letter or period before it ("(S.", not "U.S.")
-_INITIAL_END = re.compile(r"(?<![\w.])([A-Z])\.$")
-_NEXT_WORD = re.compile(r"[A-Z][\w'-]*")
+# one letter and a period ending a piece, no letter or period before it ("(S.", "(É.",
+# not "U.S."), a capital (checked by str.isupper: any script's)
+_INITIAL_END = re.compile(r"(?<![\w.])([^\W\d_])\.$")
+# a run of two or more initials ending a piece ("J. R.", "J. R. R.")
+_INITIALS_END = re.compile(r"(?<![\w.])(?:[^\W\d_]\. )+[^\W\d_]\.$")
+_LONE_INITIAL = re.compile(r"[^\W\d_]\.$")
+_NEXT_WORD = re.compile(r"[^\W\d_][\w'-]*")
 # how a list names an item: after its colon, a comma, "and" or "include" ("Former members:
 # Kelvo Trust (left 2005), ..."), never inside a longer name ("New York" is not "York")
 _ITEM_BEFORE = r"(?:[:,;]|\b(?:and|include[sd]?|are|were|was))\s*"
@@ -127,8 +131,9 @@ def clauses(text: str) -> list[str]:
     """The sentences of ``text``, split again at semicolons, "but" and "while" (runs of
     spaces collapsed first, so no pattern backtracks over them). None ends at a title ("Dr.
     Moskia") or at an initial the text writes out before the same word elsewhere ("S.
-    Kelskyrn" beside "Skoustil Kelskyrn"); "in the U.S. Rastou", "Plan B. Rastou" and a
-    run of initials ("J. R. R. Tolkien") end there."""
+    Kelskyrn" beside "Skoustil Kelskyrn", "É. Zola" beside "Émile Zola") or inside a run
+    of initials ("J. R. R. Tolkien": two or more before the name); "in the U.S. Rastou"
+    and "Plan B. Rastou" end there."""
     text = _SPACES.sub(" ", text)
     parts: list[str] = []
     for piece in _CLAUSE.split(text):
@@ -136,12 +141,23 @@ def clauses(text: str) -> list[str]:
         if not piece:
             continue
         initial = _INITIAL_END.search(parts[-1]) if parts else None
+        if initial and not initial[1].isupper():
+            initial = None
         word = _NEXT_WORD.match(piece) if initial else None
-        if word and re.search(rf"\b{initial[1]}\w+ {re.escape(word[0])}\b", text):
+        if word and not word[0][:1].isupper():
+            word = None
+        if word and (re.search(rf"\b{initial[1]}\w+ {re.escape(word[0])}\b", text)
+                     or _LONE_INITIAL.fullmatch(piece) and piece[0].isupper()
+                     or _upper_initials(_INITIALS_END.search(parts[-1]))):
             parts[-1] = f"{parts[-1]} {piece}"
         else:
             parts.append(piece)
     return parts
+
+
+def _upper_initials(run: re.Match[str] | None) -> bool:
+    """``run`` (of :data:`_INITIALS_END`) is of capitals: a name's given names ("J. R.")."""
+    return run is not None and all(ch.isupper() for ch in run[0] if ch.isalpha())
 
 
 def naming(name: str) -> re.Pattern[str]:
