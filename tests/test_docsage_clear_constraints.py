@@ -157,6 +157,9 @@ def test_acronym_joins_its_only_expansion() -> None:
     # the small words of a name are not part of its initials
     assert alias_map(["Kelvo and Varn Trading", "KVT"])["kvt"] == "kelvo and varn trading"
     assert alias_map(["Kelvo and Varn Trading", "KAVT"])["kavt"] == "kavt"
+    # initials in any script: "É. Zola" is Émile Zola; "e. zola" is no dotted initial
+    assert alias_map(["É. Zola", "Émile Zola"])["e zola"] == "emile zola"
+    assert alias_map(["e. zola", "Émile Zola"])["e zola"] == "e zola"
 
 
 def test_a_short_form_joins_its_only_longer_name() -> None:

@@ -68,9 +68,16 @@ def domains(schema: Schema) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-# a name written with dotted initials for its given names ("S. Vhyrnbraex", "J.R. Tolkien"):
-# "K League" or "A Division" is no person's name with an initial
-_DOTTED = re.compile(r"\s*(?:[A-Z]\.\s*)+[A-Z]")
+# a name written with dotted initials for its given names ("S. Vhyrnbraex", "J.R. Tolkien",
+# "É. Zola": letters of any script, capitals checked by :func:`_dotted`): "K League" or
+# "A Division" is no person's name with an initial
+_DOTTED = re.compile(r"\s*(?:[^\W\d_]\.\s*)+[^\W\d_]")
+
+
+def _dotted(name: str) -> bool:
+    """``name`` opens with dotted initials before a capitalized word (:data:`_DOTTED`)."""
+    m = _DOTTED.match(name)
+    return m is not None and all(ch.isupper() for ch in m[0] if ch.isalpha())
 
 
 def _initialled(norm: str) -> bool:
@@ -115,7 +122,7 @@ def alias_map(names: Sequence[str], aliases: Mapping[str, str] | None = None,
     for name in names:          # initials as written: "S. Vhyrnbraex", "J.R. Tolkien"
         n = normalize_entity(name, aliases)
         spelled = fold_text(str(name))   # "J.R. Tolkien" -> "j r tolkien"
-        if out.get(n) != n or not _DOTTED.match(str(name)) or not _initialled(spelled):
+        if out.get(n) != n or not _dotted(str(name)) or not _initialled(spelled):
             continue
         hits = [m for m in norms if m != n and _expands(spelled, m)]
         if len(hits) == 1:
