@@ -24,7 +24,7 @@ from quaderno.methods.docsage.correct import committee_ballots, evidence_date, r
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.figures import Figures
 from quaderno.methods.docsage.rows import coerce, load_rows
-from quaderno.methods.docsage.schema import Column, Schema
+from quaderno.methods.docsage.schema import Column, Schema, Table
 from quaderno.methods.docsage.store import TupleStore
 
 TEXT = ("Riandgiax Systems reported revenue of $42.8107 billion in 1967. Dixvhukrand: USD "
@@ -361,6 +361,9 @@ def test_a_count_never_takes_money_or_a_measure(text, written, quoted) -> None:
     ("Thiarnten Inst. reports 360 researchers.", 360, "360 researchers"),
     ("Riaska employs 40 senior physicians.", 40, "40 senior physicians"),
     ("It counts 12 doctors and nurses.", 12, "12 doctors"),
+    # named-no-clear-set1: a laureate's publications read as the research grant, the lowest
+    ("Zouzand Grialforn has 413 publications.", 413, "413 publications"),
+    ("She holds 12 patents.", 12, "12 patents"),
 ])
 def test_money_never_takes_a_count_of_people_or_things(text, written, quoted) -> None:
     read, changes = read_row(TABLE, {"name": "Acme", "revenue": written}, text)
@@ -412,6 +415,18 @@ def test_a_number_not_written_as_a_year_is_no_year(text) -> None:
 def test_an_amount_not_written_as_a_year_is_no_year(text) -> None:
     read, changes = read_row(TABLE, {"name": "Acme", "revenue": 1981}, text)
     assert (read["revenue"], changes) == (1981, [])
+
+
+def test_a_count_of_works_is_no_kind_a_count_column_is_checked_against() -> None:
+    # "publications" counts neither people nor things: a headcount column is not emptied
+    # by it (only money is), and a publications column keeps it
+    for column, written in (("employees", 413), ("publications", 413)):
+        table = Table(name="t", columns=[Column(name="name"),
+                                         Column(name=column, type="INT")],
+                      primary_key=["name"])
+        read, changes = read_row(table, {"name": "Acme", column: written},
+                                 "Acme has 413 publications.")
+        assert read[column] == 413 and changes == []
 
 
 def test_money_still_takes_amounts_beside_a_headcount() -> None:

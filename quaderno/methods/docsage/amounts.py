@@ -23,7 +23,8 @@ quoting the text's number. A column that counts people or things (population, em
 never takes a number the text writes as money or as a measure ("$3.2616 billion", "283
 square kilometres": the 1.5B model put both into a city's population), and a column of
 money (revenue, budget, a currency unit) never takes a number written as a count of people
-or things ("75,440 employees": three companies' revenues on Set2); a count of people never
+or things ("75,440 employees": three companies' revenues on Set2; "has 413 publications",
+a laureate's research grant on Set1); a count of people never
 takes a number written as a count of things (offices, branches, stores, plants), nor the
 other way round ("183 offices" as a
 company's employees, "60600 employees" as its offices, both on Set2); such a cell becomes
@@ -80,11 +81,16 @@ AGENTS = ("researcher", "scientist", "physician", "doctor", "nurse", "surgeon", 
           "developer", "programmer", "designer", "journalist", "editor", "pilot", "driver",
           "farmer", "miner", "clinician", "academic", "graduate")
 AGENT_WORDS = r"(?:" + "|".join(AGENTS) + r")s?"
+# works and results a number may count ("413 publications", "12 patents", "30 goals"):
+# never money, of no kind a count column is checked against (people or things)
+WORKS_COUNTED = ("publications", "papers", "articles", "books", "patents", "citations",
+                 "songs", "albums", "films", "goals", "wins", "matches", "games", "titles")
 # a count of people or things written right after a number, one word between at most
 # ("75,440 employees", "21 regional offices", "360 researchers"): never an amount of money
 _COUNTED = re.compile(r"[ \u00a0]+(?:[a-z-]+[ \u00a0]+)?(?:employees|staff|workers|"
                       r"inhabitants|residents|people|persons|members|students|visitors|seats|"
-                      r"players|" + "|".join(THING_PLURALS) + rf"|{AGENT_WORDS})\b", re.I)
+                      r"players|" + "|".join((*THING_PLURALS, *WORKS_COUNTED))
+                      + rf"|{AGENT_WORDS})\b", re.I)
 # what a count counts: people, or things (the nouns of _COUNTED, and column names)
 _PEOPLE = re.compile(r"(?i)population|inhabitants|residents|employees|staff|headcount|workers|"
                      rf"members|students|players|people|persons|visitors|"
@@ -462,6 +468,6 @@ def stated_spans(text: str, value: Any, col: Column) -> list[tuple[int, int]]:
     return [(m.start, m.end) for m in stated_mentions(text, value, col)]
 
 
-__all__ = ["AGENTS", "AGENT_WORDS", "Mention", "counted_kind", "counts",
+__all__ = ["AGENTS", "AGENT_WORDS", "WORKS_COUNTED", "Mention", "counted_kind", "counts",
            "foreign", "in_unit", "mentions_in", "read_row", "read_stated", "rescalable",
            "stated_mentions", "stated_spans", "unit_scale"]
