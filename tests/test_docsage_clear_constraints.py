@@ -160,6 +160,8 @@ def test_acronym_joins_its_only_expansion() -> None:
     # initials in any script: "É. Zola" is Émile Zola; "e. zola" is no dotted initial
     assert alias_map(["É. Zola", "Émile Zola"])["e zola"] == "emile zola"
     assert alias_map(["e. zola", "Émile Zola"])["e zola"] == "e zola"
+    assert alias_map(["J. R. tolkien", "John Ronald tolkien"])["j r tolkien"] == \
+        "john ronald tolkien"
 
 
 def test_a_short_form_joins_its_only_longer_name() -> None:

@@ -296,6 +296,9 @@ def test_an_entity_the_rows_show_fails_the_filter_is_searched_for_last() -> None
      [("sector", "mining"), ("country", "Zorn")]),
     ("Which person whose employer is Bank of Zorn earns most?", [("employer", "Bank of Zorn")]),
     ("Which city whose budget is above 5 million is largest?", []),     # a number: none
+    # a name ends before "and the" (the review of 4c96868)
+    ("How many companies whose country is France and the Drournlia Markets Commission "
+     "regulates are there?", [("country", "France")]),
 ])
 def test_the_value_a_text_filter_asks_for(question, values) -> None:
     from quaderno.methods.docsage.terms import filter_values

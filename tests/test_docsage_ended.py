@@ -97,6 +97,12 @@ def test_a_current_or_unstated_membership_is_kept(text) -> None:
     (f"Rastou Bank, a company of the {DMC}, appointed two former members of the {DMC}.",
      []),
     (f"Rastou Bank is a company of the {DMC}; it met former members of the DMC.", []),
+    # the review of 3d5e5a0: a passive or an adjective before the cue is still its end
+    (f"Kelvo Trust was considered a former member of the {DMC}.", ["Kelvo Trust"]),
+    (f"Kelvo Trust, named a former member of the {DMC} in 2005, reported revenue.",
+     ["Kelvo Trust"]),
+    (f"Kelvo Trust, a distinguished former member of the {DMC}, reported revenue.",
+     ["Kelvo Trust"]),
     (f"The {DMC} investigated Rastou Bank until it withdrew the bid.", []),
     (f"Rastou Bank, a company of the {DMC}, hired a manager who left the firm in 1990.", []),
     (f"Rastou Bank, a company of the {DMC}, withdrew from the Kessel Forum in 2001.", []),
@@ -125,7 +131,7 @@ def test_an_end_is_said_of_this_entity_and_this_group(text, ended) -> None:
 
 
 @pytest.mark.parametrize("name", ["Bank of Kelvo", "Kelvo & Sons", "University of Tromsø",
-                                  "Kelvo Trust"])
+                                  "Kelvo Trust", "Fondation de la Mer", "Society for Kelvo"])
 def test_a_name_with_joiners_before_the_cue_is_the_subject(name) -> None:
     for text in (f"{name}, a former member of the {DMC}, reported revenue.",
                  f"The {DMC} lists {name} as a former member."):
@@ -165,6 +171,9 @@ def test_a_run_of_initials_or_an_initial_in_any_script_ends_no_clause() -> None:
         "J. R. R. Tolkien left the DMC in 2005.", "Ulm Bank joined it."]
     assert clauses("Émile Zola (É. Zola) left the DMC. Ulm Bank joined it.") == [
         "Émile Zola (É. Zola) left the DMC.", "Ulm Bank joined it."]
+    # initials inside a sentence name no one ("the U. K."): the next sentence stays apart
+    assert clauses("Ulm Bank moved its seat to the U. K. Kelvo Trust left the DMC.") == [
+        "Ulm Bank moved its seat to the U. K.", "Kelvo Trust left the DMC."]
     # one initial the text never writes out still ends, in any script: "Plan Ö. Rastou"
     assert clauses("Ulm Bank joined under Plan Ö. Rastou left.") == [
         "Ulm Bank joined under Plan Ö.", "Rastou left."]

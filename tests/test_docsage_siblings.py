@@ -558,6 +558,20 @@ def test_a_container_beside_a_members_table_becomes_its_reference():
     assert members.column("laureate_name").type == "TEXT"
     assert "table 'Members' keyed by laureate_name instead of laureate_id: its rows are " \
            "laureates, whom the documents name" in notes
+    # (the review of b0d3af1) a column naming them already, under another name, is their
+    # name; a table joining the members by the id is left to ASK's re-key of both
+    for extra, other in (([{"name": "full_name"}], []),
+                         ([], [{"name": "grants", "columns": [
+                             {"name": "laureate_id", "type": "INT"},
+                             {"name": "amount", "type": "DOUBLE"}]}])):
+        d = draft({"tables": [
+            {"name": "Stedrurial_Medal", "columns": [*by_id, *extra],
+             "primary_key": ["laureate_id"]},
+            {"name": "Members", "columns": [*by_id, *extra], "primary_key": ["laureate_id"]},
+            *other]})
+        schema, notes = _drafted(d, question=SET1_REL, texts=SET1_DOCS)
+        assert schema.table("members").primary_key != ["laureate_name"]
+        assert not any("keyed by laureate_name" in n for n in notes)
     # a table named after the kind is still the one chosen when the draft has both
     d = draft({"tables": [
         {"name": "stedrurial_medal", "columns": LAUREATE, "primary_key": ["laureate_name"]},

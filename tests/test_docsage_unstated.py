@@ -67,6 +67,18 @@ def test_keys_and_references_stay_the_rest_is_checked() -> None:
     assert out["commissions"] == rows["commissions"]
 
 
+@pytest.mark.parametrize("text", [
+    # a name ends before "and the": the named reference is its own run (review of 4c96868)
+    "Kelvo Trust was never part of the Sopael Markets Commission and the Drournlia Markets "
+    "Commission admitted it in 1990.",
+])
+def test_a_reference_after_and_the_stays_stated(text) -> None:
+    out = unstated_rows(SCHEMA, [row("companies", "c", company_name="Kelvo Trust",
+                                     commission_name="Drournlia Markets Commission")],
+                        {"c": text})
+    assert out[0].values["commission_name"] == "Drournlia Markets Commission"
+
+
 def test_a_value_from_another_chunk_is_checked_against_that_chunk() -> None:
     """A backtracking quote or an alias merge brings a cell from another chunk."""
     moved = Correction(column="employees", old=None, new=51090, reason="conflict",

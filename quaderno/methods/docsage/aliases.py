@@ -71,13 +71,14 @@ def domains(schema: Schema) -> dict[str, list[tuple[str, str]]]:
 # a name written with dotted initials for its given names ("S. Vhyrnbraex", "J.R. Tolkien",
 # "É. Zola": letters of any script, capitals checked by :func:`_dotted`): "K League" or
 # "A Division" is no person's name with an initial
-_DOTTED = re.compile(r"\s*(?:[^\W\d_]\.\s*)+[^\W\d_]")
+_DOTTED = re.compile(r"\s*(?:[^\W\d_]\.\s*)+")
 
 
 def _dotted(name: str) -> bool:
-    """``name`` opens with dotted initials before a capitalized word (:data:`_DOTTED`)."""
+    """``name`` opens with dotted capital initials before a word (:data:`_DOTTED`)."""
     m = _DOTTED.match(name)
-    return m is not None and all(ch.isupper() for ch in m[0] if ch.isalpha())
+    return m is not None and m.end() < len(name) and name[m.end()].isalpha() \
+        and all(ch.isupper() for ch in m[0] if ch.isalpha())
 
 
 def _initialled(norm: str) -> bool:

@@ -53,9 +53,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from quaderno.methods.docsage.normalize import (NAME_JOINERS, entity_key, entity_name,
-                                                fold_text, initials, key_columns, key_name,
-                                                name_run)
+from quaderno.methods.docsage.normalize import (NAME_JOINERS, NAME_PARTICLES, entity_key,
+                                                entity_name, fold_text, initials,
+                                                key_columns, key_name, name_run)
 from quaderno.methods.docsage.rows import Correction, Row, noted
 from quaderno.methods.docsage.schema import Schema, Table
 
@@ -80,10 +80,11 @@ _MEMBER_CUE = re.compile(r"(?:member|part|affiliate|participant|constituent|sign
 _PREP_CUE = re.compile(r"\b(?:in|with|of|from)$", re.I)
 # "former member(s)" as what a verb acts on ("hired a former member of the commission",
 # "appointed two former members"): someone else, not the entity the clause names
-_OBJECT_OF = re.compile(r"(?<![\w'-])(?:[a-z]+ed|hires?|hiring|employs?|employing|appoints?|"
-                        r"appointing|meets?|met|hosts?|hosting|welcomes?|recruits?|took|"
-                        r"brought|invites?)\s+(?:(?:an?|the|two|three|several|some|many|"
-                        r"its|their|his|her)\s+)?$")
+_OBJECT_OF = re.compile(r"(?<![\w'-])(?:hired|hires?|hiring|employed|employs?|employing|"
+                        r"appointed|appoints?|appointing|met|meets?|hosted|hosts?|hosting|"
+                        r"welcomed|welcomes?|recruited|recruits?|invited|invites?|took|"
+                        r"brought)\s+(?:(?:an?|the|two|three|several|some|many|its|their|"
+                        r"his|her)\s+)?$")
 _GROUP_AFTER = re.compile(r"\s+(?:of|in)\s+(?:the\s+)?([\w'-]+)", re.I)
 _AFTER_PREP = re.compile(r"\s+(?:the\s+)?([\w'-]+)", re.I)
 _OBJECT_AFTER = re.compile(r"\s+(?:(?:from|for)\s+)?(?:(?:the|an?|its|their|his|her)\s+)?"
@@ -92,8 +93,9 @@ _OBJECT_AFTER = re.compile(r"\s+(?:(?:from|for)\s+)?(?:(?:the|an?|its|their|his|
 _SUBJECT_END = re.compile(r"(?:[ \t]+(?:as|is|was|are|were)|,)[ \t]+(?:an?[ \t]+)?$")
 # a subject list read backwards: capitalized words and what joins names ("Bank of Kelvo",
 # "Kelvo & Sons", "Kelvo Trust and Varn Holdings")
-_SUBJECT_WORD = re.compile(r"(?:[A-Z\u00c0-\u00de][\w'\u2019-]*|of|the|and|&|de|di|du|da|del|"
-                           r"van|von|der|,)$")
+_SUBJECT_WORD = re.compile(r"(?:[A-Z\u00c0-\u00de][\w'\u2019-]*|"
+                           + "|".join(sorted(NAME_JOINERS | NAME_PARTICLES | {"&", ","}))
+                           + r")$")
 _VERB = re.compile(r"\b(?:left|withdrew|exited|resigned|expelled)\b", re.I)
 _WORD = re.compile(r"[\w'-]+")
 _STOPWORDS = frozenset({"of", "the", "and", "for", "in", "on", "a", "an"})
@@ -115,7 +117,8 @@ _CLAUSE = re.compile(r"(?<=[.!?])(?-i:(?<!\b(?:Dr|Mr|Ms)\.)(?<!\bMrs\.)) "
 # not "U.S."), a capital (checked by str.isupper: any script's)
 _INITIAL_END = re.compile(r"(?<![\w.])([^\W\d_])\.$")
 # a run of two or more initials ending a piece ("J. R.", "J. R. R.")
-_INITIALS_END = re.compile(r"(?<![\w.])(?:[^\W\d_]\. )+[^\W\d_]\.$")
+# (opening the piece or after "(" or ", ": "the U. K." names no one)
+_INITIALS_END = re.compile(r"(?:^|\(|, )(?:[^\W\d_]\. )+[^\W\d_]\.$")
 _LONE_INITIAL = re.compile(r"[^\W\d_]\.$")
 _NEXT_WORD = re.compile(r"[^\W\d_][\w'-]*")
 # how a list names an item: after its colon, a comma, "and" or "include" ("Former members:
@@ -309,8 +312,8 @@ def ended_links(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Row]
     return kept, ended
 
 
-# a run of capitalized words on one line, "of"/"the"/"and"/"for" allowed inside ("League of
-# X Cities"); a possessive "'s" ends a word of it
+# a run of capitalized words on one line, "of"/"the"/"and"/"for" and a name's particles
+# allowed inside ("League of X Cities"); a possessive "'s" ends a word of it
 _CAPITAL = r"[A-Z\u00c0-\u00d6\u00d8-\u00de][\w\u2019'-]*"
 PROPER_NAME = re.compile(name_run(_CAPITAL))
 _JOINER = "|".join(sorted(NAME_JOINERS))

@@ -42,13 +42,16 @@ NAME_PARTICLES = frozenset("de des du da di del la le van von der".split())
 
 
 def name_run(word: str, joiners: Iterable[str] = NAME_JOINERS | NAME_PARTICLES,
-             space: str = r"[ \t]+") -> str:
+             space: str = r"[ \t]+", at_most: int | None = None) -> str:
     """A regular expression (a pattern string) for a run of proper-name ``word``s, small
     ``joiners`` allowed between them ("Bank of the Rastou", "Kelvo & Sons" with ``&``), each
-    pair separated by ``space`` (spaces on one line unless told). Every module looking for
-    names builds its run here, with its own ``word`` (capitals only or any script's)."""
+    pair separated by ``space`` (spaces on one line unless told); ``at_most`` joiners
+    between two words (any number when None; 1 keeps "France and the Drournlia Markets
+    Commission" two names). The modules that look for runs of names forward build them
+    here, with their own ``word`` (capitals only or any script's)."""
     between = "|".join(re.escape(j) for j in sorted(joiners, key=lambda j: (-len(j), j)))
-    return rf"{word}(?:{space}(?:(?:{between}){space})*{word})*"
+    times = "*" if at_most is None else f"{{0,{at_most}}}"
+    return rf"{word}(?:{space}(?:(?:{between}){space}){times}{word})*"
 
 # a word in capitals ("DMC", "D.M.C.", "SKOR", "US"): an acronym or an alias
 ACRONYM = re.compile(r"(?<!\w)[^\W\d_a-z](?:\.?[^\W\d_a-z])+\.?(?!\w)")

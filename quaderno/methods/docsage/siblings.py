@@ -56,8 +56,9 @@ from quaderno.methods.docsage.draft import (MAX_COLUMNS, MAX_REFERENCES, DraftCo
                                             DraftForeignKey, DraftTable, SchemaDraft,
                                             rename_table, slug)
 from quaderno.methods.docsage.normalize import NAME_JOINERS, NAME_PARTICLES, name_run
-from quaderno.methods.docsage.rekey import (entity_of_key, id_named, name_columns, name_to_add,
-                                            plural, rekey_by_added, singular, stems)
+from quaderno.methods.docsage.rekey import (entity_of_key, id_named, is_name_column,
+                                            name_columns, name_to_add, plural,
+                                            rekey_by_added, singular, stems)
 
 MIN_SHARED = 3   # columns two tables must share to be siblings
 SHARE = 0.75     # and the share of the smaller table's columns they make up
@@ -180,8 +181,15 @@ def _name_members(draft: SchemaDraft, members: DraftTable, kind: str) -> list[st
     if slug(members.name) not in _MEMBER_TABLES or len(key) != 1 \
             or not id_named(key[0], members.name) or entity_of_key(members.name, key[0]) != kind:
         return []
-    if {slug(c.name) for c in members.columns} & name_columns(plural(kind)):
-        return []
+    references = {slug(f.column) for f in members.foreign_keys}
+    if any(is_name_column(c.name) or slug(c.name) in name_columns(plural(kind))
+           for c in members.columns if slug(c.name) not in references):
+        return []           # a column names them already (``full_name``, ``winner_name``)
+    if any(o is not members and (slug(key[0]) in {slug(c.name) for c in o.columns}
+                                 or any(slug(f.references_table) == slug(members.name)
+                                        for f in o.foreign_keys))
+           for o in draft.tables):
+        return []           # another table joins it by the id: ASK re-keys both together
     old, name = key[0], name_to_add(members.name, key[0])
     if rekey_by_added(draft.tables, members, name, draft.constraints,
                       draft.required_attributes,

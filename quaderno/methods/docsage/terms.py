@@ -298,7 +298,8 @@ def filter_values(question: str) -> list[tuple[Measure, str]]:
 
 # a filter's value: a name (capitalized words, "of" or "the" between) or up to three words
 # in small letters before a joining word or a verb ("whose sector is energy and ...")
-_NAME_RUN = "(?-i:" + name_run(r"[A-Z][\w'-]*", space=r"\s+") + ")"
+_NAME_RUN = "(?-i:" + name_run(r"[A-Z][\w'-]*", {"of", "the", "and"}, space=r"\s+",
+                              at_most=1) + ")"
 _STOP = r"(?:and|or|in|of|with|whose|who|that|has|have|had|is|are|was|were|does|did)\b"
 _WORD_RUN = rf"(?-i:(?!{_STOP})[a-z][\w'-]*(?:\s+(?!{_STOP})[a-z][\w'-]*){{0,2}})"
 

@@ -68,8 +68,9 @@ _CAPITAL = re.compile(r"(?<![^\W\d_])[^\W\d_a-z]", re.UNICODE)
 _INITIAL = re.compile(r"(?<![\w'’])([^\W\d_a-z])(?:\.|(?=[\s-]+[^\W\d_a-z]))")
 # a run of capitalized words, small joining words inside ("Rastou Bank", "Bank of Zorn")
 _CAP_WORD = r"[^\W\d_a-z][\w'’.&-]*"
-_JOINING = NAME_JOINERS | NAME_PARTICLES | {"&"}
-_RUN = re.compile(name_run(_CAP_WORD, _JOINING, space=r"\s+"))
+# one small word at most between two names ("Rastou and the Ulm Group" is two names)
+_JOINING = (NAME_JOINERS - {"for"}) | NAME_PARTICLES | {"&"}
+_RUN = re.compile(name_run(_CAP_WORD, _JOINING, space=r"\s+", at_most=1))
 # a name written after a negation: "not of the X", "not a member of X", "never part of X",
 # "neither X nor Y", "isn't in X" (only small joining words between: "not known whether X"
 # negates nothing). The name is a run of capitalized words on one line, no full stop inside
@@ -80,7 +81,7 @@ _RUN = re.compile(name_run(_CAP_WORD, _JOINING, space=r"\s+"))
 # (:func:`_negated`)
 _NEGATION = r"(?i:not|never|nor|neither|no[ \t]+longer|isn't|wasn't|aren't|weren't)(?![\w'])"
 _NEG_WORD = rf"(?!{_NEGATION})[^\W\d_a-z][\w'’&-]*"
-_NEG_RUN = name_run(_NEG_WORD, _JOINING)
+_NEG_RUN = name_run(_NEG_WORD, _JOINING, at_most=1)
 _NEGATED = re.compile(rf"\b{_NEGATION}"
                       r"((?:[ \t]+(?:a|an|the|of|in|at|to|for|with|from|under|by|part|one|any|"
                       r"member|members|company|companies|longer))*)[ \t]+"
