@@ -359,7 +359,6 @@ def rekey(tables: list[DraftTable], table: DraftTable, col: DraftColumn,
     return None
 
 
-
 _NAMED_ROWS = "the name of the entity each row is about, as the documents write it"
 
 
