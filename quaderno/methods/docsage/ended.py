@@ -150,7 +150,7 @@ def clauses(text: str) -> list[str]:
         if word and not word[0][:1].isupper():
             word = None
         if word and (re.search(rf"\b{initial[1]}\w+ {re.escape(word[0])}\b", text)
-                     or _LONE_INITIAL.fullmatch(piece) and piece[0].isupper()
+                     or _LONE_INITIAL.fullmatch(piece)
                      or _upper_initials(_INITIALS_END.search(parts[-1]))):
             parts[-1] = f"{parts[-1]} {piece}"
         else:
