@@ -285,8 +285,11 @@ def test_an_entity_the_rows_show_fails_the_filter_is_searched_for_last() -> None
             row("companies", "d2", company_name="Bryskound Holdings", offices=123),
             row("companies", "d3", company_name="Riandgiax Systems", sector="Energy")]
     search, queries = _echo_search()
-    asyncio.run(completion(search, schema, rows, question, [], budget=2))
+    searched: list[dict] = []
+    asyncio.run(completion(search, schema, rows, question, [], budget=2, searched=searched))
     assert queries == ["Riandgiax Systems offices", "Bryskound Holdings sector"]
+    # each search is recorded with the chunk it took
+    assert searched == [{"query": q, "chunks": [q]} for q in queries]
 
 
 @pytest.mark.parametrize(("question", "values"), [
@@ -395,6 +398,9 @@ def test_the_endowments_are_read_from_the_documents_that_state_them(tmp_path) ->
     d = answer.details
     assert answer.answer == "Ostrel College"
     assert d.completed == ["e1", "e2"] and d.chunks_read == 4
+    # the answer says which search read them: the alliance's roster search
+    assert [(s.query, s.chunks) for s in d.completion_searches] == [
+        (f"{ALLIANCE} members", ["e1", "e2"])]
     # the scope's chunks were extracted once, the completion's once each
     assert sorted(t.splitlines()[-1] for t in model.extracted) == sorted(DOCS.values())
     assert {e.chunk_id for e in answer.evidence} >= {"e2"}
@@ -586,8 +592,12 @@ def test_roster_searches_stop_at_the_budget_and_reach_past_what_was_read() -> No
     async def search(query, k):
         queries.append((query, k))
         return hits[:k]
-    got = asyncio.run(rosters(search, ["A League", "B League"], ["r1", "r2", "r3"], budget=1))
+    searched: list[dict] = []
+    got = asyncio.run(rosters(search, ["A League", "B League"], ["r1", "r2", "r3"], budget=1,
+                              searched=searched))
     assert [h.chunk.id for h in got] == ["r4"] and queries == [("A League members", 4)]
+    # the search is recorded with the one chunk it took, not those already read
+    assert searched == [{"query": "A League members", "chunks": ["r4"]}]
     queries.clear()
     assert asyncio.run(rosters(search, ["A League"], [], budget=0)) == [] and queries == []
 

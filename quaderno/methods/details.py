@@ -85,6 +85,14 @@ class MisknowDetails(BaseModel):
     duplicates_skipped: int = 0
 
 
+class CompletionSearch(BaseModel):
+    """One search DocSage's completion made for an entity's empty cells ("Bryskound
+    Holdings offices sector"), and the chunks it took to read."""
+
+    query: str
+    chunks: list[str] = Field(default_factory=list)
+
+
 class DocSageDetails(BaseModel):
     """DocSage: the schema discovered for the question, the tables extracted into it (with
     CLEAR's report), the SQL and its result rows, each row traced to its source chunks."""
@@ -96,6 +104,7 @@ class DocSageDetails(BaseModel):
     chunks_read: int = 0
     scope_cut: bool = False  # more chunks matched than the extraction budget allowed
     completed: list[str] = Field(default_factory=list)  # chunks read to fill needed cells
+    completion_searches: list[CompletionSearch] = Field(default_factory=list)  # in order
     clear: dict = Field(default_factory=dict)
     tables: dict[str, list[dict]] = Field(default_factory=dict)  # first rows of each table
     sql: list[SQLAttempt] = Field(default_factory=list)

@@ -219,22 +219,32 @@ def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str
 
 
 async def rosters(search: Search, groups: Sequence[str], read: Sequence[str], *,
-                  budget: int) -> list[Hit]:
+                  budget: int, searched: list[dict] | None = None) -> list[Hit]:
     """Up to ``budget`` chunks not in ``read`` listing the members of each group the
     question names ("Drournlia Markets Commission members"), searched deep enough to reach
     past the chunks already read: a member named only by its group's roster has no row, and
     :func:`completion` searches only for entities some row names (``docsage-fixes-set2``:
     Roustoustus Systems, the Relationship answer, was named only in a roster part no search
-    reached). No search without a budget."""
+    reached). No search without a budget. Each search made is appended to ``searched`` with
+    the chunks it gave."""
     seen, out = set(read), []
     for group in groups:
         if len(out) >= budget:
             break
-        for hit in await search(f"{group} members", min(budget + len(seen), 50)):
+        query, took = f"{group} members", []
+        for hit in await search(query, min(budget + len(seen), 50)):
             if hit.chunk.id not in seen and len(out) < budget:
                 seen.add(hit.chunk.id)
                 out.append(hit)
+                took.append(hit.chunk.id)
+        _record(searched, query, took)
     return out
+
+
+def _record(searched: list[dict] | None, query: str, chunks: list[str]) -> None:
+    """A search and the chunks it gave, for the trace and the answer's details."""
+    if searched is not None:
+        searched.append({"query": query, "chunks": chunks})
 
 
 _JOINING = frozenset({"of", "the", "and", "de", "du", "la", "le", "di", "van", "von"}) | \
@@ -317,12 +327,14 @@ def _failing(schema: Schema, merged: Sequence[Row], question: str) -> set[str]:
 
 
 async def completion(search: Search, schema: Schema, rows: Sequence[Row], question: str,
-                     read: Sequence[str], *, budget: int, k: int = 1) -> list[Hit]:
+                     read: Sequence[str], *, budget: int, k: int = 1,
+                     searched: list[dict] | None = None) -> list[Hit]:
     """Up to ``budget`` chunks not in ``read`` (chunk ids): per entity with a needed cell
     empty, one search deep enough to reach past the chunks read, and its first ``k`` hits not
     read that name the entity; at most ``2 * budget`` searches. The caller extracts them and
     asks again for what is still empty (:meth:`.DocSage._complete`): an entity's second
-    document is searched for only when its first did not state what was missing."""
+    document is searched for only when its first did not state what was missing. Each search
+    made is appended to ``searched`` with the chunks it gave (the trace shows them)."""
     seen, out = set(read), []
     # the rows canonicalized and merged once, for every ordering below
     canonical = canonicalize(schema, rows)[0]
@@ -341,13 +353,14 @@ async def completion(search: Search, schema: Schema, rows: Sequence[Row], questi
     for entity, what in missing[:2 * budget]:
         if len(out) >= budget:
             break
-        taken = 0
-        for hit in await search(f"{entity} {' '.join(what)}", min(k + len(seen), 50)):
-            if taken < k and hit.chunk.id not in seen and len(out) < budget and \
+        query, took = f"{entity} {' '.join(what)}", []
+        for hit in await search(query, min(k + len(seen), 50)):
+            if len(took) < k and hit.chunk.id not in seen and len(out) < budget and \
                     _names(entity, hit):
                 seen.add(hit.chunk.id)
                 out.append(hit)
-                taken += 1
+                took.append(hit.chunk.id)
+        _record(searched, query, took)
     return out
 
 

@@ -147,13 +147,14 @@ class DocSage(BaseMethod):
                                         known=known)
 
     async def _complete(self, ep: Episode, schema: Schema,
-                        chunks: list[Chunk]) -> tuple[list[Hit], list[ChunkResult]]:
+                        chunks: list[Chunk]
+                        ) -> tuple[list[Hit], list[ChunkResult], list[dict]]:
         """The chunks read beyond the scope to fill the cells the question needs
-        (:mod:`.complete`), and what they and the scope yielded (extracted here to find the
+        (:mod:`.complete`), what they and the scope yielded (extracted here to find the
         empty cells, in up to :data:`_COMPLETION_ROUNDS` rounds; CLEAR takes it over, and the
-        report counts it as CLEAR's)."""
+        report counts it as CLEAR's), and the searches that found them."""
         if not self.fill_chunks:
-            return [], []
+            return [], [], []
         with ep.trace.span("docsage.complete", budget=self.fill_chunks) as span:
             results = await extract(self.extractor, chunks, schema, self.settings,
                                     store=self.store, trace=ep.trace,
@@ -163,8 +164,10 @@ class DocSage(BaseMethod):
                 return await ep.retrieve(query, k, cite=False)
             # the rosters of the groups the question names first, so that a member only
             # they name gets a row, and then a search for its empty cells
+            searched: list[dict] = []
             listed = await rosters(search, named_groups(schema, all_rows(results), ep.question),
-                                   [c.id for c in chunks], budget=self.fill_chunks // 4)
+                                   [c.id for c in chunks], budget=self.fill_chunks // 4,
+                                   searched=searched)
             if listed:
                 results = [*results, *await extract(
                     self.extractor, [h.chunk for h in listed], schema, self.settings,
@@ -178,7 +181,8 @@ class DocSage(BaseMethod):
             while rounds < _COMPLETION_ROUNDS and len(found) < self.fill_chunks - len(listed):
                 new = await completion(search, schema, all_rows(results), ep.question,
                                        [*read, *(h.chunk.id for h in found)],
-                                       budget=self.fill_chunks - len(listed) - len(found))
+                                       budget=self.fill_chunks - len(listed) - len(found),
+                                       searched=searched)
                 if not new:
                     break
                 rounds += 1
@@ -191,8 +195,9 @@ class DocSage(BaseMethod):
                     concurrency=self.clear_config.concurrency,
                     expected={h.chunk.id for h in new})]
             span.outputs = {"rosters": [h.chunk.id for h in listed],
-                            "chunks": [h.chunk.id for h in found], "rounds": rounds}
-        return [*listed, *found], results
+                            "chunks": [h.chunk.id for h in found], "rounds": rounds,
+                            "searches": searched}
+        return [*listed, *found], results, searched
 
     def _cite(self, ep: Episode, by_chunk: dict[str, Hit], chunk_ids: Sequence[str]) -> None:
         hits = [by_chunk[c] for c in dict.fromkeys(chunk_ids) if c in by_chunk]
@@ -215,7 +220,8 @@ class DocSage(BaseMethod):
         if cut:
             ep.trace.fallback(f"more chunks matched than max_chunks={self.max_chunks}; "
                               "extracted from the best-ranked ones")
-        filled, extracted = await self._complete(ep, schema, [h.chunk for h in scope])
+        filled, extracted, searched = await self._complete(ep, schema,
+                                                           [h.chunk for h in scope])
         scope = [*scope, *filled]
         by_chunk = {h.chunk.id: h for h in scope} | {h.chunk.id: h for h in ranked}
         chunks: list[Chunk] = [h.chunk for h in scope]
@@ -235,6 +241,7 @@ class DocSage(BaseMethod):
         details = DocSageDetails(variant=self.variant, db_schema=schema, ask=ask_log,
                                  chunks_read=len(chunks), scope_cut=cut,
                                  completed=[h.chunk.id for h in filled],
+                                 completion_searches=searched,
                                  clear=clear.report.model_dump(mode="json"),
                                  tables={t.name: [r.values for r in rows if r.table == t.name][:20]
                                          for t in schema.tables})
