@@ -287,9 +287,33 @@ def test_an_entity_the_rows_show_fails_the_filter_is_searched_for_last() -> None
     search, queries = _echo_search()
     searched: list[dict] = []
     asyncio.run(completion(search, schema, rows, question, [], budget=2, searched=searched))
-    assert queries == ["Riandgiax Systems offices", "Bryskound Holdings sector"]
+    assert queries == ["Riandgiax Systems offices", "Bryskound Holdings sector energy"]
     # each search is recorded with the chunk it took
     assert searched == [{"query": q, "chunks": [q]} for q in queries]
+
+
+def test_a_filter_is_searched_for_with_the_value_the_question_asks() -> None:
+    """Bryskound Holdings' sector is stated as "operates in energy", never by the word
+    "sector": a search for "Bryskound Holdings sector" ranked its offices report first, and
+    the news stating the sector was never read (docsage-*-set2)."""
+    schema = schema_of({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "sector"},
+                     {"name": "offices", "type": "INT"}]}]})
+    question = "What is the average number of offices of the companies whose sector is energy?"
+    docs = {"report": "Bryskound Holdings names a chief executive. Bryskound Holdings has "
+                      "offices in the north.",
+            "news": "According to the profile, Bryskound Holdings operates in energy."}
+
+    async def search(query, k):           # word overlap, as keyword retrieval ranks
+        words = set(re.findall(r"\w+", query.lower()))
+        ranked = sorted(docs, key=lambda d: -len(words & set(re.findall(r"\w+",
+                                                                        docs[d].lower()))))
+        return [Hit(chunk=Chunk(id=d, text=docs[d]), score=1.0, rank=i, retriever="t")
+                for i, d in enumerate(ranked[:k], start=1)]
+    rows = [row("companies", "d0", company_name="Bryskound Holdings", offices=123)]
+    found = asyncio.run(completion(search, schema, rows, question, ["d0"], budget=1))
+    assert [h.chunk.id for h in found] == ["news"]
 
 
 @pytest.mark.parametrize(("question", "values"), [

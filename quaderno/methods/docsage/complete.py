@@ -18,19 +18,20 @@ needs are checked per entity the rows name (aliases merged, as CLEAR will merge 
 for each entity with such a cell empty, and each entity a row of a table on the join path
 refers to that has no row of its own (a member city named only in the league's roster), one
 search names the entity and what is missing ("Rastou Bank annual revenue", "Gilyx
-population"), deep enough to reach past the chunks already read, and its first hit not read
-that names the entity (:func:`_names`) joins the scope, up to ``budget`` in the order of the
-entities' rows (the members of a group the question names first, and an entity whose row
-shows it fails the question's filter last: a sector of "banking" when it asks for "energy"),
-with at most twice ``budget`` searches a round. The method extracts them and searches again,
-up to three rounds, for the cells still empty: Bryskound Holdings' search for its sector
-found its offices (``docsage-values-set2``), and one hit per entity and round reaches the
-next of its documents only when the first did not state what was missing. An entity named by
-a number only (an id) is not searched for. Before those searches, up to a quarter of the
-budget goes to the rosters of the groups the question names (:func:`rosters`: "Drournlia
-Markets Commission members"), extracted first, so that a member only a roster names has a
-row whose empty cells are then searched for. Each new chunk costs one extraction call; the
-scope's own extraction is handed to CLEAR and not paid again.
+population"; a text filter's column with the value asked, "Bryskound Holdings sector
+energy", as the text writes it), deep enough to reach past the chunks already read, and its
+first hit not read that names the entity (:func:`_names`) joins the scope, up to ``budget``
+in the order of the entities' rows (the members of a group the question names first, and an
+entity whose row shows it fails the question's filter last: a sector of "banking" when it
+asks for "energy"), with at most twice ``budget`` searches a round. The method extracts them
+and searches again, up to three rounds, for the cells still empty: Bryskound Holdings'
+search for its sector found its offices (``docsage-values-set2``), and one hit per entity
+and round reaches the next of its documents only when the first did not state what was
+missing. An entity named by a number only (an id) is not searched for. Before those
+searches, up to a quarter of the budget goes to the rosters of the groups the question names
+(:func:`rosters`: "Drournlia Markets Commission members"), extracted first, so that a member
+only a roster names has a row whose empty cells are then searched for. Each new chunk costs
+one extraction call; the scope's own extraction is handed to CLEAR and not paid again.
 """
 
 from __future__ import annotations
@@ -301,28 +302,34 @@ def _members(schema: Schema, rows: Sequence[Row], canonical: Sequence[Row],
     return out
 
 
+def _filters(schema: Schema, question: str) -> list[tuple[str, str, str]]:
+    """(table, column, value asked for) of each TEXT column holding a text filter of the
+    question ("whose sector is energy": every ``sector`` column, "energy")."""
+    out = []
+    for m, value in filter_values(question):
+        for t in schema.tables:
+            out += [(t.name, c.name, value) for c in t.columns if c.type == "TEXT" and
+                    singular(m.head) in {singular(w) for w in slug(c.name).split("_")}]
+    return out
+
+
 def _failing(schema: Schema, merged: Sequence[Row], question: str) -> set[str]:
     """The entities (normalized names) whose row, of ``merged`` (rows canonicalized and
     merged), holds in the column of a text filter of the question ("whose sector is energy":
     ``sector``) another value than the one asked for ("banking"): the question leaves them
     out whatever else they miss."""
-    wanted = filter_values(question)
-    if not wanted:
-        return set()
+    filters = _filters(schema, question)
     out = set()
     for r in merged:
         table = schema.table(r.table)
         name = key_name(table, r.values) if table is not None else None
         if not name:
             continue
-        for m, value in wanted:
-            asked = fold_text(value)
-            for c in table.columns:
-                cell = r.values.get(c.name)
-                if c.type == "TEXT" and isinstance(cell, str) and cell.strip() and \
-                        singular(m.head) in {singular(w) for w in slug(c.name).split("_")} \
-                        and asked not in fold_text(cell) and fold_text(cell) not in asked:
-                    out.add(normalize_entity(name))
+        for t, c, value in filters:
+            cell, asked = r.values.get(c), fold_text(value)
+            if t == r.table and isinstance(cell, str) and cell.strip() and \
+                    asked not in fold_text(cell) and fold_text(cell) not in asked:
+                out.add(normalize_entity(name))
     return out
 
 
@@ -350,10 +357,14 @@ async def completion(search: Search, schema: Schema, rows: Sequence[Row], questi
     missing.sort(key=lambda m: (normalize_entity(m[0]) in failing,
                                 normalize_entity(m[0]) not in members,
                                 not any(w in core for w in m[1])))
+    # a filter's column is searched for with the value asked ("sector energy"): the text
+    # says "operates in energy", and never "sector" (docsage-*-set2's Bryskound Holdings)
+    asked = {_words(schema, t, c): f"{_words(schema, t, c)} {v}"
+             for t, c, v in _filters(schema, question)}
     for entity, what in missing[:2 * budget]:
         if len(out) >= budget:
             break
-        query, took = f"{entity} {' '.join(what)}", []
+        query, took = f"{entity} {' '.join(asked.get(w, w) for w in what)}", []
         for hit in await search(query, min(k + len(seen), 50)):
             if len(took) < k and hit.chunk.id not in seen and len(out) < budget and \
                     _names(entity, hit):
