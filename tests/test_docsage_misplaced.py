@@ -325,3 +325,56 @@ def test_clear_leaves_the_body_s_company_row_out_and_says_so() -> None:
         "Kriarngyrtia Energy"]
     assert result.report.other_kind == ["companies: Drournlia Markets Commission"]
     assert result.report.tuples_removed == 1
+
+
+LAUREATES = Schema.model_validate({"tables": [
+    {"name": "laureates", "primary_key": ["name"],
+     "columns": [{"name": "name"}, {"name": "nationality"}, {"name": "birth_year", "type": "INT"},
+                 {"name": "mentor"}]},
+    {"name": "members", "primary_key": ["laureate_name"],
+     "columns": [{"name": "laureate_name"}, {"name": "home_institution"},
+                 {"name": "research_grant", "type": "DOUBLE"}, {"name": "medal_name"}],
+     "foreign_keys": [{"cols": ["medal_name"], "ref_table": "medals",
+                       "ref_cols": ["medal_name"]}]},
+    {"name": "medals", "primary_key": ["medal_name"], "columns": [{"name": "medal_name"}]}]})
+
+
+def test_an_institution_another_column_holds_is_no_laureate() -> None:
+    """grid4-docsage-set1: "Vhithfun Institute", a home institution, had a row of
+    ``laureates`` and of ``members`` stating nothing else; a count of laureates counted it."""
+    medal = "Stedrurial Medal"
+    rows = [row("members", laureate_name="Nendzu Rixtox", home_institution="Vhithfun Institute",
+                research_grant=3e5, medal_name=medal),
+            row("members", laureate_name="Vhithfun Institute", medal_name=medal),
+            row("laureates", name="Vhithfun Institute"),
+            row("members", laureate_name="Thiarnten Institute",
+                home_institution="Thiarnten Institute", medal_name=medal),
+            row("laureates", name="Dyrte Fourzixze", nationality="Kraxryndia"),
+            row("members", laureate_name="Dyrte Fourzixze",
+                home_institution="Thiarnten Institute"),
+            # a laureate's mentor is a laureate: a column of no other kind
+            row("laureates", name="Rialvhyth Stirnbrysbra"),
+            row("laureates", name="Skytern Statrintrir", mentor="Rialvhyth Stirnbrysbra"),
+            # the medal's own row, and a laureate the row says something of, stay
+            row("medals", medal_name=medal),
+            row("laureates", name="Groltor Institute", nationality="Kraxryndia"),
+            row("members", laureate_name="Ann Lee", home_institution="Groltor Institute")]
+    kept, out = other_kind_rows(LAUREATES, rows)
+    assert [(r.table, *r.values.values()) for r in out] == [
+        ("members", "Vhithfun Institute", medal), ("laureates", "Vhithfun Institute"),
+        ("members", "Thiarnten Institute", "Thiarnten Institute", medal)]
+    assert [r for r in rows if r not in out] == kept
+
+
+def test_a_name_of_the_table_s_own_kind_or_one_word_stays() -> None:
+    schema = Schema.model_validate({"tables": [
+        {"name": "institutes", "primary_key": ["institute_name"],
+         "columns": [{"name": "institute_name"}, {"name": "partner_institution"}]},
+        {"name": "people", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "home_institution"}]}]})
+    rows = [row("institutes", institute_name="Vhithfun Institute"),
+            row("institutes", institute_name="Groltor Institute",
+                partner_institution="Vhithfun Institute"),
+            row("people", name="Ann Lee", home_institution="Vhithfun Institute"),
+            row("people", name="Institute", home_institution="Institute")]
+    assert other_kind_rows(schema, rows) == (rows, [])

@@ -21,6 +21,7 @@ entities, and after its committee (:func:`misplaced_rows`), whose votes re-read 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
@@ -30,7 +31,7 @@ from quaderno.methods.docsage.normalize import (BODY_KINDS, fold_text, is_null, 
 from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.rekey import named_after, singular
 from quaderno.methods.docsage.rows import Correction, Row, noted
-from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.schema import Schema, Table
 
 
 def back_links(schema: Schema, name: str, holder: str) -> list[str]:
@@ -231,17 +232,19 @@ def misplaced_rows(schema: Schema, rows: Sequence[Row]) -> list[Row]:
 
 def other_kind_rows(schema: Schema, rows: Sequence[Row]) -> tuple[list[Row], list[Row]]:
     """``rows`` without those that name, as their own key, a body their table refers to,
-    and the rows left out. The measuring model gave "Drournlia Markets Commission" a row of
-    ``companies`` beside the rows naming it in ``commission_name``; completion then searched
-    for its sector and offices. A proper name whose last word is the kind of body a
-    reference of the row's table holds (:func:`of_kind`) is no entity of a table of another
-    kind, when it is that body: a name the rows give the referenced table (:func:`known_names`:
-    other companies' ``commission_name``), or the row's own reference. A single-column key
-    only; a table of that kind (a league's parent league) keeps its rows, and so does a
-    member named like a body that no row names as one ("Kraxryndia Swimming Federation" of
-    the "World Aquatics Federation")."""
+    or an entity another column holds (:func:`_held_elsewhere`), and the rows left out.
+    The measuring model gave "Drournlia Markets Commission" a row of ``companies`` beside
+    the rows naming it in ``commission_name``; completion then searched for its sector and
+    offices. A proper name whose last word is the kind of body a reference of the row's
+    table holds (:func:`of_kind`) is no entity of a table of another kind, when it is that
+    body: a name the rows give the referenced table (:func:`known_names`: other companies'
+    ``commission_name``), or the row's own reference. A single-column key only; a table of
+    that kind (a league's parent league) keeps its rows, and so does a member named like a
+    body that no row names as one ("Kraxryndia Swimming Federation" of the "World Aquatics
+    Federation")."""
     references = name_references(schema)
     known = known_names(schema, rows, references)
+    held = _held(schema, rows)
     kept: list[Row] = []
     out: list[Row] = []
     for r in rows:
@@ -249,15 +252,69 @@ def other_kind_rows(schema: Schema, rows: Sequence[Row]) -> tuple[list[Row], lis
         keys = key_columns(table) if table is not None else []
         name = r.values.get(keys[0]) if len(keys) == 1 else None
         own = normalize_entity(name) if isinstance(name, str) else ""
-        if own and any(
+        if own and (any(
                 of_kind(name, ref.table) and table_kind(r.table) != table_kind(ref.table)
                 and (own in known.get(ref.table, set())
                      or normalize_entity(r.values.get(ref.column)) == own)
-                for ref in references.get(r.table, [])):
+                for ref in references.get(r.table, []))
+                or _held_elsewhere(table, r, name, held.get(own, []))):
             out.append(r)
         else:
             kept.append(r)
     return kept, out
+
+
+def _kind_words(name: str) -> set[str]:
+    """The words of a table's or column's name that can say a kind of entity."""
+    return {singular(w) for w in slug(name).split("_") if w and w not in ("name", "id")}
+
+
+def _one_stem(a: str, b: str) -> bool:
+    """Two words of one stem ("institute", "institution"; "medal", "medal")."""
+    return a == b or len(os.path.commonprefix([a, b])) >= 6
+
+
+def _held(schema: Schema, rows: Sequence[Row]) -> dict[str, list[tuple[str, str | None]]]:
+    """Per normalized name, (column, table it refers to or None) of each non-key TEXT cell
+    of ``rows`` holding it."""
+    out: dict[str, list[tuple[str, str | None]]] = {}
+    for r in rows:
+        table = schema.table(r.table)
+        if table is None:
+            continue
+        keys = set(key_columns(table))
+        refers = {c: fk.ref_table for fk in table.foreign_keys for c in fk.cols}
+        for c in table.columns:
+            v = r.values.get(c.name)
+            if c.type == "TEXT" and c.name not in keys and isinstance(v, str) and \
+                    (n := normalize_entity(v)):
+                out.setdefault(n, []).append((c.name, refers.get(c.name)))
+    return out
+
+
+def _held_elsewhere(table: Table | None, r: Row, name: str,
+                    holders: Sequence[tuple[str, str | None]]) -> bool:
+    """Whether ``r``, the row of ``name`` (its single key) in ``table``, is an entity of
+    another kind: the name's last word is of one stem with a word of a column holding it
+    ("Vhithfun Institute" in ``home_institution``) and with no word of the row's table or
+    key (``members.laureate_name``), and the row states nothing but its name and its
+    references (grid4-docsage-set1: three institutions as laureates, which a count of
+    laureates would count). A name in a column referring to the row's own table is of its
+    kind, and a row stating anything of its own (a bank's sector) stays."""
+    words = name.split()
+    if table is None or len(words) < 2 or not all(w[:1].isupper() for w in words if len(w) > 3):
+        return False
+    last = singular(fold_text(words[-1]))
+    if any(_one_stem(last, w) for w in _kind_words(table.name) | _kind_words(
+            key_columns(table)[0])):
+        return False
+    keys, mine = set(key_columns(table)), normalize_entity(name)
+    refs = {c for fk in table.foreign_keys for c in fk.cols}
+    if any(not is_null(v) and c not in refs | keys and normalize_entity(v) != mine
+           for c, v in r.values.items()):
+        return False
+    return any(ref != table.name and any(_one_stem(last, w) for w in _kind_words(column))
+               for column, ref in holders)
 
 
 __all__ = ["all_back_links", "back_links", "known_names", "misplaced", "misplaced_rows",
