@@ -292,6 +292,27 @@ def test_an_entity_the_rows_show_fails_the_filter_is_searched_for_last() -> None
     assert searched == [{"query": q, "chunks": [q]} for q in queries]
 
 
+@pytest.mark.parametrize("question", [
+    "What is the total prize count of the laureates whose birth country is Kraxryndia and "
+    "whose country is Drournlia?",
+    "What is the total prize count of the laureates whose country is Drournlia and whose "
+    "birth country is Kraxryndia?"])
+def test_each_column_is_searched_with_the_filter_its_whole_name_writes(question) -> None:
+    """The review of aa22d45: ``birth_country`` took the value of "whose country is" when
+    that filter came last, and a laureate born in Kraxryndia was taken for failing it."""
+    schema = schema_of({"tables": [
+        {"name": "laureates", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "birth_country"}, {"name": "country"},
+                     {"name": "prize_count", "type": "INT"}]}]})
+    rows = [row("laureates", "d0", name="Ann Lee", birth_country="Kraxryndia"),
+            row("laureates", "d1", name="Bo Tran")]
+    search, queries = _echo_search()
+    asyncio.run(completion(search, schema, rows, question, [], budget=2))
+    # Ann Lee passes the filter she is known by; both miss the country and the count
+    assert queries == ["Ann Lee prize count country Drournlia",
+                       "Bo Tran prize count birth country Kraxryndia country Drournlia"]
+
+
 def test_a_filter_is_searched_for_with_the_value_the_question_asks() -> None:
     """Bryskound Holdings' sector is stated as "operates in energy", never by the word
     "sector": a search for "Bryskound Holdings sector" ranked its offices report first, and

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from docsage_fakes import read_twice
 
 from quaderno.corpus.chunk import Chunk
@@ -352,13 +354,10 @@ def test_an_institution_another_column_holds_is_no_laureate() -> None:
             row("laureates", name="Dyrte Fourzixze", nationality="Kraxryndia"),
             row("members", laureate_name="Dyrte Fourzixze",
                 home_institution="Thiarnten Institute"),
-            # a laureate's mentor is a laureate: a column of no other kind
+            # a laureate's mentor is a laureate, named like a person
             row("laureates", name="Rialvhyth Stirnbrysbra"),
             row("laureates", name="Skytern Statrintrir", mentor="Rialvhyth Stirnbrysbra"),
-            # the medal's own row, and a laureate the row says something of, stay
-            row("medals", medal_name=medal),
-            row("laureates", name="Groltor Institute", nationality="Kraxryndia"),
-            row("members", laureate_name="Ann Lee", home_institution="Groltor Institute")]
+            row("medals", medal_name=medal)]
     kept, out = other_kind_rows(LAUREATES, rows)
     assert [(r.table, *r.values.values()) for r in out] == [
         ("members", "Vhithfun Institute", medal), ("laureates", "Vhithfun Institute"),
@@ -366,15 +365,48 @@ def test_an_institution_another_column_holds_is_no_laureate() -> None:
     assert [r for r in rows if r not in out] == kept
 
 
-def test_a_name_of_the_table_s_own_kind_or_one_word_stays() -> None:
-    schema = Schema.model_validate({"tables": [
-        {"name": "institutes", "primary_key": ["institute_name"],
-         "columns": [{"name": "institute_name"}, {"name": "partner_institution"}]},
-        {"name": "people", "primary_key": ["name"],
-         "columns": [{"name": "name"}, {"name": "home_institution"}]}]})
-    rows = [row("institutes", institute_name="Vhithfun Institute"),
-            row("institutes", institute_name="Groltor Institute",
-                partner_institution="Vhithfun Institute"),
-            row("people", name="Ann Lee", home_institution="Vhithfun Institute"),
-            row("people", name="Institute", home_institution="Institute")]
-    assert other_kind_rows(schema, rows) == (rows, [])
+def test_a_body_named_entity_one_row_states_something_of_keeps_every_row() -> None:
+    """The review of f31577f: the decision is the entity's, not each row's (rows are one
+    per chunk before the merge)."""
+    rows = [row("laureates", name="Groltor Institute", nationality="Kraxryndia"),
+            row("members", laureate_name="Groltor Institute", medal_name="Stedrurial Medal"),
+            row("laureates", name="Groltor Institute"),
+            row("members", laureate_name="Ann Lee", home_institution="Groltor Institute")]
+    assert other_kind_rows(LAUREATES, rows) == (rows, [])
+
+
+@pytest.mark.parametrize(("tables", "rows"), [
+    # a team named like a club a player's column holds (a league's roster row)
+    ([{"name": "teams", "primary_key": ["team_name"],
+       "columns": [{"name": "team_name"}, {"name": "league_name"}],
+       "foreign_keys": [{"cols": ["league_name"], "ref_table": "leagues",
+                         "ref_cols": ["league_name"]}]},
+      {"name": "leagues", "primary_key": ["league_name"], "columns": [{"name": "league_name"}]},
+      {"name": "players", "primary_key": ["player_name"],
+       "columns": [{"name": "player_name"}, {"name": "club"}]}],
+     [row("teams", team_name="Ostrel Football Club", league_name="Vhith League"),
+      row("players", player_name="Ann Lee", club="Ostrel Football Club")]),
+    # a bank that is a company, another company's bank
+    ([{"name": "companies", "primary_key": ["company_name"],
+       "columns": [{"name": "company_name"}, {"name": "main_bank"}]}],
+     [row("companies", company_name="Rastou Bank"),
+      row("companies", company_name="Kelvo Trust", main_bank="Rastou Bank")]),
+    # a university, a person's university; a medal, a laureate's medal
+    ([{"name": "institutions", "primary_key": ["name"], "columns": [{"name": "name"}]},
+      {"name": "awards", "primary_key": ["award_name"], "columns": [{"name": "award_name"}]},
+      {"name": "people", "primary_key": ["name"],
+       "columns": [{"name": "name"}, {"name": "university"}, {"name": "medal"}]}],
+     [row("institutions", name="Ostrel University"), row("awards", award_name="Vhith Medal"),
+      row("people", name="Ann Lee", university="Ostrel University", medal="Vhith Medal")]),
+    # a name of a table of people that ends in no body's word, or of one word
+    ([{"name": "laureates", "primary_key": ["name"],
+       "columns": [{"name": "name"}, {"name": "fund_manager"}, {"name": "nationality"}]}],
+     [row("laureates", name="Ostrel Management"), row("laureates", name="Kraxryndia National"),
+      row("laureates", name="Institute"),
+      row("laureates", name="Ann Lee", fund_manager="Ostrel Management",
+          nationality="Kraxryndia National")]),
+])
+def test_a_body_s_row_of_a_table_of_bodies_stays(tables, rows) -> None:
+    """The review of f31577f: a shared stem with a holding column dropped real companies,
+    teams, universities and medals; only a table of people drops a body's row."""
+    assert other_kind_rows(Schema.model_validate({"tables": tables}), rows) == (rows, [])

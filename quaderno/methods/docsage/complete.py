@@ -304,12 +304,22 @@ def _members(schema: Schema, rows: Sequence[Row], canonical: Sequence[Row],
 
 def _filters(schema: Schema, question: str) -> list[tuple[str, str, str]]:
     """(table, column, value asked for) of each TEXT column holding a text filter of the
-    question ("whose sector is energy": every ``sector`` column, "energy")."""
+    question ("whose sector is energy": every ``sector`` column, "energy"): a word of the
+    column's name is the filter's head word; of several filters, the longest every word of
+    whose phrase the name writes ("whose birth country is X and whose country is Y": X for
+    ``birth_country``, Y for ``country``; "sector code" over "sector" for ``sector_code``),
+    else the first."""
+    filters = filter_values(question)
     out = []
-    for m, value in filter_values(question):
-        for t in schema.tables:
-            out += [(t.name, c.name, value) for c in t.columns if c.type == "TEXT" and
-                    singular(m.head) in {singular(w) for w in slug(c.name).split("_")}]
+    for t in schema.tables:
+        for c in t.columns:
+            words = {singular(w) for w in slug(c.name).split("_")}
+            held = [(m, v) for m, v in filters if c.type == "TEXT" and singular(m.head) in words]
+            whole = sorted(((m, v) for m, v in held
+                            if all(singular(w) in words for w in m.words)),
+                           key=lambda f: -len(f[0].words))
+            if held:
+                out.append((t.name, c.name, (whole or held)[0][1]))
     return out
 
 

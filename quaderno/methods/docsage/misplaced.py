@@ -21,17 +21,17 @@ entities, and after its committee (:func:`misplaced_rows`), whose votes re-read 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from quaderno.methods.docsage.ended import ended_columns
-from quaderno.methods.docsage.normalize import (BODY_KINDS, fold_text, is_null, key_columns,
-                                                key_name, normalize_entity)
+from quaderno.methods.docsage.normalize import (BODY_KINDS, BODY_WORDS, KIND_WORDS, fold_text,
+                                                is_null, key_columns, key_name,
+                                                normalize_entity)
 from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.rekey import named_after, singular
 from quaderno.methods.docsage.rows import Correction, Row, noted
-from quaderno.methods.docsage.schema import Schema, Table
+from quaderno.methods.docsage.schema import Schema
 
 
 def back_links(schema: Schema, name: str, holder: str) -> list[str]:
@@ -232,7 +232,7 @@ def misplaced_rows(schema: Schema, rows: Sequence[Row]) -> list[Row]:
 
 def other_kind_rows(schema: Schema, rows: Sequence[Row]) -> tuple[list[Row], list[Row]]:
     """``rows`` without those that name, as their own key, a body their table refers to,
-    or an entity another column holds (:func:`_held_elsewhere`), and the rows left out.
+    or a body as a person (:func:`_bodies_as_people`), and the rows left out.
     The measuring model gave "Drournlia Markets Commission" a row of ``companies`` beside
     the rows naming it in ``commission_name``; completion then searched for its sector and
     offices. A proper name whose last word is the kind of body a reference of the row's
@@ -244,10 +244,10 @@ def other_kind_rows(schema: Schema, rows: Sequence[Row]) -> tuple[list[Row], lis
     Federation")."""
     references = name_references(schema)
     known = known_names(schema, rows, references)
-    held = _held(schema, rows)
+    people = _bodies_as_people(schema, rows)
     kept: list[Row] = []
     out: list[Row] = []
-    for r in rows:
+    for i, r in enumerate(rows):
         table = schema.table(r.table)
         keys = key_columns(table) if table is not None else []
         name = r.values.get(keys[0]) if len(keys) == 1 else None
@@ -257,11 +257,21 @@ def other_kind_rows(schema: Schema, rows: Sequence[Row]) -> tuple[list[Row], lis
                 and (own in known.get(ref.table, set())
                      or normalize_entity(r.values.get(ref.column)) == own)
                 for ref in references.get(r.table, []))
-                or _held_elsewhere(table, r, name, held.get(own, []))):
+                or i in people):
             out.append(r)
         else:
             kept.append(r)
     return kept, out
+
+
+# the kinds of entity a table of people holds, as a word of its name or its key's
+# (``laureates``, ``members.laureate_name``): never named like a body
+PERSON_KINDS = frozenset("person people laureate player author winner recipient athlete "
+                         "scientist researcher artist student employee executive actor writer "
+                         "politician nominee honoree".split())
+# the last word of a body's name ("Vhithfun Institute", "Stedrurial Medal"), never a person's
+_BODY_ENDS = KIND_WORDS | BODY_WORDS | BODY_KINDS | frozenset(
+    "institution laboratory corporation medal prize award trust fund ministry".split())
 
 
 def _kind_words(name: str) -> set[str]:
@@ -269,15 +279,10 @@ def _kind_words(name: str) -> set[str]:
     return {singular(w) for w in slug(name).split("_") if w and w not in ("name", "id")}
 
 
-def _one_stem(a: str, b: str) -> bool:
-    """Two words of one stem ("institute", "institution"; "medal", "medal")."""
-    return a == b or len(os.path.commonprefix([a, b])) >= 6
-
-
-def _held(schema: Schema, rows: Sequence[Row]) -> dict[str, list[tuple[str, str | None]]]:
-    """Per normalized name, (column, table it refers to or None) of each non-key TEXT cell
-    of ``rows`` holding it."""
-    out: dict[str, list[tuple[str, str | None]]] = {}
+def _held(schema: Schema, rows: Sequence[Row]) -> dict[str, set[str | None]]:
+    """Per normalized name, the tables that the non-key TEXT columns holding it in ``rows``
+    refer to (None for a column that refers to none)."""
+    out: dict[str, set[str | None]] = {}
     for r in rows:
         table = schema.table(r.table)
         if table is None:
@@ -288,33 +293,39 @@ def _held(schema: Schema, rows: Sequence[Row]) -> dict[str, list[tuple[str, str 
             v = r.values.get(c.name)
             if c.type == "TEXT" and c.name not in keys and isinstance(v, str) and \
                     (n := normalize_entity(v)):
-                out.setdefault(n, []).append((c.name, refers.get(c.name)))
+                out.setdefault(n, set()).add(refers.get(c.name))
     return out
 
 
-def _held_elsewhere(table: Table | None, r: Row, name: str,
-                    holders: Sequence[tuple[str, str | None]]) -> bool:
-    """Whether ``r``, the row of ``name`` (its single key) in ``table``, is an entity of
-    another kind: the name's last word is of one stem with a word of a column holding it
-    ("Vhithfun Institute" in ``home_institution``) and with no word of the row's table or
-    key (``members.laureate_name``), and the row states nothing but its name and its
-    references (grid4-docsage-set1: three institutions as laureates, which a count of
-    laureates would count). A name in a column referring to the row's own table is of its
-    kind, and a row stating anything of its own (a bank's sector) stays."""
-    words = name.split()
-    if table is None or len(words) < 2 or not all(w[:1].isupper() for w in words if len(w) > 3):
-        return False
-    last = singular(fold_text(words[-1]))
-    if any(_one_stem(last, w) for w in _kind_words(table.name) | _kind_words(
-            key_columns(table)[0])):
-        return False
-    keys, mine = set(key_columns(table)), normalize_entity(name)
-    refs = {c for fk in table.foreign_keys for c in fk.cols}
-    if any(not is_null(v) and c not in refs | keys and normalize_entity(v) != mine
-           for c, v in r.values.items()):
-        return False
-    return any(ref != table.name and any(_one_stem(last, w) for w in _kind_words(column))
-               for column, ref in holders)
+def _bodies_as_people(schema: Schema, rows: Sequence[Row]) -> set[int]:
+    """The indices of ``rows`` that give a body a row of a table of people: the row's
+    single key is a proper name whose last word names a body ("Vhithfun Institute"), in a
+    table of people (:data:`PERSON_KINDS`: ``laureates``, ``members.laureate_name``), held
+    by a column of another row that does not refer to that table (``home_institution``),
+    and no row of a table of people keyed by that name states anything but the name, its
+    references or the name again (grid4-docsage-set1: three institutions as laureates,
+    which a count of laureates would count)."""
+    held = _held(schema, rows)
+    candidates: dict[str, list[int]] = {}
+    stating: set[str] = set()
+    for i, r in enumerate(rows):
+        table = schema.table(r.table)
+        keys = key_columns(table) if table is not None else []
+        name = r.values.get(keys[0]) if len(keys) == 1 else None
+        if not isinstance(name, str) or not PERSON_KINDS & (
+                _kind_words(table.name) | _kind_words(keys[0])):
+            continue
+        own = normalize_entity(name)
+        refs = {c for fk in table.foreign_keys for c in fk.cols}
+        if any(not is_null(v) and c not in refs and c not in keys and
+               normalize_entity(v) != own for c, v in r.values.items()):
+            stating.add(own)
+        words = name.split()
+        if len(words) >= 2 and all(w[:1].isupper() for w in words if len(w) > 3) and \
+                singular(fold_text(words[-1])) in _BODY_ENDS and \
+                any(ref != table.name for ref in held.get(own, ())):
+            candidates.setdefault(own, []).append(i)
+    return {i for own, idx in candidates.items() if own not in stating for i in idx}
 
 
 __all__ = ["all_back_links", "back_links", "known_names", "misplaced", "misplaced_rows",
