@@ -365,6 +365,20 @@ def test_an_institution_another_column_holds_is_no_laureate() -> None:
     assert [r for r in rows if r not in out] == kept
 
 
+def test_an_institution_another_table_is_keyed_by_is_no_laureate() -> None:
+    """s7g-docsage-set1: the Statistics schema's ``laureates`` held the institutions that
+    ``home_insts`` is keyed by, and no other column held them."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "laureates", "primary_key": ["name"],
+         "columns": [{"name": "name"}, {"name": "birth_year", "type": "INT"}]},
+        {"name": "home_insts", "primary_key": ["inst_name"],
+         "columns": [{"name": "inst_name"}, {"name": "laureate_name"}]}]})
+    rows = [row("laureates", name="Vhithfun Institute"),
+            row("laureates", name="Ann Lee", birth_year=1960),
+            row("home_insts", inst_name="Vhithfun Institute", laureate_name="Ann Lee")]
+    assert other_kind_rows(schema, rows) == (rows[1:], rows[:1])
+
+
 def test_a_body_named_entity_one_row_states_something_of_keeps_every_row() -> None:
     """The review of f31577f: the decision is the entity's, not each row's (rows are one
     per chunk before the merge)."""

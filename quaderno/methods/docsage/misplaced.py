@@ -280,19 +280,19 @@ def _kind_words(name: str) -> set[str]:
 
 
 def _held(schema: Schema, rows: Sequence[Row]) -> dict[str, set[str | None]]:
-    """Per normalized name, the tables that the non-key TEXT columns holding it in ``rows``
-    refer to (None for a column that refers to none)."""
+    """Per normalized name, the tables that the TEXT columns holding it in ``rows`` refer
+    to: a key its own table (``home_insts.inst_name``), a reference the table it refers
+    to, another column None."""
     out: dict[str, set[str | None]] = {}
     for r in rows:
         table = schema.table(r.table)
         if table is None:
             continue
-        keys = set(key_columns(table))
-        refers = {c: fk.ref_table for fk in table.foreign_keys for c in fk.cols}
+        refers = {c: table.name for c in key_columns(table)} | {
+            c: fk.ref_table for fk in table.foreign_keys for c in fk.cols}
         for c in table.columns:
             v = r.values.get(c.name)
-            if c.type == "TEXT" and c.name not in keys and isinstance(v, str) and \
-                    (n := normalize_entity(v)):
+            if c.type == "TEXT" and isinstance(v, str) and (n := normalize_entity(v)):
                 out.setdefault(n, set()).add(refers.get(c.name))
     return out
 
@@ -301,10 +301,10 @@ def _bodies_as_people(schema: Schema, rows: Sequence[Row]) -> set[int]:
     """The indices of ``rows`` that give a body a row of a table of people: the row's
     single key is a proper name whose last word names a body ("Vhithfun Institute"), in a
     table of people (:data:`PERSON_KINDS`: ``laureates``, ``members.laureate_name``), held
-    by a column of another row that does not refer to that table (``home_institution``),
-    and no row of a table of people keyed by that name states anything but the name, its
-    references or the name again (grid4-docsage-set1: three institutions as laureates,
-    which a count of laureates would count)."""
+    by a column that is no key of that table nor refers to it (``home_institution``, the
+    key of ``home_insts``), and no row of a table of people keyed by that name states
+    anything but the name, its references or the name again (grid4-docsage-set1: three
+    institutions as laureates, which a count of laureates would count)."""
     held = _held(schema, rows)
     candidates: dict[str, list[int]] = {}
     stating: set[str] = set()
