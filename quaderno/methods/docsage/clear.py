@@ -177,15 +177,15 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
         # (misplaced.py: each chunk alone knew only its own)
         rows = misplaced_rows(schema, rows)
         # a row naming a referenced body as its own entity (the commission as a company),
-        # or an entity another column holds (an institution as a laureate)
+        # or a body's name in a table of people (an institution as a laureate)
         rows, others = other_kind_rows(schema, rows)
         for r in others:
             what = f"{r.table}: {r.values.get(key_columns(schema.table(r.table))[0])}"
             if what not in report.other_kind:
                 report.other_kind.append(what)
                 trace.fallback(f"docsage.clear: left out the row of {what}, an entity of "
-                               "another kind (a body the table refers to, or a name another "
-                               "column holds), not one of its entities")
+                               "another kind (a body the table refers to, or a body's name "
+                               "in a table of people), not one of its entities")
         report.tuples_removed += len(others)
         # link rows a chunk says have ended are named as the others are, then every row of
         # the same link is left out, whichever chunk it was read from (ended.py)

@@ -36,8 +36,9 @@ class ClearReport(BaseModel):
     tuples_extracted: int = 0
     tuples_final: int = 0
     # rows whose entity the committee did not find, a namesake's rows (``namesakes``), and
-    # rows naming a body their table refers to as their own entity ("table: name",
-    # misplaced.other_kind_rows: the commission as a company)
+    # rows naming a body their table refers to as their own entity, or a body in a table of
+    # people ("table: name", misplaced.other_kind_rows: the commission as a company, an
+    # institution as a laureate)
     tuples_removed: int = 0
     other_kind: list[str] = Field(default_factory=list)
     # link rows left out because their chunk says the relationship ended (ended.py): the
