@@ -313,6 +313,17 @@ def test_each_column_is_searched_with_the_filter_its_whole_name_writes(question)
                        "Bo Tran prize count birth country Kraxryndia country Drournlia"]
 
 
+def test_a_row_clear_leaves_out_as_another_kind_is_not_searched_for() -> None:
+    """s7-docsage-set2: the commission's own row of ``companies`` took two searches
+    ("Drournlia Markets Commission offices sector energy"), and CLEAR then left it out."""
+    schema = schema_of(SET2)
+    rows = [row("companies", "m0", companyname=COMMISSION, commissionname=COMMISSION),
+            row("companies", "m1", companyname="Kelvo Trust", commissionname=COMMISSION)]
+    search, queries = _echo_search()
+    asyncio.run(completion(search, schema, rows, QUESTION, [], budget=2))
+    assert queries == ["Kelvo Trust annual revenue"]
+
+
 def test_a_filter_is_searched_for_with_the_value_the_question_asks() -> None:
     """Bryskound Holdings' sector is stated as "operates in energy", never by the word
     "sector": a search for "Bryskound Holdings sector" ranked its offices report first, and
