@@ -324,12 +324,12 @@ def _filters(schema: Schema, question: str) -> list[tuple[str, str, str]]:
     return out
 
 
-def _failing(schema: Schema, merged: Sequence[Row], question: str) -> set[str]:
+def _failing(schema: Schema, merged: Sequence[Row],
+             filters: Sequence[tuple[str, str, str]]) -> set[str]:
     """The entities (normalized names) whose row, of ``merged`` (rows canonicalized and
-    merged), holds in the column of a text filter of the question ("whose sector is energy":
-    ``sector``) another value than the one asked for ("banking"): the question leaves them
-    out whatever else they miss."""
-    filters = _filters(schema, question)
+    merged), holds in the column of a text filter of the question (:func:`_filters`: "whose
+    sector is energy", ``sector``) another value than the one asked for ("banking"): the
+    question leaves them out whatever else they miss."""
     out = set()
     for r in merged:
         table = schema.table(r.table)
@@ -367,14 +367,14 @@ async def completion(search: Search, schema: Schema, rows: Sequence[Row], questi
     core = {_words(schema, t, c) for t, c in needed_columns(schema, question, named=False)}
     members = _members(schema, rows, canonical, question)
     # an entity the rows show fails the question's filter needs nothing more: last
-    failing = _failing(schema, merged, question)
+    filters = _filters(schema, question)
+    failing = _failing(schema, merged, filters)
     missing.sort(key=lambda m: (normalize_entity(m[0]) in failing,
                                 normalize_entity(m[0]) not in members,
                                 not any(w in core for w in m[1])))
     # a filter's column is searched for with the value asked ("sector energy"): the text
     # says "operates in energy", and never "sector" (docsage-*-set2's Bryskound Holdings)
-    asked = {_words(schema, t, c): f"{_words(schema, t, c)} {v}"
-             for t, c, v in _filters(schema, question)}
+    asked = {w: f"{w} {v}" for w, v in ((_words(schema, t, c), v) for t, c, v in filters)}
     for entity, what in missing[:2 * budget]:
         if len(out) >= budget:
             break
