@@ -324,6 +324,32 @@ def test_a_row_clear_leaves_out_as_another_kind_is_not_searched_for() -> None:
     assert queries == ["Kelvo Trust annual revenue"]
 
 
+def test_each_chunk_found_is_expected_to_hold_a_row_of_its_entitys_table() -> None:
+    """A city a league's row names without a row of its own is searched for as a city, an
+    entity with a row of its own as one of that row's table: the caller reads that table
+    again when the chunk gives no row of it."""
+    schema = schema_of(SET3)
+    question = f"Which city of the {LEAGUE} has the lowest population?"
+    rows = [row("league_city", "r1", league_name=LEAGUE, city_name="Gilyx"),
+            row("city", "d2", name="Pakrun")]
+    search, queries = _echo_search()
+    expects: dict[str, str] = {}
+    found = asyncio.run(completion(search, schema, rows, question, [], budget=4,
+                                   expects=expects))
+    assert queries == ["Gilyx population", "Pakrun population"]
+    assert expects == {"Gilyx population": "city", "Pakrun population": "city"}
+    assert [h.chunk.id for h in found] == list(expects)
+    # a chunk that names no entity is not taken, and so expects nothing
+    expects.clear()
+
+    async def elsewhere(query, k):
+        return [Hit(chunk=Chunk(id="x", text="nothing here"), score=1.0, rank=1,
+                    retriever="t")]
+    assert asyncio.run(completion(elsewhere, schema, rows, question, [], budget=4,
+                                  expects=expects)) == []
+    assert expects == {}
+
+
 def test_a_filter_is_searched_for_with_the_value_the_question_asks() -> None:
     """Bryskound Holdings' sector is stated as "operates in energy", never by the word
     "sector": a search for "Bryskound Holdings sector" ranked its offices report first, and
@@ -715,11 +741,11 @@ def test_an_expected_chunk_read_as_no_row_is_read_again_sampled(tmp_path) -> Non
     trace = Trace(label="t")
     got = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings,
                               store=TupleStore(tmp_path / "a"), trace=trace,
-                              expected={"d56"}))
+                              expected={"d56": "companies"}))
     assert [r.values for r in all_rows(got)] == [{"company_name": "Bryskound Holdings",
                                                   "offices": 123}]
     assert temperatures == [0.0, settings.sample_temperature] and got[0].calls == 2
-    assert any("read once more, sampled: 1 row" in f for f in trace.fallbacks)
+    assert any("read once more, companies alone, sampled: 1 row" in f for f in trace.fallbacks)
     # a chunk nobody expected a row of is read once, and a sample with nothing keeps nothing
     temperatures.clear()
     got = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings,
@@ -729,7 +755,7 @@ def test_an_expected_chunk_read_as_no_row_is_read_again_sampled(tmp_path) -> Non
     def never(request):
         return json.dumps({"companies": []})
     got = asyncio.run(extract(LM(FakeLLM(respond=never)), [chunk], schema, settings,
-                              store=TupleStore(tmp_path / "c"), expected={"d56"}))
+                              store=TupleStore(tmp_path / "c"), expected={"d56": "companies"}))
     assert all_rows(got) == [] and got[0].calls == 2
 
     # the review of 8a9ea5d: a chunk an earlier, unexpecting read stored as no row is still
@@ -738,11 +764,11 @@ def test_an_expected_chunk_read_as_no_row_is_read_again_sampled(tmp_path) -> Non
     shared = TupleStore(tmp_path / "d")
     asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings, store=shared))
     got = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings,
-                              store=shared, expected={"d56"}))
+                              store=shared, expected={"d56": "companies"}))
     assert [r.values["offices"] for r in all_rows(got)] == [123]
     assert temperatures == [0.0, settings.sample_temperature] and got[0].calls == 1
     again = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings,
-                                store=shared, expected={"d56"}))
+                                store=shared, expected={"d56": "companies"}))
     assert [r.values["offices"] for r in all_rows(again)] == [123] and again[0].calls == 0
 
 
@@ -763,9 +789,53 @@ def test_a_chunk_with_a_row_in_another_table_is_not_read_again(tmp_path) -> None
         companies]}), settings, store=store))
     temperatures.clear()
     got = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema_of({"tables": [
-        companies, commissions]}), settings, store=store, expected={"d56"}))
+        companies, commissions]}), settings, store=store, expected={"d56": "companies"}))
     assert temperatures == [0.0] and got[0].calls == 1     # the new table only, greedy
     assert [r.table for r in all_rows(got)] == ["companies"]
+
+
+def test_an_expected_chunk_with_a_row_of_another_table_only_reads_its_table_again(
+        tmp_path) -> None:
+    """s7-docsage-set2: asked for companies and commissions, the measuring model read
+    "Bryskound Holdings operates in energy" (found by the search for Bryskound's sector) as
+    no company and the commission's name, which the document never writes; nothing was read
+    again, since the reply had a row. Asked for companies alone, it read the company."""
+    companies = {"name": "companies", "primary_key": ["company_name"],
+                 "columns": [{"name": "company_name"}, {"name": "sector"}]}
+    commissions = {"name": "commissions", "primary_key": ["commission_name"],
+                   "columns": [{"name": "commission_name"}]}
+    schema = schema_of({"tables": [companies, commissions]})
+    chunk = Chunk(id="d55", text="According to the profile, Bryskound Holdings operates in "
+                                 "energy.")
+    asked: list[tuple[str, float]] = []
+
+    def respond(request):
+        user = request.messages[-1].content
+        both = "commissions" in user
+        asked.append(("both" if both else "companies", request.temperature))
+        return json.dumps({"companies": [], "commissions": [
+            {"commission_name": "Drournlia Markets Commission"}]} if both else
+            {"companies": [{"company_name": "Bryskound Holdings", "sector": "energy"}]})
+    settings, store, trace = ExtractionSettings(confidence="none"), TupleStore(tmp_path), \
+        Trace(label="t")
+    got = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings,
+                              store=store, trace=trace, expected={"d55": "companies"}))
+    # the second read is a new prompt (one table), so greedy
+    assert asked == [("both", 0.0), ("companies", 0.0)] and got[0].calls == 2
+    assert [r.values for r in got[0].rows["companies"]] == [
+        {"company_name": "Bryskound Holdings", "sector": "energy"}]
+    assert any("d55" in f and "companies alone, greedy: 1 row" in f for f in trace.fallbacks)
+    # stored as the chunk's reading of companies: read again, it costs nothing
+    asked.clear()
+    again = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings,
+                                store=store, expected={"d55": "companies"}))
+    assert asked == [] and [r.values["sector"] for r in again[0].rows["companies"]] == [
+        "energy"]
+    # expected for commissions, which it has a row of: read once
+    asked.clear()
+    asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings,
+                        store=TupleStore(tmp_path / "b"), expected={"d55": "commissions"}))
+    assert asked == [("both", 0.0)]
 
 
 def test_the_method_reads_a_completion_document_again_when_its_reply_has_no_row(

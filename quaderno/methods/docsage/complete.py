@@ -125,12 +125,14 @@ def missing_cells(schema: Schema, rows: Sequence[Row],
     in the order of its first row; an entity is named by its key's values. An entity a row
     refers to (a league's member city) that has no row of its own misses every needed cell
     of its table, and comes at the place of the first row naming it."""
-    return _missing(schema, merge_entities(schema, canonicalize(schema, rows)[0]), needed)
+    return [(n, w) for n, w, _ in _missing(
+        schema, merge_entities(schema, canonicalize(schema, rows)[0]), needed)]
 
 
 def _missing(schema: Schema, merged: Sequence[Row],
-             needed: Sequence[tuple[str, str]]) -> list[tuple[str, list[str]]]:
-    """:func:`missing_cells` over rows already canonicalized and merged."""
+             needed: Sequence[tuple[str, str]]) -> list[tuple[str, list[str], str]]:
+    """:func:`missing_cells` over rows already canonicalized and merged, each entity with
+    the table it first misses a cell of."""
     wanted: dict[str, list[str]] = {}
     for t, c in needed:
         wanted.setdefault(t, []).append(c)
@@ -141,10 +143,12 @@ def _missing(schema: Schema, merged: Sequence[Row],
         if key:
             present.setdefault(r.table, set()).add(normalize_entity(key))
     missing: dict[str, list[str]] = {}
+    of: dict[str, str] = {}                    # entity -> its table
     path = set(schema.requirements.join_path)
     refers = {t.name: _references(schema, t) for t in schema.tables}
 
-    def add(name: str, what: str) -> None:
+    def add(name: str, what: str, table: str) -> None:
+        of.setdefault(name, table)
         if what not in missing.setdefault(name, []):
             missing[name].append(what)
     for r in merged:
@@ -157,7 +161,7 @@ def _missing(schema: Schema, merged: Sequence[Row],
         if name is not None:                   # a name (an id is not searched for)
             for c in wanted.get(r.table, []):
                 if is_null(r.values.get(c)) and c not in ended:
-                    add(name, _words(schema, r.table, c))
+                    add(name, _words(schema, r.table, c), r.table)
         # the entities a row refers to, on the question's join path when it has one (a
         # city another table names for another reason is not what the question counts)
         for column, parent_name in refers[r.table] if not path or r.table in path else []:
@@ -167,8 +171,8 @@ def _missing(schema: Schema, merged: Sequence[Row],
                     normalize_entity(ref) in present.get(parent.name, set()):
                 continue
             for c in wanted.get(parent.name, []):
-                add(ref, _words(schema, parent.name, c))
-    return [(n, w) for n, w in missing.items() if w]
+                add(ref, _words(schema, parent.name, c), parent.name)
+    return [(n, w, of[n]) for n, w in missing.items() if w]
 
 
 def _groups_tables(schema: Schema) -> tuple[set[str], dict[str, list[str]]]:
@@ -346,13 +350,17 @@ def _failing(schema: Schema, merged: Sequence[Row],
 
 async def completion(search: Search, schema: Schema, rows: Sequence[Row], question: str,
                      read: Sequence[str], *, budget: int, k: int = 1,
-                     searched: list[dict] | None = None) -> list[Hit]:
+                     searched: list[dict] | None = None,
+                     expects: dict[str, str] | None = None) -> list[Hit]:
     """Up to ``budget`` chunks not in ``read`` (chunk ids): per entity with a needed cell
     empty, one search deep enough to reach past the chunks read, and its first ``k`` hits not
     read that name the entity; at most ``2 * budget`` searches. The caller extracts them and
     asks again for what is still empty (:meth:`.DocSage._complete`): an entity's second
     document is searched for only when its first did not state what was missing. Each search
-    made is appended to ``searched`` with the chunks it gave (the trace shows them)."""
+    made is appended to ``searched`` with the chunks it gave (the trace shows them), and
+    each chunk taken is set in ``expects`` to the table of the entity it was found for (the
+    caller reads that table again when the chunk gives no row of it:
+    :func:`.extract.extract`)."""
     seen, out = set(read), []
     # a row CLEAR leaves out as an entity of another kind is searched for by no one (the
     # commission's own row of companies took two of s7-docsage-set2's searches)
@@ -375,7 +383,7 @@ async def completion(search: Search, schema: Schema, rows: Sequence[Row], questi
     # a filter's column is searched for with the value asked ("sector energy"): the text
     # says "operates in energy", and never "sector" (docsage-*-set2's Bryskound Holdings)
     asked = {w: f"{w} {v}" for w, v in ((_words(schema, t, c), v) for t, c, v in filters)}
-    for entity, what in missing[:2 * budget]:
+    for entity, what, table in missing[:2 * budget]:
         if len(out) >= budget:
             break
         query, took = f"{entity} {' '.join(asked.get(w, w) for w in what)}", []
@@ -385,6 +393,8 @@ async def completion(search: Search, schema: Schema, rows: Sequence[Row], questi
                 seen.add(hit.chunk.id)
                 out.append(hit)
                 took.append(hit.chunk.id)
+                if expects is not None:
+                    expects[hit.chunk.id] = table
         _record(searched, query, took)
     return out
 

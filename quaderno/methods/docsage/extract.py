@@ -26,7 +26,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
@@ -405,42 +405,51 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
     return out, calls
 
 
-async def _read_again(lm: LM, chunk: Chunk, tables: Sequence[Table],
-                      settings: ExtractionSettings, trace: Trace | None,
-                      output: type[BaseModel], empty: dict[str, list[Row]],
-                      ) -> tuple[dict[str, list[Row]], int]:
-    """One sampled re-read of a chunk expected to hold a row (:func:`extract`): its rows,
-    else ``empty``; and the calls it made."""
+async def _read_again(lm: LM, chunk: Chunk, table: Table, settings: ExtractionSettings,
+                      trace: Trace | None, *, sampled: bool) -> tuple[list[Row], int]:
+    """One more read of ``table`` alone from a chunk expected to hold a row of it
+    (:func:`extract`): its rows, and the calls it made. ``sampled``: at the settings' sample
+    temperature (greedy decoding would repeat the read that found no row), else greedy (the
+    read that found none asked for other tables too, so this prompt is a new one)."""
+    how = "sampled" if sampled else "greedy"
     try:
-        rows, calls = await extract_chunk(lm, chunk, tables, settings, trace=trace,
-                                          output=output, temperature=settings.sample_temperature,
-                                          seed=1, as_written=True)
+        rows, calls = await extract_chunk(
+            lm, chunk, [table], settings, trace=trace, output=extraction_model([table]),
+            temperature=settings.sample_temperature if sampled else 0.0,
+            seed=1 if sampled else None, as_written=True)
     except StepError as exc:
         if trace is not None:
-            trace.fallback(f"docsage.extract: chunk {chunk.id} read as no row, and its "
-                           f"sampled re-read was unusable ({exc})")
-        return empty, failed_calls(exc)
+            trace.fallback(f"docsage.extract: chunk {chunk.id} read as no row of {table.name}, "
+                           f"and its re-read of that table alone ({how}) was unusable ({exc})")
+        return [], failed_calls(exc)
+    got = rows.get(table.name, [])
     if trace is not None:
-        trace.fallback(f"docsage.extract: chunk {chunk.id}, found for an entity, read as no "
-                       f"row; read once more, sampled: {sum(map(len, rows.values()))} row(s)")
-    return (rows if any(rows.values()) else empty), calls
+        trace.fallback(f"docsage.extract: chunk {chunk.id}, found for an entity of "
+                       f"{table.name}, read as no row of it; read once more, {table.name} "
+                       f"alone, {how}: {len(got)} row(s)")
+    return got, calls
 
 
 async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                   settings: ExtractionSettings | None = None, *, store: Any = None,
                   trace: Trace | None = None, concurrency: int = 2,
-                  expected: Collection[str] = ()) -> list[ChunkResult]:
+                  expected: Mapping[str, str] | None = None) -> list[ChunkResult]:
     """Extract every table of ``schema`` from every chunk, at most ``concurrency`` chunks
     at a time, through ``store`` (a :class:`TupleStore`) when given: a (chunk, table) the
     store holds costs no call; new results are stored as soon as a chunk is done, so an
     interrupted run loses at most the chunks in flight. A chunk whose reply is unusable
-    yields no rows (a recorded fallback) and is not stored. ``expected``: ids of chunks
-    known to hold a row (found by a search naming an entity); when one of them holds no row
-    at all, read now or stored so by an earlier read, it is read once more, sampled (greedy
-    decoding repeats its reply; in ``samples`` confidence mode that read costs its samples
-    too), and the sample's rows are kept and stored as the chunk's reading when it has any
-    (a recorded fallback): the measuring model read "Tallies of offices put Bryskound
-    Holdings at 123" as no row (``grid-docsage-set2``)."""
+    yields no rows (a recorded fallback) and is not stored. ``expected``: chunk id -> the
+    table of the entity a search naming it found the chunk for; when such a chunk holds no
+    row of that table, read now or stored so by an earlier read, that table alone is read
+    once more (a recorded fallback), and the rows are kept and stored as the chunk's reading
+    of it. The re-read is greedy when the read that found no row asked for other tables too
+    (a stored reading is taken to have asked for the schema's), and sampled otherwise
+    (greedy decoding repeats a prompt's reply; in ``samples`` confidence mode it costs its
+    samples too): the measuring model read "Tallies of offices put Bryskound Holdings at
+    123" as no row (``grid-docsage-set2``), and with the commission's table beside it read
+    "Bryskound Holdings operates in energy" as no company and the commission's name, which
+    that document never writes (``s7-docsage-set2``); asked for ``companies`` alone it read
+    both."""
     settings = settings or ExtractionSettings()
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
@@ -483,46 +492,46 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                 missing.append(delta_table(t, cover[1]))
             else:
                 missing.append(t)
-        if not missing:
-            if chunk.id in expected and not any(result.rows.values()):
-                # stored as no row by a read that expected none: the re-read is still owed
-                async with gate:
-                    rows, calls = await _read_again(lm, chunk, schema.tables, settings,
-                                                    trace, model_for(schema.tables), {})
-                result.calls += calls
-                for t in schema.tables if any(rows.values()) else ():
-                    result.rows[t.name] = rows.get(t.name, [])
-                    if store is not None:
-                        keep(chunk, t, result.rows[t.name])
-            return result
-        async with gate:
-            try:
-                output = model_for(missing)
-                rows, result.calls = await extract_chunk(lm, chunk, missing, settings,
-                                                         trace=trace, output=output,
-                                                         as_written=True)
-                if chunk.id in expected and not any(rows.values()) and \
-                        not any(result.rows.values()):
-                    rows, calls = await _read_again(lm, chunk, missing, settings, trace,
-                                                    output, rows)
-                    result.calls += calls
-            except StepError as exc:
-                result.calls += failed_calls(exc)
-                result.failed = True
-                if trace is not None:
-                    trace.fallback(f"docsage.extract: chunk {chunk.id} skipped ({exc})")
-                log.info("extraction of chunk %s failed: %s", chunk.id, exc)
-                return result
-        for t in missing:
-            result.rows[t.name] = rows.get(t.name, [])
-            if store is not None:
-                keep(chunk, t, result.rows[t.name])
-            if t.name in partial:
-                full, have = partial[t.name]
-                new_cols = set(t.column_names) - set(key_columns(t))
-                result.rows[t.name] = join_rows(full, [(have, set(full.column_names) - new_cols),
-                                                       (result.rows[t.name], new_cols)])
-                keep(chunk, full, result.rows[t.name])
+        if missing:
+            async with gate:
+                try:
+                    output = model_for(missing)
+                    rows, result.calls = await extract_chunk(lm, chunk, missing, settings,
+                                                             trace=trace, output=output,
+                                                             as_written=True)
+                except StepError as exc:
+                    result.calls += failed_calls(exc)
+                    result.failed = True
+                    if trace is not None:
+                        trace.fallback(f"docsage.extract: chunk {chunk.id} skipped ({exc})")
+                    log.info("extraction of chunk %s failed: %s", chunk.id, exc)
+                    return result
+            for t in missing:
+                result.rows[t.name] = rows.get(t.name, [])
+                if store is not None:
+                    keep(chunk, t, result.rows[t.name])
+                if t.name in partial:
+                    full, have = partial[t.name]
+                    new_cols = set(t.column_names) - set(key_columns(t))
+                    result.rows[t.name] = join_rows(
+                        full, [(have, set(full.column_names) - new_cols),
+                               (result.rows[t.name], new_cols)])
+                    keep(chunk, full, result.rows[t.name])
+        # a chunk found for an entity of a table, with no row of it (read now, or stored so
+        # by a read that expected none): that table alone, once more
+        owed = schema.table(expected.get(chunk.id, "")) if expected else None
+        if owed is not None and not result.rows.get(owed.name):
+            # greedy when the read that found none asked for other tables too (a stored one
+            # is taken to have asked for the schema's), sampled when it asked for this alone
+            first = missing if owed.name in {t.name for t in missing} else schema.tables
+            async with gate:
+                again, calls = await _read_again(lm, chunk, owed, settings, trace,
+                                                 sampled=len(first) == 1)
+            result.calls += calls
+            if again:
+                result.rows[owed.name] = again
+                if store is not None:
+                    keep(chunk, owed, again)
         return result
 
     async def read(chunk: Chunk) -> ChunkResult:

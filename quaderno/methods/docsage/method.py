@@ -177,23 +177,23 @@ class DocSage(BaseMethod):
             # empty: an entity whose first document stated them costs no second one
             read = [*(c.id for c in chunks), *(h.chunk.id for h in listed)]
             found: list[Hit] = []
+            expects: dict[str, str] = {}        # chunk -> the table it was found for
             rounds = 0
             while rounds < _COMPLETION_ROUNDS and len(found) < self.fill_chunks - len(listed):
                 new = await completion(search, schema, all_rows(results), ep.question,
                                        [*read, *(h.chunk.id for h in found)],
                                        budget=self.fill_chunks - len(listed) - len(found),
-                                       searched=searched)
+                                       searched=searched, expects=expects)
                 if not new:
                     break
                 rounds += 1
                 found += new
-                # each was found by a search naming its entity: a reply with no row is
-                # read once more, sampled
+                # each was found by a search naming its entity: a reply with no row of the
+                # entity's table reads that table alone once more
                 results = [*results, *await extract(
                     self.extractor, [h.chunk for h in new], schema, self.settings,
                     store=self.store, trace=ep.trace,
-                    concurrency=self.clear_config.concurrency,
-                    expected={h.chunk.id for h in new})]
+                    concurrency=self.clear_config.concurrency, expected=expects)]
             span.outputs = {"rosters": [h.chunk.id for h in listed],
                             "chunks": [h.chunk.id for h in found], "rounds": rounds,
                             "searches": searched}
