@@ -14,9 +14,10 @@ the calibration's τ_low, the cells Level A flags, is put to the committee's vot
 wrong against what its text states (:func:`calibrate.label_rows`), before and after the
 vote. As in CLEAR, a voted value the chunk does not state is emptied.
 
-Three rules are compared on the same ballots:
+Four rules are compared on the same ballots:
 
 - ``committee``: the samples alone; without a strict majority, NULL (CLEAR's rule);
+- ``first-read-breaks-ties``: the same, and a tie the greedy read is part of keeps it;
 - ``with-first-read``: the greedy read is one more ballot; without a strict majority, NULL;
 - ``keep-first-read``: the same ballots; without a strict majority the greedy value stays.
 
@@ -42,7 +43,7 @@ from quaderno.eval.synth.families import TRAIN_FAMILIES
 from quaderno.llm.config import LLMConfig, make_lm
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.calibrate import label_rows
-from quaderno.methods.docsage.correct import VoteRule, committee_ballots, tally
+from quaderno.methods.docsage.correct import VoteRule, committee_ballots, tally, voting_ballots
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.normalize import key_columns
 from quaderno.methods.docsage.rows import Row
@@ -76,10 +77,16 @@ class Tally(BaseModel):
             self.examples.append(what)
 
 
-def voted(table: Table, row: Row, column: str, ballots: list[list[dict]], rule: VoteRule):
-    """``row``'s ``column`` after the vote under ``rule``, as CLEAR counts it
-    (:func:`correct.tally`, the ``vote`` option)."""
-    return tally(ballots, table, row.values, [column], rule=rule)[column].value
+def voted(table: Table, row: Row, column: str, ballots: list[list[dict]], rule: VoteRule,
+          text: str):
+    """``row``'s ``column``, read from ``text``, after the vote under ``rule``, as CLEAR
+    counts it (:func:`correct.tally`, the ``vote`` option; an empty ballot abstains for an
+    entity the text names, :func:`correct.voting_ballots`; all abstaining, the cell
+    stays)."""
+    voting = voting_ballots(ballots, table, row.values, text)
+    if not voting:
+        return row.values.get(column)
+    return tally(voting, table, row.values, [column], rule=rule)[column].value
 
 
 def right(table: Table, row: Row, column: str, gold: dict) -> bool:
@@ -112,7 +119,7 @@ async def study(lm: LM, examples: list, tables: dict[str, Table], tau: float,
             after = [r.model_copy(deep=True) for r in rows]
             for i, cols in flagged.items():
                 for c in cols:
-                    after[i].values[c] = voted(table, rows[i], c, ballots, rule)
+                    after[i].values[c] = voted(table, rows[i], c, ballots, rule, chunk.text)
             # as in CLEAR: a voted value its chunk does not state is emptied
             after = unstated_rows(schema, after, {chunk.id: chunk.text}, only=flagged)
             for i, cols in flagged.items():

@@ -42,10 +42,50 @@ def ballot(offices):
     ([15, 15, 12], "with-first-read", None, False),
     ([15, 15, 12], "keep-first-read", 12, False),
     ([15, 15, 15], "keep-first-read", 15, True),            # a clear majority still wins
+    # the first read breaks a tie it is part of, and no other
+    ([12, None, None], "first-read-breaks-ties", None, True),
+    ([12, None], "committee", None, False),
+    ([12, None], "first-read-breaks-ties", 12, False),
+    ([15, 12], "first-read-breaks-ties", 12, False),
+    ([15, None], "first-read-breaks-ties", None, False),
+    ([15, 16, 12], "first-read-breaks-ties", 12, False),    # a three-way tie
+    ([15, 15, 12], "first-read-breaks-ties", 15, True),
 ])
 def test_each_rule_counts_the_ballots_as_it_says(votes, rule, value, majority) -> None:
     [vote] = tally([ballot(v) for v in votes], TABLE, FIRST, ["offices"], rule=rule).values()
     assert (vote.value, vote.majority) == (value, majority)
+
+
+def test_a_null_first_read_breaks_no_tie() -> None:
+    [vote] = tally([ballot(12), ballot(None)], TABLE, {"company_name": "Rastou Bank",
+                                                      "offices": None}, ["offices"],
+                   rule="first-read-breaks-ties").values()
+    assert (vote.value, vote.majority) == (None, False)
+
+
+def test_a_stated_first_read_survives_a_tie_the_abstaining_ballot_leaves() -> None:
+    """s7-docsage-set2: "The company has 183 offices." was read as 183 offices; of the
+    committee's three sampled re-reads one gave 183, one no offices (a 0 the chunk does not
+    write) and one no row at all, which abstains for an entity the chunk names. The tie
+    emptied the cell, and Kriarngyrtia Energy's offices never reached the average."""
+    chunk = Chunk(id="d29#0", text="Kriarngyrtia Energy operates in energy. The company has "
+                                   "183 offices.")
+
+    def respond(request: ChatRequest) -> str:
+        rows = {1000: [{"company_name": "Kriarngyrtia Energy", "offices": 0}],
+                1001: [{"company_name": "Kriarngyrtia Energy", "offices": 183}],
+                1002: []}.get(request.seed or 0,
+                              [{"company_name": "Kriarngyrtia Energy", "offices": 183}])
+        return json.dumps({"companies": rows})
+
+    def offices(rule: str):
+        result = asyncio.run(run_clear(LM(FakeLLM(respond=respond)), SCHEMA, [chunk],
+                                       config=ClearConfig(level_b=False, vote=rule),
+                                       calibration=Calibration(tau_low=1.0)))
+        [row] = result.rows
+        return row.values.get("offices"), result.report.unresolved
+    assert offices("committee") == (None, 1)
+    assert offices("first-read-breaks-ties") == (183, 1)
 
 
 def test_clear_votes_by_the_configured_rule() -> None:
@@ -73,6 +113,7 @@ def test_an_unknown_rule_is_refused_by_name() -> None:
     with pytest.raises(ConfigError, match="vote") as err:
         make_method("docsage", lm, ChunkListRetriever([]), {"vote": "majority", "store": False})
     assert "majority" in str(err.value) and "keep-first-read" in str(err.value)
-    with pytest.raises(ValueError, match="vote must be one of committee, with-first-read, "
+    with pytest.raises(ValueError, match="vote must be one of committee, "
+                                         "first-read-breaks-ties, with-first-read, "
                                          "keep-first-read, got 'majority'"):
         DocSage(lm, ChunkListRetriever([]), vote="majority", store=False)

@@ -37,10 +37,11 @@ from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.aliases import name_columns_of
 from quaderno.methods.docsage.amounts import read_cell, stated_mentions, stated_spans
 from quaderno.methods.docsage.extract import (ExtractionSettings, extract_chunk,
-                                              extraction_model, failed_calls, surface_forms)
+                                              extraction_model, failed_calls, mentions,
+                                              surface_forms)
 from quaderno.methods.docsage.group_keyed import named_for_subject
 from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, entity_key, fold_text,
-                                                is_null, key_columns, multi_valued,
+                                                is_null, key_columns, key_name, multi_valued,
                                                 normalize_entity, normalize_value,
                                                 plausible_year)
 from quaderno.methods.docsage.rows import Correction, Row, coerce
@@ -125,6 +126,18 @@ async def committee_ballots(lm: LM, chunk: Chunk, table: Table, settings: Extrac
     return ballots, calls
 
 
+def voting_ballots(ballots: Sequence[Sequence[Mapping[str, Any]]], table: Table,
+                   values: Mapping[str, Any], text: str) -> list[Sequence[Mapping[str, Any]]]:
+    """The ballots that vote on the row ``values`` read from ``text``: a ballot that found no
+    row at all (or failed) says nothing of an entity the text names, and abstains (two
+    empty reads of three dropped Dyrte Fourzixze's stated row in ``fixes-docsage-set1``);
+    for an entity it does not name, every ballot votes (an empty one votes NULL)."""
+    name = key_name(table, values)
+    if name and mentions(text, name, "TEXT"):
+        return [b for b in ballots if b]
+    return list(ballots)
+
+
 class _Match(NamedTuple):
     """How a ballot's rows are matched with the target: by the key columns ``by``, no
     name in ``names`` contradicting the target's, ``dropped`` the key columns left out."""
@@ -176,7 +189,7 @@ def _voters_rows(ballot: Sequence[Mapping[str, Any]], table: Table, target: Mapp
     return rows
 
 
-VoteRule = Literal["committee", "with-first-read", "keep-first-read"]
+VoteRule = Literal["committee", "first-read-breaks-ties", "with-first-read", "keep-first-read"]
 
 
 def tally(ballots: Sequence[Sequence[Mapping[str, Any]]], table: Table,
@@ -188,15 +201,19 @@ def tally(ballots: Sequence[Sequence[Mapping[str, Any]]], table: Table,
     votes NULL. A multi-valued cell the target has can only be confirmed (a ballot has the
     entity with that value) or voted NULL, never turned into another of the entity's values;
     one the target lacks is filled like any other cell. ``rule``: ``committee`` counts the
-    ballots alone; ``with-first-read`` counts ``target`` (the read the vote is on) as one
-    more ballot; ``keep-first-read`` does too, and without a strict majority keeps the
-    target's value (``majority`` still False). ``invented``: key columns holding an id no
-    chunk states (:func:`.aliases.unstated_ids`; the model numbered each read anew): when
-    the target has some of the rest of its key, a ballot's row is the target's by that rest
-    and by the entity's name (:func:`_match`), the id is not voted on, and a ballot with
-    several such rows that disagree on a cell votes it NULL (two laureates of one
-    nationality are not told apart by it); else the id aligns as before."""
-    if rule != "committee":
+    ballots alone; ``first-read-breaks-ties`` does too, and without a strict majority keeps
+    the target's value (``target``: the read the vote is on) when it has as many ballots as
+    any other value (a tie it is part of: a re-read that gives the first read's "183
+    offices" and one that finds no offices, the third empty and abstaining); a NULL first
+    read breaks no tie; ``with-first-read`` counts ``target`` as one more ballot;
+    ``keep-first-read`` does too, and without a strict majority keeps the target's value.
+    ``majority`` is False whenever no value has a strict majority. ``invented``: key
+    columns holding an id no chunk states (:func:`.aliases.unstated_ids`; the model numbered
+    each read anew): when the target has some of the rest of its key, a ballot's row is the
+    target's by that rest and by the entity's name (:func:`_match`), the id is not voted on,
+    and a ballot with several such rows that disagree on a cell votes it NULL (two laureates
+    of one nationality are not told apart by it); else the id aligns as before."""
+    if rule in ("with-first-read", "keep-first-read"):
         ballots = [*ballots, [dict(target)]]
     match = _match(table, target, invented)
     out = {}
@@ -214,13 +231,18 @@ def tally(ballots: Sequence[Sequence[Mapping[str, Any]]], table: Table,
                 {cell_form(table, col, r.get(col), aliases) for r in found}) > 1) else {}
                 for found in rows]
         votes = [cell_form(table, col, p.get(col), aliases) for p in picks]
-        best, count = Counter(votes).most_common(1)[0]
+        counted = Counter(votes)
+        best, count = counted.most_common(1)[0]
         if count * 2 > len(picks):
             value = next(p.get(col) for p, v in zip(picks, votes) if v == best)
             out[col] = CellVote(value=value if best is not None else None,
                                 share=count / len(picks), majority=True)
         else:
-            out[col] = CellVote(value=target.get(col) if rule == "keep-first-read" else None,
+            first = cell_form(table, col, target.get(col), aliases)
+            breaks = rule == "first-read-breaks-ties" and first is not None and \
+                counted[first] == count
+            kept = rule == "keep-first-read" or breaks
+            out[col] = CellVote(value=target.get(col) if kept else None,
                                 share=count / len(picks), majority=False)
     return out
 

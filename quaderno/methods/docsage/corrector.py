@@ -19,14 +19,13 @@ from quaderno.methods.docsage.anomalies import match_parent
 from quaderno.methods.docsage.clear_settings import ClearConfig, ClearReport
 from quaderno.methods.docsage.constraints import CheckResult, Violation
 from quaderno.methods.docsage.correct import (Retrieve, apply_cell, committee_ballots,
-                                              resolve_conflict, tally)
+                                              resolve_conflict, tally, voting_ballots)
 from quaderno.methods.docsage.ended import ended_columns
-from quaderno.methods.docsage.extract import ExtractionSettings, mentions
+from quaderno.methods.docsage.extract import ExtractionSettings
 from quaderno.methods.docsage.misplaced import misplaced_rows, name_references
 from quaderno.methods.docsage.namesakes import entity_groups
-from quaderno.methods.docsage.normalize import (is_null, key_columns, key_name,
-                                                normalize_entity, normalize_value,
-                                                row_identity)
+from quaderno.methods.docsage.normalize import (is_null, key_columns, normalize_entity,
+                                                normalize_value, row_identity)
 from quaderno.methods.docsage.rows import Row, value_chunk
 from quaderno.methods.docsage.schema import Schema, Table
 from quaderno.methods.docsage.unstated import states, unstated_rows
@@ -117,17 +116,13 @@ class Corrector:
                                         "rows_per_vote": [len(b) for b in ballots]}
                     self._ballots[(chunk_id, table.name)] = ballots
                     self.report.llm_calls_correct += calls
-                ballots = self._ballots[(chunk_id, table.name)]
-                # a sampled read that found no row at all (or failed) says nothing of an
-                # entity its chunk names: it abstains (two empty reads of three dropped
-                # Dyrte Fourzixze's stated row in fixes-docsage-set1)
-                name = key_name(table, row.values)
-                if name and mentions(self.texts.get(chunk_id, ""), name, "TEXT"):
-                    ballots = [b for b in ballots if b]
-                    if not ballots:
-                        self.report.votes_abstained += 1
-                        self.tried.update(self._cell_id(row, c) for c in mine)
-                        continue
+                # an empty ballot abstains for an entity its chunk names
+                ballots = voting_ballots(self._ballots[(chunk_id, table.name)], table,
+                                         row.values, self.texts.get(chunk_id, ""))
+                if not ballots:
+                    self.report.votes_abstained += 1
+                    self.tried.update(self._cell_id(row, c) for c in mine)
+                    continue
                 # an id no chunk states (each read numbers its entities anew) aligns no
                 # ballot's row with this one where the rest of its key can (tally)
                 votes = tally(ballots, table, row.values, mine,

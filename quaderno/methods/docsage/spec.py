@@ -49,11 +49,14 @@ class DocSageOptions(RetrievalOptions):
         "auto", description="value confidence: token log-probabilities, agreement across "
                             "samples, or auto (log-probabilities when the server sends them)")
     samples: int = Field(3, ge=2, le=9, description="samples for agreement and the committee")
-    vote: Literal["committee", "with-first-read", "keep-first-read"] = Field(
+    vote: Literal["committee", "first-read-breaks-ties", "with-first-read",
+                  "keep-first-read"] = Field(
         "committee", description="the committee's rule per flagged cell: committee (the "
-                                 "samples' strict majority, else NULL), with-first-read (the "
-                                 "row's read at the vote is one more ballot), keep-first-read "
-                                 "(the same, and without a majority that read stays); "
+                                 "samples' strict majority, else NULL), "
+                                 "first-read-breaks-ties (the same, and a tie the row's read "
+                                 "at the vote is part of keeps that read), with-first-read "
+                                 "(that read is one more ballot), keep-first-read (the same, "
+                                 "and without a majority that read stays); "
                                  "benchmarks/docsage_committee.py compares them")
     store: bool = Field(True, description="keep extracted tuples per chunk and table "
                                           "definition, so later questions re-use them")
