@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 from docsage_fakes import row, schema_of
@@ -14,7 +15,7 @@ from quaderno.eval.synth.collection import make_collection
 from quaderno.eval.synth.families import FAMILIES
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
-from quaderno.methods.docsage.ended import clauses, ended_links, ended_references
+from quaderno.methods.docsage.ended import _CLAUSE, _SPACES, clauses, ended_links, ended_references
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.store import TupleStore
 
@@ -509,3 +510,52 @@ def test_the_clause_stays_the_reason_after_alias_names_change(tmp_path) -> None:
     assert [r for r in result.rows if r.table == "members"] == []
     assert [(e["chunk_id"], e["quote"], e["said_in"]) for e in result.report.links_ended] == [
         ("d1#0", said, "d1#0"), ("d2#0", said, "d1#0"), ("d3#0", said, "d1#0")]
+
+
+# -- clauses() against the plain regex version it replaced (quadratic on a run of initials) --
+_INITIAL_END = re.compile(r"(?<![\w.])([^\W\d_])\.$")
+_INITIALS_END = re.compile(r"(?:^|\(|, )(?:[^\W\d_]\. )+[^\W\d_]\.$")
+_LONE_INITIAL = re.compile(r"[^\W\d_]\.$")
+_NEXT_WORD = re.compile(r"[^\W\d_][\w'-]*")
+
+
+def _regex_clauses(text: str) -> list[str]:
+    """clauses() as written before 2026-11-28: every mend searched the whole clause so far
+    and the whole text (30 s on 4,000 initials)."""
+    text = _SPACES.sub(" ", text)
+    parts: list[str] = []
+    for piece in _CLAUSE.split(text):
+        piece = piece.strip() if piece else ""
+        if not piece:
+            continue
+        initial = _INITIAL_END.search(parts[-1]) if parts else None
+        if initial and not initial[1].isupper():
+            initial = None
+        word = _NEXT_WORD.match(piece) if initial else None
+        if word and not word[0][:1].isupper():
+            word = None
+        run = _INITIALS_END.search(parts[-1]) if word else None
+        if word and (re.search(rf"\b{initial[1]}\w+ {re.escape(word[0])}\b", text)
+                     or _LONE_INITIAL.fullmatch(piece)
+                     or (run is not None and all(c.isupper() for c in run[0] if c.isalpha()))):
+            parts[-1] = f"{parts[-1]} {piece}"
+        else:
+            parts.append(piece)
+    return parts
+
+
+_TOKENS = ["J.", "R.", "É.", "é.", "S.", "(S.", "(J.", ", R.", ",", "U.S.", "U.", "K.", "Dr.",
+           "Mrs.", "dr.", "Plan", "Ö.", "AB.", "4.", "x.", "Kelskyrn", "Skoustil", "Tolkien",
+           "Émile", "Zola", "Zola.", "left", "the", "DMC", "in", "2005.", "but", "while", ";",
+           "\n", "(", ")", "Ulm", "Bank", "joined", "it.", "O'Neil", "O'", "Kelskyrn-Ba"]
+
+
+def test_clauses_split_as_the_regex_version_did() -> None:
+    import random
+    rng = random.Random(11)
+    texts = [" ".join(rng.choice(_TOKENS) for _ in range(rng.randint(1, 40)))
+             for _ in range(4000)]
+    texts += [d.text for family in FAMILIES for d in make_collection(family, "set1", 0,
+                                                                     per_type=1).documents]
+    for text in texts:
+        assert clauses(text) == _regex_clauses(text), text

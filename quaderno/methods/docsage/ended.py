@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from typing import NamedTuple
 
 from quaderno.methods.docsage.normalize import (NAME_JOINERS, NAME_PARTICLES, entity_key,
                                                 entity_name, fold_text, initials,
@@ -120,6 +121,7 @@ _INITIAL_END = re.compile(r"(?<![\w.])([^\W\d_])\.$")
 # (opening the piece or after "(" or ", ": "the U. K." names no one)
 _INITIALS_END = re.compile(r"(?:^|\(|, )(?:[^\W\d_]\. )+[^\W\d_]\.$")
 _LONE_INITIAL = re.compile(r"[^\W\d_]\.$")
+_WORD_OR_DOT = re.compile(r"[\w.]")
 _NEXT_WORD = re.compile(r"[^\W\d_][\w'-]*")
 # how a list names an item: after its colon, a comma, "and" or "include" ("Former members:
 # Kelvo Trust (left 2005), ..."), never inside a longer name ("New York" is not "York")
@@ -136,31 +138,70 @@ def clauses(text: str) -> list[str]:
     Moskia") or at an initial the text writes out before the same word elsewhere ("S.
     Kelskyrn" beside "Skoustil Kelskyrn", "É. Zola" beside "Émile Zola") or inside a run
     of initials ("J. R. R. Tolkien": two or more before the name); "in the U.S. Rastou"
-    and "Plan B. Rastou" end there."""
+    and "Plan B. Rastou" end there. Linear in the text: a clause being mended keeps its
+    pieces and the run of initials it ends with, and each (initial, word) is looked up
+    once."""
     text = _SPACES.sub(" ", text)
-    parts: list[str] = []
+    parts: list[list[str]] = []     # each clause's pieces, joined by a space at the end
+    run = _Run(0, False, False)     # the run of initials the last clause ends with
+    written: dict[tuple[str, str], bool] = {}
     for piece in _CLAUSE.split(text):
         piece = piece.strip() if piece else ""
         if not piece:
             continue
-        initial = _INITIAL_END.search(parts[-1]) if parts else None
+        # the last clause's end: its last piece, and the space joining it to the one before
+        tail = (" " if parts and len(parts[-1]) > 1 else "") + parts[-1][-1] if parts else ""
+        initial = _INITIAL_END.search(tail) if parts else None
         if initial and not initial[1].isupper():
             initial = None
         word = _NEXT_WORD.match(piece) if initial else None
         if word and not word[0][:1].isupper():
             word = None
-        if word and (re.search(rf"\b{initial[1]}\w+ {re.escape(word[0])}\b", text)
-                     or _LONE_INITIAL.fullmatch(piece)
-                     or _upper_initials(_INITIALS_END.search(parts[-1]))):
-            parts[-1] = f"{parts[-1]} {piece}"
+        if word:
+            pair = (initial[1], word[0])
+            if pair not in written:
+                written[pair] = re.search(rf"\b{pair[0]}\w+ {re.escape(pair[1])}\b",
+                                          text) is not None
+        if word and (written[pair] or _LONE_INITIAL.fullmatch(piece) or run.names_one):
+            parts[-1].append(piece)
+            run = run.then(piece)
         else:
-            parts.append(piece)
-    return parts
+            parts.append([piece])
+            run = _Run.of(piece)
+    return [" ".join(p) for p in parts]
 
 
-def _upper_initials(run: re.Match[str] | None) -> bool:
-    """``run`` (of :data:`_INITIALS_END`) is of capitals: a name's given names ("J. R.")."""
-    return run is not None and all(ch.isupper() for ch in run[0] if ch.isalpha())
+class _Run(NamedTuple):
+    """The run of initials a clause ends with (:data:`_INITIALS_END`): how many, whether it
+    opens the clause or follows "(" or ", ", and whether all are capitals."""
+
+    units: int
+    anchored: bool
+    upper: bool
+
+    @property
+    def names_one(self) -> bool:
+        """Two or more capitals, opening the clause or after "(" or ", ": a name's given
+        names ("J. R.")."""
+        return self.units >= 2 and self.anchored and self.upper
+
+    @classmethod
+    def of(cls, piece: str) -> _Run:
+        """The run a clause of the one ``piece`` ends with. A piece holds no ". " (the
+        clause split there, but after a title), so its run is one initial at most."""
+        end = _LONE_INITIAL.search(piece)
+        if end is None or (len(piece) > 2 and _WORD_OR_DOT.match(piece[-3])):
+            return cls(0, False, False)
+        before = piece[:-2]
+        return cls(1, before == "" or before.endswith(("(", ", ")), piece[-2].isupper())
+
+    def then(self, piece: str) -> _Run:
+        """The run once ``piece`` is joined on with a space: one more initial when it is one
+        ("R."), else the piece's own run, which no longer opens the clause."""
+        if _LONE_INITIAL.fullmatch(piece) and self.units:
+            return _Run(self.units + 1, self.anchored, self.upper and piece[0].isupper())
+        own = _Run.of(piece)
+        return own._replace(anchored=own.anchored and piece[:-2] != "")
 
 
 def naming(name: str) -> re.Pattern[str]:
