@@ -80,7 +80,7 @@ class DocSage(BaseMethod):
                  probe_size: int = 24, probe_docs: int = 8, max_iters: int = 3,
                  max_questions: int = 5, call_budget: int = 25, sql_repairs: int = 1,
                  sql_timeout_s: float = 5.0, confidence: str = "auto",
-                 samples: int = 3, vote: str = "committee", store: bool = True,
+                 samples: int = 3, vote: str = "first-read-breaks-ties", store: bool = True,
                  offer_known: bool = True, store_dir: str | None = None,
                  calibration: str | None = None, committee: LM | None = None,
                  extractor: LM | None = None, concurrency: int = 2) -> None:

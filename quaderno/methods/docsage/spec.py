@@ -51,13 +51,13 @@ class DocSageOptions(RetrievalOptions):
     samples: int = Field(3, ge=2, le=9, description="samples for agreement and the committee")
     vote: Literal["committee", "first-read-breaks-ties", "with-first-read",
                   "keep-first-read"] = Field(
-        "committee", description="the committee's rule per flagged cell: committee (the "
-                                 "samples' strict majority, else NULL), "
-                                 "first-read-breaks-ties (the same, and a tie the row's read "
-                                 "at the vote is part of keeps that read), with-first-read "
-                                 "(that read is one more ballot), keep-first-read (the same, "
-                                 "and without a majority that read stays); "
-                                 "benchmarks/docsage_committee.py compares them")
+        "first-read-breaks-ties",
+        description="the committee's rule per flagged cell: committee (the paper's: the "
+                    "samples' strict majority, else NULL), first-read-breaks-ties (the same, "
+                    "and a tie the row's read at the vote is part of keeps that read), "
+                    "with-first-read (that read is one more ballot), keep-first-read (the "
+                    "same, and without a majority that read stays); "
+                    "benchmarks/docsage_committee.py compares them")
     store: bool = Field(True, description="keep extracted tuples per chunk and table "
                                           "definition, so later questions re-use them")
     offer_known: bool = Field(True, description="offer schema discovery the tables earlier "
