@@ -122,6 +122,8 @@ _INITIAL_END = re.compile(r"(?<![\w.])([^\W\d_])\.$")
 _INITIALS_END = re.compile(r"(?:^|\(|, )(?:[^\W\d_]\. )+[^\W\d_]\.$")
 _LONE_INITIAL = re.compile(r"[^\W\d_]\.$")
 _WORD_OR_DOT = re.compile(r"[\w.]")
+_WORD_RUN = re.compile(r"\w+")
+_IS_WORD = re.compile(r"\w")
 _NEXT_WORD = re.compile(r"[^\W\d_][\w'-]*")
 # how a list names an item: after its colon, a comma, "and" or "include" ("Former members:
 # Kelvo Trust (left 2005), ..."), never inside a longer name ("New York" is not "York")
@@ -139,12 +141,12 @@ def clauses(text: str) -> list[str]:
     Kelskyrn" beside "Skoustil Kelskyrn", "É. Zola" beside "Émile Zola") or inside a run
     of initials ("J. R. R. Tolkien": two or more before the name); "in the U.S. Rastou"
     and "Plan B. Rastou" end there. Linear in the text: a clause being mended keeps its
-    pieces and the run of initials it ends with, and each (initial, word) is looked up
-    once."""
+    pieces and the run of initials it ends with, and the words written out after a word of
+    each first letter are indexed once (:func:`_written_out`)."""
     text = _SPACES.sub(" ", text)
     parts: list[list[str]] = []     # each clause's pieces, joined by a space at the end
     run = _Run(0, False, False)     # the run of initials the last clause ends with
-    written: dict[tuple[str, str], bool] = {}
+    written: set[tuple[str, str]] | None = None
     for piece in _CLAUSE.split(text):
         piece = piece.strip() if piece else ""
         if not piece:
@@ -157,18 +159,40 @@ def clauses(text: str) -> list[str]:
         word = _NEXT_WORD.match(piece) if initial else None
         if word and not word[0][:1].isupper():
             word = None
-        if word:
-            pair = (initial[1], word[0])
-            if pair not in written:
-                written[pair] = re.search(rf"\b{pair[0]}\w+ {re.escape(pair[1])}\b",
-                                          text) is not None
-        if word and (written[pair] or _LONE_INITIAL.fullmatch(piece) or run.names_one):
+        if word and written is None:
+            written = _written_out(text)
+        if word and ((initial[1], word[0]) in written or _LONE_INITIAL.fullmatch(piece)
+                     or run.names_one):
             parts[-1].append(piece)
             run = run.then(piece)
         else:
             parts.append([piece])
             run = _Run.of(piece)
     return [" ".join(p) for p in parts]
+
+
+def _written_out(text: str) -> set[tuple[str, str]]:
+    """Each (letter, word) where ``text`` writes a word of two letters or more opening with
+    the letter, a space, and the word ("S", "Kelskyrn" of "Skoustil Kelskyrn"): every
+    (initial, word) the search ``\\b{initial}\\w+ {word}\\b`` finds in ``text``, where the
+    word is as :data:`_NEXT_WORD` reads one ("Kelskyrn-Ba" also gives "Kelskyrn"), indexed
+    in one pass instead of a search of the whole text per initial."""
+    out = set()
+    for first in _WORD_RUN.finditer(text):
+        after = first.end()
+        if first.end() - first.start() < 2 or text[after:after + 1] != " ":
+            continue
+        word = _NEXT_WORD.match(text, after + 1)
+        if word is None:
+            continue
+        w = word[0]
+        # every prefix of the word that ends where a word ends (the search's \b)
+        for k in range(1, len(w) + 1):
+            inside = _IS_WORD.match(w[k - 1]) is not None
+            nxt = w[k] if k < len(w) else text[word.end():word.end() + 1]
+            if inside != (nxt != "" and _IS_WORD.match(nxt) is not None):
+                out.add((first[0][0], w[:k]))
+    return out
 
 
 class _Run(NamedTuple):
