@@ -350,6 +350,25 @@ def test_each_chunk_found_is_expected_to_hold_a_row_of_its_entitys_table() -> No
     assert expects == {}
 
 
+def test_an_entity_missing_cells_of_two_tables_is_expected_in_the_first() -> None:
+    """A documented limit (the review of 3846eef): one search names everything an entity
+    misses, and the chunk it finds is read again for the table the entity first misses a
+    cell of only."""
+    schema = schema_of({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "revenue", "type": "DOUBLE"}]},
+        {"name": "listings", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "ticker"}]}]})
+    question = "What is the ticker of the company with the highest revenue?"
+    rows = [row("companies", "d1", company_name="Kelvo Trust"),
+            row("listings", "d2", company_name="Kelvo Trust")]
+    search, queries = _echo_search()
+    expects: dict[str, str] = {}
+    asyncio.run(completion(search, schema, rows, question, [], budget=2, expects=expects))
+    assert queries == ["Kelvo Trust revenue ticker"]
+    assert expects == {"Kelvo Trust revenue ticker": "companies"}
+
+
 def test_a_filter_is_searched_for_with_the_value_the_question_asks() -> None:
     """Bryskound Holdings' sector is stated as "operates in energy", never by the word
     "sector": a search for "Bryskound Holdings sector" ranked its offices report first, and
@@ -836,6 +855,35 @@ def test_an_expected_chunk_with_a_row_of_another_table_only_reads_its_table_agai
     asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings,
                         store=TupleStore(tmp_path / "b"), expected={"d55": "commissions"}))
     assert asked == [("both", 0.0)]
+
+
+def test_a_stored_reading_of_no_row_is_read_greedy_then_sampled(tmp_path) -> None:
+    """The review of 3846eef: a reading stored by a question whose schema was ``companies``
+    alone made the greedy re-read that reading's own prompt again, which cannot find more."""
+    companies = {"name": "companies", "primary_key": ["company_name"],
+                 "columns": [{"name": "company_name"}, {"name": "offices", "type": "INT"}]}
+    commissions = {"name": "commissions", "primary_key": ["commission_name"],
+                   "columns": [{"name": "commission_name"}]}
+    chunk = Chunk(id="d56", text="Tallies of offices put Bryskound Holdings at 123.")
+    asked: list[tuple[str, float]] = []
+
+    def respond(request):
+        both = "commissions" in request.messages[-1].content
+        asked.append(("both" if both else "companies", request.temperature))
+        rows = [{"company_name": "Bryskound Holdings", "offices": 123}] \
+            if request.temperature else []
+        return json.dumps({"companies": rows, **({"commissions": []} if both else {})})
+    settings, store = ExtractionSettings(confidence="none"), TupleStore(tmp_path)
+    asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema_of({"tables": [
+        companies]}), settings, store=store))
+    asked.clear()
+    got = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema_of({"tables": [
+        companies, commissions]}), settings, store=store, expected={"d56": "companies"}))
+    # commissions is read (both tables were not stored together); then companies alone,
+    # greedy (the stored read's prompt again, found nothing), then sampled
+    assert asked == [("both", 0.0), ("companies", 0.0),
+                     ("companies", settings.sample_temperature)]
+    assert [r.values["offices"] for r in got[0].rows["companies"]] == [123]
 
 
 def test_the_method_reads_a_completion_document_again_when_its_reply_has_no_row(

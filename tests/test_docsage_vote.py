@@ -50,6 +50,10 @@ def ballot(offices):
     ([15, None], "first-read-breaks-ties", None, False),
     ([15, 16, 12], "first-read-breaks-ties", 12, False),    # a three-way tie
     ([15, 15, 12], "first-read-breaks-ties", 15, True),
+    # a committee of four or five: the first read breaks only a tie for the most votes
+    ([15, 15, 16, 16, 12], "first-read-breaks-ties", None, False),
+    ([15, 15, 12, None], "first-read-breaks-ties", None, False),
+    ([15, 15, 12, 12], "first-read-breaks-ties", 12, False),
 ])
 def test_each_rule_counts_the_ballots_as_it_says(votes, rule, value, majority) -> None:
     [vote] = tally([ballot(v) for v in votes], TABLE, FIRST, ["offices"], rule=rule).values()

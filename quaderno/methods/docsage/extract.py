@@ -442,14 +442,17 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
     table of the entity a search naming it found the chunk for; when such a chunk holds no
     row of that table, read now or stored so by an earlier read, that table alone is read
     once more (a recorded fallback), and the rows are kept and stored as the chunk's reading
-    of it. The re-read is greedy when the read that found no row asked for other tables too
-    (a stored reading is taken to have asked for the schema's), and sampled otherwise
-    (greedy decoding repeats a prompt's reply; in ``samples`` confidence mode it costs its
-    samples too): the measuring model read "Tallies of offices put Bryskound Holdings at
-    123" as no row (``grid-docsage-set2``), and with the commission's table beside it read
-    "Bryskound Holdings operates in energy" as no company and the commission's name, which
-    that document never writes (``s7-docsage-set2``); asked for ``companies`` alone it read
-    both."""
+    of it. The re-read is greedy when the read that found no row, made now, asked for other
+    tables too (or for some columns only), and sampled when it asked for this whole table
+    alone (greedy decoding repeats a prompt's reply; in ``samples`` confidence mode it costs
+    its samples too); a reading found stored is re-read sampled when the schema has no
+    other table, else greedy and then, finding none, sampled (the store does not keep what
+    else the stored read asked for, and a question whose schema was this table alone would
+    make the greedy prompt the stored read's own): the measuring model read "Tallies of
+    offices put Bryskound Holdings at 123" as no row (``grid-docsage-set2``), and with the
+    commission's table beside it read "Bryskound Holdings operates in energy" as no company
+    and the commission's name, which that document never writes (``s7-docsage-set2``);
+    asked for ``companies`` alone it read both."""
     settings = settings or ExtractionSettings()
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
@@ -521,17 +524,26 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
         # by a read that expected none): that table alone, once more
         owed = schema.table(expected.get(chunk.id, "")) if expected else None
         if owed is not None and not result.rows.get(owed.name):
-            # greedy when the read that found none asked for other tables too (a stored one
-            # is taken to have asked for the schema's), sampled when it asked for this alone
-            first = missing if owed.name in {t.name for t in missing} else schema.tables
-            async with gate:
-                again, calls = await _read_again(lm, chunk, owed, settings, trace,
-                                                 sampled=len(first) == 1)
-            result.calls += calls
-            if again:
-                result.rows[owed.name] = again
-                if store is not None:
-                    keep(chunk, owed, again)
+            if owed.name in {t.name for t in missing}:
+                # read just now: greedy is a new prompt unless that read asked for this
+                # whole table alone
+                tries = [len(missing) == 1 and owed.name not in partial]
+            elif len(schema.tables) == 1:
+                tries = [True]          # stored: any read of this schema asked for it alone
+            else:
+                # stored by a read whose other tables are not known (a question's schema
+                # of this table alone gives the greedy prompt again): greedy, then sampled
+                tries = [False, True]
+            for sampled in tries:
+                async with gate:
+                    again, calls = await _read_again(lm, chunk, owed, settings, trace,
+                                                     sampled=sampled)
+                result.calls += calls
+                if again:
+                    result.rows[owed.name] = again
+                    if store is not None:
+                        keep(chunk, owed, again)
+                    break
         return result
 
     async def read(chunk: Chunk) -> ChunkResult:
