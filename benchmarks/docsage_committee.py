@@ -16,8 +16,9 @@ vote. As in CLEAR, a voted value the chunk does not state is emptied.
 
 Four rules are compared on the same ballots:
 
-- ``committee``: the samples alone; without a strict majority, NULL (CLEAR's rule);
-- ``first-read-breaks-ties``: the same, and a tie the greedy read is part of keeps it;
+- ``committee``: the samples alone; without a strict majority, NULL (the paper's rule);
+- ``first-read-breaks-ties``: the same, and a tie the greedy read is part of keeps it
+  (CLEAR's default);
 - ``with-first-read``: the greedy read is one more ballot; without a strict majority, NULL;
 - ``keep-first-read``: the same ballots; without a strict majority the greedy value stays.
 

@@ -785,7 +785,9 @@ def test_an_expected_chunk_read_as_no_row_is_read_again_sampled(tmp_path) -> Non
     got = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings,
                               store=shared, expected={"d56": "companies"}))
     assert [r.values["offices"] for r in all_rows(got)] == [123]
-    assert temperatures == [0.0, settings.sample_temperature] and got[0].calls == 1
+    # the review of ac17a2c: the stored reading may have asked for other tables too, so the
+    # table alone is read greedy first (here the stored read's prompt again), then sampled
+    assert temperatures == [0.0, 0.0, settings.sample_temperature] and got[0].calls == 2
     again = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings,
                                 store=shared, expected={"d56": "companies"}))
     assert [r.values["offices"] for r in all_rows(again)] == [123] and again[0].calls == 0
@@ -884,6 +886,35 @@ def test_a_stored_reading_of_no_row_is_read_greedy_then_sampled(tmp_path) -> Non
     assert asked == [("both", 0.0), ("companies", 0.0),
                      ("companies", settings.sample_temperature)]
     assert [r.values["offices"] for r in got[0].rows["companies"]] == [123]
+
+
+def test_a_stored_reading_of_no_row_in_a_one_table_schema_is_read_greedy_first(
+        tmp_path) -> None:
+    """The review of ac17a2c: a reading stored by a question whose schema also had the
+    commission's table is no reading of ``companies`` alone, even when the schema of the
+    question now asking has no other table."""
+    companies = {"name": "companies", "primary_key": ["company_name"],
+                 "columns": [{"name": "company_name"}, {"name": "sector"}]}
+    commissions = {"name": "commissions", "primary_key": ["commission_name"],
+                   "columns": [{"name": "commission_name"}]}
+    chunk = Chunk(id="d55", text="Bryskound Holdings operates in energy.")
+    asked: list[tuple[str, float]] = []
+
+    def respond(request):          # finds the company only asked for it alone, greedy
+        both = "commissions" in request.messages[-1].content
+        asked.append(("both" if both else "alone", request.temperature))
+        found = not both and not request.temperature
+        return json.dumps({"companies": [{"company_name": "Bryskound Holdings",
+                                          "sector": "energy"}] if found else [],
+                           **({"commissions": []} if both else {})})
+    settings, store = ExtractionSettings(confidence="none"), TupleStore(tmp_path)
+    asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema_of({"tables": [
+        companies, commissions]}), settings, store=store))
+    asked.clear()
+    got = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema_of({"tables": [
+        companies]}), settings, store=store, expected={"d55": "companies"}))
+    assert asked == [("alone", 0.0)]
+    assert [r.values["sector"] for r in got[0].rows["companies"]] == ["energy"]
 
 
 def test_the_method_reads_a_completion_document_again_when_its_reply_has_no_row(

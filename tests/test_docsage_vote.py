@@ -1,5 +1,6 @@
-"""The committee's voting rule (``vote``): CLEAR's rule counts the samples alone; the two
-rules benchmarks/docsage_committee.py compares it with count the first read as a ballot."""
+"""The committee's voting rule (``vote``): the paper's rule counts the samples alone; CLEAR's
+default does too and lets the first read break a tie it is part of; two more rules
+benchmarks/docsage_committee.py compares count the first read as a ballot."""
 
 from __future__ import annotations
 
@@ -110,6 +111,15 @@ def test_clear_votes_by_the_configured_rule() -> None:
         return row.values.get("offices"), result.report.unresolved
     assert offices("committee") == (None, 0)
     assert offices("keep-first-read") == (12, 1)
+
+
+def test_every_default_is_the_tie_rule() -> None:
+    from quaderno.methods.docsage.clear_settings import ClearConfig
+    from quaderno.methods.docsage.spec import DocSageOptions
+    lm = LM(FakeLLM(respond=lambda r: "{}"))
+    method = DocSage(lm, ChunkListRetriever([]), store=False)
+    assert method.clear_config.vote == DocSageOptions().vote == ClearConfig().vote == \
+        "first-read-breaks-ties"
 
 
 def test_an_unknown_rule_is_refused_by_name() -> None:

@@ -445,10 +445,11 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
     of it. The re-read is greedy when the read that found no row, made now, asked for other
     tables too (or for some columns only), and sampled when it asked for this whole table
     alone (greedy decoding repeats a prompt's reply; in ``samples`` confidence mode it costs
-    its samples too); a reading found stored is re-read sampled when the schema has no
-    other table, else greedy and then, finding none, sampled (the store does not keep what
-    else the stored read asked for, and a question whose schema was this table alone would
-    make the greedy prompt the stored read's own): the measuring model read "Tallies of
+    its samples too); a reading found stored is re-read greedy and then, finding none,
+    sampled (the store does not keep what else the stored read asked for: a question whose
+    schema was this table alone makes the greedy prompt the stored read's own). A re-read
+    that finds nothing is not stored, so a later question expecting the chunk asks again
+    (from the LLM cache, when it is on): the measuring model read "Tallies of
     offices put Bryskound Holdings at 123" as no row (``grid-docsage-set2``), and with the
     commission's table beside it read "Bryskound Holdings operates in energy" as no company
     and the commission's name, which that document never writes (``s7-docsage-set2``);
@@ -528,11 +529,10 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                 # read just now: greedy is a new prompt unless that read asked for this
                 # whole table alone
                 tries = [len(missing) == 1 and owed.name not in partial]
-            elif len(schema.tables) == 1:
-                tries = [True]          # stored: any read of this schema asked for it alone
             else:
                 # stored by a read whose other tables are not known (a question's schema
-                # of this table alone gives the greedy prompt again): greedy, then sampled
+                # with another table, or of this table alone, which makes the greedy prompt
+                # the stored read's own): greedy, then sampled
                 tries = [False, True]
             for sampled in tries:
                 async with gate:
