@@ -117,9 +117,6 @@ _CLAUSE = re.compile(r"(?<=[.!?])(?-i:(?<!\b(?:Dr|Mr|Ms)\.)(?<!\bMrs\.)) "
 # one letter and a period ending a piece, no letter or period before it ("(S.", "(É.",
 # not "U.S."), a capital (checked by str.isupper: any script's)
 _INITIAL_END = re.compile(r"(?<![\w.])([^\W\d_])\.$")
-# a run of two or more initials ending a piece ("J. R.", "J. R. R.")
-# (opening the piece or after "(" or ", ": "the U. K." names no one)
-_INITIALS_END = re.compile(r"(?:^|\(|, )(?:[^\W\d_]\. )+[^\W\d_]\.$")
 _LONE_INITIAL = re.compile(r"[^\W\d_]\.$")
 _WORD_OR_DOT = re.compile(r"[\w.]")
 _WORD_RUN = re.compile(r"\w+")
@@ -198,8 +195,10 @@ def _written_out(text: str) -> set[tuple[str, str]]:
 
 
 class _Run(NamedTuple):
-    """The run of initials a clause ends with (:data:`_INITIALS_END`): how many, whether it
-    opens the clause or follows "(" or ", ", and whether all are capitals."""
+    """The run of initials a clause ends with ("J. R.", "J. R. R.": what the pattern
+    ``(?:^|\\(|, )(?:[^\\W\\d_]\\. )+[^\\W\\d_]\\.$`` finds at its end): how many,
+    whether it opens the clause or follows "(" or ", " ("the U. K." names no one), and
+    whether all are capitals."""
 
     units: int
     anchored: bool
