@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import string
-import time
+import timeit
 
 from quaderno.methods.docsage.ended import clauses
 
@@ -39,15 +39,8 @@ def timings(sizes: list[int], repeat: int = 3) -> list[tuple[int, ...]]:
     out = []
     for n in sizes:
         texts = ("J. " * n, distinct_words(n), SENTENCE * max(1, n // 12))
-        best = []
-        for text in texts:
-            runs = []
-            for _ in range(repeat):
-                t0 = time.perf_counter()
-                clauses(text)
-                runs.append(time.perf_counter() - t0)
-            best.append(min(runs))
-        out.append((n, *best))
+        out.append((n, *(min(timeit.repeat(lambda t=text: clauses(t), number=1,
+                                            repeat=repeat)) for text in texts)))
     return out
 
 

@@ -20,6 +20,7 @@ from quaderno.errors import ConfigError
 from quaderno.methods.docsage.correct import tally
 from quaderno.methods.docsage.method import DocSage
 from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.spec import DocSageOptions
 from quaderno.methods.registry import make_method
 
 SCHEMA = Schema.model_validate({"tables": [
@@ -61,6 +62,16 @@ def test_each_rule_counts_the_ballots_as_it_says(votes, rule, value, majority) -
     assert (vote.value, vote.majority) == (value, majority)
 
 
+def _offices(respond, chunk: Chunk, rule: str):
+    """The one row's offices after CLEAR votes every cell under ``rule``, and how many
+    cells were left without a strict majority."""
+    result = asyncio.run(run_clear(LM(FakeLLM(respond=respond)), SCHEMA, [chunk],
+                                   config=ClearConfig(level_b=False, vote=rule),
+                                   calibration=Calibration(tau_low=1.0)))
+    [row] = result.rows
+    return row.values.get("offices"), result.report.unresolved
+
+
 def test_a_null_first_read_breaks_no_tie() -> None:
     [vote] = tally([ballot(12), ballot(None)], TABLE, {"company_name": "Rastou Bank",
                                                       "offices": None}, ["offices"],
@@ -83,14 +94,8 @@ def test_a_stated_first_read_survives_a_tie_the_abstaining_ballot_leaves() -> No
                               [{"company_name": "Kriarngyrtia Energy", "offices": 183}])
         return json.dumps({"companies": rows})
 
-    def offices(rule: str):
-        result = asyncio.run(run_clear(LM(FakeLLM(respond=respond)), SCHEMA, [chunk],
-                                       config=ClearConfig(level_b=False, vote=rule),
-                                       calibration=Calibration(tau_low=1.0)))
-        [row] = result.rows
-        return row.values.get("offices"), result.report.unresolved
-    assert offices("committee") == (None, 1)
-    assert offices("first-read-breaks-ties") == (183, 1)
+    assert _offices(respond, chunk, "committee") == (None, 1)
+    assert _offices(respond, chunk, "first-read-breaks-ties") == (183, 1)
 
 
 def test_clear_votes_by_the_configured_rule() -> None:
@@ -103,19 +108,11 @@ def test_clear_votes_by_the_configured_rule() -> None:
         return json.dumps({"companies": [{"company_name": "Rastou Bank",
                                           "offices": offices}]})
 
-    def offices(rule: str):
-        result = asyncio.run(run_clear(LM(FakeLLM(respond=respond)), SCHEMA, [chunk],
-                                       config=ClearConfig(level_b=False, vote=rule),
-                                       calibration=Calibration(tau_low=1.0)))
-        [row] = result.rows
-        return row.values.get("offices"), result.report.unresolved
-    assert offices("committee") == (None, 0)
-    assert offices("keep-first-read") == (12, 1)
+    assert _offices(respond, chunk, "committee") == (None, 0)
+    assert _offices(respond, chunk, "keep-first-read") == (12, 1)
 
 
 def test_every_default_is_the_tie_rule() -> None:
-    from quaderno.methods.docsage.clear_settings import ClearConfig
-    from quaderno.methods.docsage.spec import DocSageOptions
     lm = LM(FakeLLM(respond=lambda r: "{}"))
     method = DocSage(lm, ChunkListRetriever([]), store=False)
     assert method.clear_config.vote == DocSageOptions().vote == ClearConfig().vote == \
