@@ -333,11 +333,11 @@ def test_each_chunk_found_is_expected_to_hold_a_row_of_its_entitys_table() -> No
     rows = [row("league_city", "r1", league_name=LEAGUE, city_name="Gilyx"),
             row("city", "d2", name="Pakrun")]
     search, queries = _echo_search()
-    expects: dict[str, str] = {}
+    expects: dict[str, tuple[str, ...]] = {}
     found = asyncio.run(completion(search, schema, rows, question, [], budget=4,
                                    expects=expects))
     assert queries == ["Gilyx population", "Pakrun population"]
-    assert expects == {"Gilyx population": "city", "Pakrun population": "city"}
+    assert expects == {"Gilyx population": ("city",), "Pakrun population": ("city",)}
     assert [h.chunk.id for h in found] == list(expects)
     # a chunk that names no entity is not taken, and so expects nothing
     expects.clear()
@@ -350,23 +350,146 @@ def test_each_chunk_found_is_expected_to_hold_a_row_of_its_entitys_table() -> No
     assert expects == {}
 
 
-def test_an_entity_missing_cells_of_two_tables_is_expected_in_the_first() -> None:
-    """A documented limit (the review of 3846eef): one search names everything an entity
-    misses, and the chunk it finds is read again for the table the entity first misses a
-    cell of only."""
-    schema = schema_of({"tables": [
-        {"name": "companies", "primary_key": ["company_name"],
-         "columns": [{"name": "company_name"}, {"name": "revenue", "type": "DOUBLE"}]},
-        {"name": "listings", "primary_key": ["company_name"],
-         "columns": [{"name": "company_name"}, {"name": "ticker"}]}]})
+def test_an_entity_missing_cells_of_two_tables_is_expected_in_both() -> None:
+    """The review of 3846eef: one search names everything an entity misses, and the chunk
+    it finds was read again for the table the entity first misses a cell of only."""
+    schema = schema_of(TWO_TABLES)
     question = "What is the ticker of the company with the highest revenue?"
     rows = [row("companies", "d1", company_name="Kelvo Trust"),
             row("listings", "d2", company_name="Kelvo Trust")]
     search, queries = _echo_search()
-    expects: dict[str, str] = {}
+    expects: dict[str, tuple[str, ...]] = {}
     asyncio.run(completion(search, schema, rows, question, [], budget=2, expects=expects))
     assert queries == ["Kelvo Trust revenue ticker"]
-    assert expects == {"Kelvo Trust revenue ticker": "companies"}
+    assert expects == {"Kelvo Trust revenue ticker": ("companies", "listings")}
+
+
+TWO_TABLES = {"tables": [
+    {"name": "companies", "primary_key": ["company_name"],
+     "columns": [{"name": "company_name"}, {"name": "revenue", "type": "DOUBLE"}]},
+    {"name": "listings", "primary_key": ["company_name"],
+     "columns": [{"name": "company_name"}, {"name": "ticker"}]}]}
+
+
+def test_an_expected_chunk_is_read_again_for_each_table_it_gives_no_row_of(tmp_path) -> None:
+    """Found for an entity missing its revenue and its ticker, a chunk read (both tables
+    together) as no row of either is read for each table alone; one it has a row of is not
+    read again."""
+    schema = schema_of(TWO_TABLES)
+    chunk = Chunk(id="d9", text="Kelvo Trust reported a revenue of 40; its shares trade as KLV.")
+    asked: list[str] = []
+
+    def respond(request):
+        user = request.messages[-1].content
+        tables = [t for t in ("companies", "listings") if f'"{t}"' in user]
+        asked.append("+".join(tables))
+        if len(tables) == 2:
+            return json.dumps({"companies": [], "listings": []})
+        return json.dumps({"companies": [{"company_name": "Kelvo Trust", "revenue": 40.0}]}
+                          if tables == ["companies"] else
+                          {"listings": [{"company_name": "Kelvo Trust", "ticker": "KLV"}]})
+    settings = ExtractionSettings(confidence="none")
+    got = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings,
+                              store=TupleStore(tmp_path / "a"),
+                              expected={"d9": ("companies", "listings")}))
+    assert asked == ["companies+listings", "companies", "listings"] and got[0].calls == 3
+    assert {r.table: r.values for r in all_rows(got)} == {
+        "companies": {"company_name": "Kelvo Trust", "revenue": 40.0},
+        "listings": {"company_name": "Kelvo Trust", "ticker": "KLV"}}
+    # expected in one table only (a name, as before): the other is not read again
+    asked.clear()
+    got = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings,
+                              store=TupleStore(tmp_path / "b"), expected={"d9": "listings"}))
+    assert asked == ["companies+listings", "listings"]
+    assert [r.table for r in all_rows(got)] == ["listings"]
+
+
+def test_a_reread_that_finds_nothing_is_not_asked_again(tmp_path) -> None:
+    """The review of e6c5c36: a re-read that found nothing was not stored, so every later
+    question expecting the chunk asked again. Now the store records it, per entry (chunk
+    text, table definition, model, settings)."""
+    companies = {"name": "companies", "primary_key": ["company_name"],
+                 "columns": [{"name": "company_name"}, {"name": "offices", "type": "INT"}]}
+    commissions = {"name": "commissions", "primary_key": ["commission_name"],
+                   "columns": [{"name": "commission_name"}]}
+    chunk = Chunk(id="d56", text="Bryskound Holdings keeps its archive in Pougryrn.")
+    asked: list[tuple[str, float]] = []
+
+    def respond(request):
+        both = "commissions" in request.messages[-1].content
+        asked.append(("both" if both else "alone", request.temperature))
+        return json.dumps({"companies": [], **({"commissions": []} if both else {})})
+    settings, store = ExtractionSettings(confidence="none"), TupleStore(tmp_path / "s")
+    two, one = schema_of({"tables": [companies, commissions]}), \
+        schema_of({"tables": [companies]})
+    lm = LM(FakeLLM(respond=respond))
+    # read now with another table: the greedy re-read alone finds nothing, and is recorded
+    got = asyncio.run(extract(lm, [chunk], two, settings, store=store,
+                              expected={"d56": "companies"}))
+    assert asked == [("both", 0.0), ("alone", 0.0)] and got[0].calls == 2
+    assert store.rereads_none(chunk, one.tables[0], lm.model_id, settings) == {"greedy"}
+    # a later question: only the sampled re-read is new; then nothing is left to ask
+    asked.clear()
+    got = asyncio.run(extract(lm, [chunk], one, settings, store=store,
+                              expected={"d56": "companies"}))
+    assert asked == [("alone", settings.sample_temperature)] and got[0].calls == 1
+    asked.clear()
+    got = asyncio.run(extract(lm, [chunk], two, settings, store=store,
+                              expected={"d56": "companies"}))
+    assert asked == [] and got[0].calls == 0 and all_rows(got) == []
+    # another model's, or another chunk text's, entry is its own
+    other = LM(FakeLLM(respond=respond, model="other"))
+    asyncio.run(extract(other, [chunk], one, settings, store=store,
+                        expected={"d56": "companies"}))
+    assert asked == [("alone", 0.0), ("alone", settings.sample_temperature)]
+    asked.clear()
+    moved = Chunk(id="d56", text=chunk.text + " It was founded in 1990.")
+    asyncio.run(extract(lm, [moved], one, settings, store=store,
+                        expected={"d56": "companies"}))
+    assert asked == [("alone", 0.0), ("alone", settings.sample_temperature)]
+
+
+def test_a_question_of_the_table_alone_reads_it_sampled_once_and_records_both(
+        tmp_path) -> None:
+    """Read now, ``companies`` alone, greedy: that read was the greedy re-read, so the
+    sampled one follows, and a later question asks neither."""
+    schema = schema_of({"tables": [{"name": "companies", "primary_key": ["company_name"],
+                                    "columns": [{"name": "company_name"},
+                                                {"name": "offices", "type": "INT"}]}]})
+    chunk = Chunk(id="d56", text="Bryskound Holdings keeps its archive in Pougryrn.")
+    temperatures: list[float] = []
+
+    def respond(request):
+        temperatures.append(request.temperature)
+        return json.dumps({"companies": []})
+    settings, store = ExtractionSettings(confidence="none"), TupleStore(tmp_path)
+    lm = LM(FakeLLM(respond=respond))
+    asyncio.run(extract(lm, [chunk], schema, settings, store=store,
+                        expected={"d56": "companies"}))
+    assert temperatures == [0.0, settings.sample_temperature]
+    assert store.rereads_none(chunk, schema.tables[0], lm.model_id, settings) == {
+        "greedy", "sampled"}
+    temperatures.clear()
+    asyncio.run(extract(lm, [chunk], schema, settings, store=store,
+                        expected={"d56": "companies"}))
+    assert temperatures == []
+
+
+def test_an_unusable_reread_is_not_recorded_as_finding_nothing(tmp_path) -> None:
+    schema = schema_of({"tables": [{"name": "companies", "primary_key": ["company_name"],
+                                    "columns": [{"name": "company_name"},
+                                                {"name": "offices", "type": "INT"}]}]})
+    chunk = Chunk(id="d56", text="Tallies of offices put Bryskound Holdings at 123.")
+    replies = iter([json.dumps({"companies": []})] + ["not json"] * 20)
+    settings, store = ExtractionSettings(confidence="none"), TupleStore(tmp_path)
+    lm = LM(FakeLLM(respond=lambda request: next(replies)))
+    trace = Trace(label="t")
+    asyncio.run(extract(lm, [chunk], schema, settings, store=store, trace=trace,
+                        expected={"d56": "companies"}))
+    assert any("unusable" in f for f in trace.fallbacks)
+    assert store.rereads_none(chunk, schema.tables[0], lm.model_id, settings) == {"greedy"}
+    with pytest.raises(ValueError, match="how must be one of"):
+        store.reread_none(chunk, schema.tables[0], lm.model_id, settings, "twice")
 
 
 def test_a_filter_is_searched_for_with_the_value_the_question_asks() -> None:

@@ -131,6 +131,35 @@ def test_entries_without_a_readable_filled_list_are_read_by_their_rows(tmp_path:
     assert store.get(CHUNKS[1], table, "m", NONE)[0].values["name"] == "C0"
 
 
+def test_rereads_that_found_nothing_persist_and_an_older_store_gains_their_table(
+        tmp_path: Path) -> None:
+    """A re-read of a table alone that found no row is kept across opens (extract.py asks
+    it no more); a store of the layout before ``tuple_rereads`` gains the table at open,
+    with its entries intact."""
+    table = Table.model_validate(COMPANY)
+    store = TupleStore(tmp_path)
+    store.put(CHUNKS[0], table, "m", NONE, [])
+    with sqlite3.connect(store.path) as conn:
+        conn.execute("DROP TABLE tuple_rereads")            # the layout before it
+    del store
+    store = TupleStore(tmp_path)
+    assert store.get(CHUNKS[0], table, "m", NONE) == []
+    assert store.rereads_none(CHUNKS[0], table, "m", NONE) == set()
+    store.reread_none(CHUNKS[0], table, "m", NONE, "greedy")
+    store.reread_none(CHUNKS[0], table, "m", NONE, "greedy")     # once is enough
+    del store
+    store = TupleStore(tmp_path)
+    assert store.rereads_none(CHUNKS[0], table, "m", NONE) == {"greedy"}
+    # per entry: the same table under another key shares it (as it shares the rows);
+    # another chunk, model or column set has none
+    assert store.rereads_none(CHUNKS[0], Q2.tables[0], "m", NONE) == {"greedy"}
+    assert store.rereads_none(CHUNKS[1], table, "m", NONE) == set()
+    assert store.rereads_none(CHUNKS[0], table, "n", NONE) == set()
+    wider = Table.model_validate({**COMPANY, "columns": [*COMPANY["columns"],
+                                                         {"name": "city"}]})
+    assert store.rereads_none(CHUNKS[0], wider, "m", NONE) == set()
+
+
 def test_only_what_the_stored_tuples_hold_is_offered_and_is_still_re_used(
         tmp_path: Path) -> None:
     """A Set2 draft kept ``companies.grounlenkreenergy_id`` (a column for a table merged

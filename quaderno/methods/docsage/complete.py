@@ -129,10 +129,10 @@ def missing_cells(schema: Schema, rows: Sequence[Row],
         schema, merge_entities(schema, canonicalize(schema, rows)[0]), needed)]
 
 
-def _missing(schema: Schema, merged: Sequence[Row],
-             needed: Sequence[tuple[str, str]]) -> list[tuple[str, list[str], str]]:
+def _missing(schema: Schema, merged: Sequence[Row], needed: Sequence[tuple[str, str]],
+             ) -> list[tuple[str, list[str], tuple[str, ...]]]:
     """:func:`missing_cells` over rows already canonicalized and merged, each entity with
-    the table it first misses a cell of."""
+    the tables it misses cells of, in the order it first misses one."""
     wanted: dict[str, list[str]] = {}
     for t, c in needed:
         wanted.setdefault(t, []).append(c)
@@ -143,12 +143,13 @@ def _missing(schema: Schema, merged: Sequence[Row],
         if key:
             present.setdefault(r.table, set()).add(normalize_entity(key))
     missing: dict[str, list[str]] = {}
-    of: dict[str, str] = {}                    # entity -> its table
+    of: dict[str, list[str]] = {}              # entity -> its tables
     path = set(schema.requirements.join_path)
     refers = {t.name: _references(schema, t) for t in schema.tables}
 
     def add(name: str, what: str, table: str) -> None:
-        of.setdefault(name, table)
+        if table not in of.setdefault(name, []):
+            of[name].append(table)
         if what not in missing.setdefault(name, []):
             missing[name].append(what)
     for r in merged:
@@ -172,7 +173,7 @@ def _missing(schema: Schema, merged: Sequence[Row],
                 continue
             for c in wanted.get(parent.name, []):
                 add(ref, _words(schema, parent.name, c), parent.name)
-    return [(n, w, of[n]) for n, w in missing.items() if w]
+    return [(n, w, tuple(of[n])) for n, w in missing.items() if w]
 
 
 def _groups_tables(schema: Schema) -> tuple[set[str], dict[str, list[str]]]:
@@ -351,15 +352,15 @@ def _failing(schema: Schema, merged: Sequence[Row],
 async def completion(search: Search, schema: Schema, rows: Sequence[Row], question: str,
                      read: Sequence[str], *, budget: int, k: int = 1,
                      searched: list[dict] | None = None,
-                     expects: dict[str, str] | None = None) -> list[Hit]:
+                     expects: dict[str, tuple[str, ...]] | None = None) -> list[Hit]:
     """Up to ``budget`` chunks not in ``read`` (chunk ids): per entity with a needed cell
     empty, one search deep enough to reach past the chunks read, and its first ``k`` hits not
     read that name the entity; at most ``2 * budget`` searches. The caller extracts them and
     asks again for what is still empty (:meth:`.DocSage._complete`): an entity's second
     document is searched for only when its first did not state what was missing. Each search
     made is appended to ``searched`` with the chunks it gave (the trace shows them), and
-    each chunk taken is set in ``expects`` to the table of the entity it was found for (the
-    caller reads that table again when the chunk gives no row of it:
+    each chunk taken is set in ``expects`` to the tables the entity it was found for misses
+    cells of (the caller reads each again when the chunk gives no row of it:
     :func:`.extract.extract`)."""
     seen, out = set(read), []
     # a row CLEAR leaves out as an entity of another kind is searched for by no one (the
@@ -383,7 +384,7 @@ async def completion(search: Search, schema: Schema, rows: Sequence[Row], questi
     # a filter's column is searched for with the value asked ("sector energy"): the text
     # says "operates in energy", and never "sector" (docsage-*-set2's Bryskound Holdings)
     asked = {w: f"{w} {v}" for w, v in ((_words(schema, t, c), v) for t, c, v in filters)}
-    for entity, what, table in missing[:2 * budget]:
+    for entity, what, tables in missing[:2 * budget]:
         if len(out) >= budget:
             break
         query, took = f"{entity} {' '.join(asked.get(w, w) for w in what)}", []
@@ -394,7 +395,7 @@ async def completion(search: Search, schema: Schema, rows: Sequence[Row], questi
                 out.append(hit)
                 took.append(hit.chunk.id)
                 if expects is not None:
-                    expects[hit.chunk.id] = table
+                    expects[hit.chunk.id] = tables
         _record(searched, query, took)
     return out
 

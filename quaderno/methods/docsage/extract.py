@@ -405,12 +405,23 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
     return out, calls
 
 
+def _owed(schema: Schema, expected: Mapping[str, str | Sequence[str]] | None,
+          chunk_id: str) -> list[Table]:
+    """The tables of ``schema`` a chunk is ``expected`` to hold a row of (:func:`extract`)."""
+    names = (expected or {}).get(chunk_id, ())
+    names = (names,) if isinstance(names, str) else names
+    return [t for t in (schema.table(n) for n in dict.fromkeys(names)) if t is not None]
+
+
 async def _read_again(lm: LM, chunk: Chunk, table: Table, settings: ExtractionSettings,
-                      trace: Trace | None, *, sampled: bool) -> tuple[list[Row], int]:
+                      trace: Trace | None, *, sampled: bool,
+                      ) -> tuple[list[Row], int, bool]:
     """One more read of ``table`` alone from a chunk expected to hold a row of it
-    (:func:`extract`): its rows, and the calls it made. ``sampled``: at the settings' sample
-    temperature (greedy decoding would repeat the read that found no row), else greedy (the
-    read that found none asked for other tables too, so this prompt is a new one)."""
+    (:func:`extract`): its rows, the calls it made, and whether its reply was usable (an
+    unusable one is no reading, and is not recorded as one). ``sampled``: at the settings'
+    sample temperature (greedy decoding would repeat the read that found no row), else
+    greedy (the read that found none asked for other tables too, so this prompt is a new
+    one)."""
     how = "sampled" if sampled else "greedy"
     try:
         rows, calls = await extract_chunk(
@@ -421,39 +432,41 @@ async def _read_again(lm: LM, chunk: Chunk, table: Table, settings: ExtractionSe
         if trace is not None:
             trace.fallback(f"docsage.extract: chunk {chunk.id} read as no row of {table.name}, "
                            f"and its re-read of that table alone ({how}) was unusable ({exc})")
-        return [], failed_calls(exc)
+        return [], failed_calls(exc), False
     got = rows.get(table.name, [])
     if trace is not None:
         trace.fallback(f"docsage.extract: chunk {chunk.id}, found for an entity of "
                        f"{table.name}, read as no row of it; read once more, {table.name} "
                        f"alone, {how}: {len(got)} row(s)")
-    return got, calls
+    return got, calls, True
 
 
 async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                   settings: ExtractionSettings | None = None, *, store: Any = None,
                   trace: Trace | None = None, concurrency: int = 2,
-                  expected: Mapping[str, str] | None = None) -> list[ChunkResult]:
+                  expected: Mapping[str, str | Sequence[str]] | None = None,
+                  ) -> list[ChunkResult]:
     """Extract every table of ``schema`` from every chunk, at most ``concurrency`` chunks
     at a time, through ``store`` (a :class:`TupleStore`) when given: a (chunk, table) the
     store holds costs no call; new results are stored as soon as a chunk is done, so an
     interrupted run loses at most the chunks in flight. A chunk whose reply is unusable
     yields no rows (a recorded fallback) and is not stored. ``expected``: chunk id -> the
-    table of the entity a search naming it found the chunk for; when such a chunk holds no
-    row of that table, read now or stored so by an earlier read, that table alone is read
-    once more (a recorded fallback), and the rows are kept and stored as the chunk's reading
-    of it. The re-read is greedy when the read that found no row, made now, asked for other
-    tables too (or for some columns only), and sampled when it asked for this whole table
-    alone (greedy decoding repeats a prompt's reply; in ``samples`` confidence mode it costs
-    its samples too); a reading found stored is re-read greedy and then, finding none,
-    sampled (the store does not keep what else the stored read asked for: a question whose
-    schema was this table alone makes the greedy prompt the stored read's own). A re-read
-    that finds nothing is not stored, so a later question expecting the chunk asks again
-    (from the LLM cache, when it is on): the measuring model read "Tallies of
-    offices put Bryskound Holdings at 123" as no row (``grid-docsage-set2``), and with the
-    commission's table beside it read "Bryskound Holdings operates in energy" as no company
-    and the commission's name, which that document never writes (``s7-docsage-set2``);
-    asked for ``companies`` alone it read both."""
+    tables the entity a search naming it found the chunk for misses cells of (a table name
+    or a sequence of them); when such a chunk holds no row of one of them, read now or
+    stored so by an earlier read, that table alone is read once more (a recorded fallback),
+    and the rows are kept and stored as the chunk's reading of it. The re-read is greedy
+    when the read that found no row, made now, asked for other tables too (or for some
+    columns only), and sampled when it asked for this whole table alone (greedy decoding
+    repeats a prompt's reply; in ``samples`` confidence mode it costs its samples too); a
+    reading found stored is re-read greedy and then, finding none, sampled (the store does
+    not keep what else the stored read asked for: a question whose schema was this table
+    alone makes the greedy prompt the stored read's own). A re-read that finds nothing is
+    recorded in the store (:meth:`.TupleStore.reread_none`) and never made again for that
+    entry: the measuring model read "Tallies of offices put Bryskound Holdings at 123" as
+    no row (``grid-docsage-set2``), and with the commission's table beside it read
+    "Bryskound Holdings operates in energy" as no company and the commission's name, which
+    that document never writes (``s7-docsage-set2``); asked for ``companies`` alone it
+    read both."""
     settings = settings or ExtractionSettings()
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
@@ -523,27 +536,36 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                     keep(chunk, full, result.rows[t.name])
         # a chunk found for an entity of a table, with no row of it (read now, or stored so
         # by a read that expected none): that table alone, once more
-        owed = schema.table(expected.get(chunk.id, "")) if expected else None
-        if owed is not None and not result.rows.get(owed.name):
+        for owed in _owed(schema, expected, chunk.id):
+            if result.rows.get(owed.name):
+                continue
+            # what reading this table alone has already found nothing
+            done = store.rereads_none(chunk, owed, lm.model_id, settings) \
+                if store is not None else set()
             if owed.name in {t.name for t in missing}:
                 # read just now: greedy is a new prompt unless that read asked for this
-                # whole table alone
-                tries = [len(missing) == 1 and owed.name not in partial]
+                # whole table alone (then it was the greedy read)
+                alone = len(missing) == 1 and owed.name not in partial
+                tries = ["sampled" if alone else "greedy"]
+                if alone and store is not None:
+                    store.reread_none(chunk, owed, lm.model_id, settings, "greedy")
             else:
                 # stored by a read whose other tables are not known (a question's schema
                 # with another table, or of this table alone, which makes the greedy prompt
                 # the stored read's own): greedy, then sampled
-                tries = [False, True]
-            for sampled in tries:
+                tries = ["greedy", "sampled"]
+            for how in (h for h in tries if h not in done):
                 async with gate:
-                    again, calls = await _read_again(lm, chunk, owed, settings, trace,
-                                                     sampled=sampled)
+                    again, calls, usable = await _read_again(
+                        lm, chunk, owed, settings, trace, sampled=how == "sampled")
                 result.calls += calls
                 if again:
                     result.rows[owed.name] = again
                     if store is not None:
                         keep(chunk, owed, again)
                     break
+                if usable and store is not None:
+                    store.reread_none(chunk, owed, lm.model_id, settings, how)
         return result
 
     async def read(chunk: Chunk) -> ChunkResult:

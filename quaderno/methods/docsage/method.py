@@ -177,7 +177,7 @@ class DocSage(BaseMethod):
             # empty: an entity whose first document stated them costs no second one
             read = [*(c.id for c in chunks), *(h.chunk.id for h in listed)]
             found: list[Hit] = []
-            expects: dict[str, str] = {}        # chunk -> the table it was found for
+            expects: dict[str, tuple[str, ...]] = {}    # chunk -> its entity's tables
             rounds = 0
             while rounds < _COMPLETION_ROUNDS and len(found) < self.fill_chunks - len(listed):
                 new = await completion(search, schema, all_rows(results), ep.question,

@@ -21,7 +21,9 @@ use); every (chunk, table) result is one autocommitted statement, so a ``kill -9
 moment loses at most the results in flight and never damages committed ones. The columns a
 result fills once read go into ``tuple_filled`` by a second statement after it; a result
 without that line (a crash between the two, an older quaderno's write) is read by its rows.
-Entries are immutable: the same key always holds the same extraction.
+Entries are immutable: the same key always holds the same extraction. A re-read of an entry's
+table alone that found no row either is recorded in ``tuple_rereads`` under the entry's key
+(:meth:`TupleStore.reread_none`), so no later question asks it again.
 """
 
 from __future__ import annotations
@@ -65,7 +67,15 @@ _SCHEMA = (
     # the model wrote them, and reading empties placeholders and misplaced names); a table
     # of its own, so that an older quaderno still writes ``tuples`` as it did
     "CREATE TABLE IF NOT EXISTS tuple_filled (key TEXT PRIMARY KEY, columns TEXT NOT NULL)",
+    # the re-reads of an entry's table alone (extract.py: a chunk found for an entity and
+    # read as no row of its table) that found nothing either, so that a later question
+    # expecting the chunk does not ask again; a table of its own, like tuple_filled
+    "CREATE TABLE IF NOT EXISTS tuple_rereads (key TEXT NOT NULL, how TEXT NOT NULL, "
+    "created REAL NOT NULL, PRIMARY KEY (key, how))",
 )
+
+#: the ways an entry's table is read again alone (:meth:`TupleStore.reread_none`)
+REREADS = ("greedy", "sampled")
 
 
 class StoreStats(BaseModel):
@@ -144,6 +154,24 @@ class TupleStore:
         self._write(self.key(chunk, table, model_id, settings), chunk.id,
                     text_hash(chunk.render()), table, model_id, settings.key(), body,
                     json.dumps(sorted(filled)))
+
+    def reread_none(self, chunk: Chunk, table: Table, model_id: str,
+                    settings: ExtractionSettings, how: str) -> None:
+        """Record that ``table`` alone was read again from ``chunk`` (``how``: one of
+        :data:`REREADS`) and found no row; the entry's rows stay as they are (none)."""
+        if how not in REREADS:
+            raise ValueError(f"how must be one of {REREADS}, got {how!r}")
+        self._conns.get().execute(
+            "INSERT OR IGNORE INTO tuple_rereads VALUES (?, ?, ?)",
+            (self.key(chunk, table, model_id, settings), how, time.time()))
+
+    def rereads_none(self, chunk: Chunk, table: Table, model_id: str,
+                     settings: ExtractionSettings) -> set[str]:
+        """The ways ``table`` alone was read again from ``chunk`` and found no row
+        (:meth:`reread_none`)."""
+        return {how for (how,) in self._conns.get().execute(
+            "SELECT how FROM tuple_rereads WHERE key = ?",
+            (self.key(chunk, table, model_id, settings),))}
 
     def _write(self, key: str, chunk_id: str, thash: str, table: Table, model_id: str,
                settings_key: str, body: str, filled: str | None = None) -> None:
