@@ -9,10 +9,14 @@ clause before, and, written the plain regex way, searched the whole clause so fa
 whole text again (0.5 s at 1,000 initials, 6.8 s at 4,000 on this machine, 2026-11-28).
 The review of 3846eef found the other worst case: initials each before a different word
 ("J. Waaa J. Waab ..."), a roster's shape, 6 s at 4,000 when every (initial, word) was a
-search of the whole text; the words written out are now indexed once.
+search of the whole text; the words written out are now indexed once. Its review found the
+index's own worst case: a word with a word's end at every character ("S. Kel. Zz a-a-a-..."),
+each of whose prefixes was kept whole (0.5 GB at 32,000 characters); words of up to 64
+characters are indexed now, and a longer one is searched for.
 Printed per size: seconds for the run of initials, for initials before distinct words and
 for as many words of ordinary sentences, and the ratio to the size before (about 2 when
-linear, 4 when quadratic).
+linear, 4 when quadratic); then the peak memory (tracemalloc) of splitting the text with
+one word of twice the size's characters, each a word's end.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import argparse
 import itertools
 import string
 import timeit
+import tracemalloc
 
 from quaderno.methods.docsage.ended import clauses
 
@@ -31,6 +36,22 @@ def distinct_words(n: int) -> str:
     """``n`` initials, each before a word of its own ("J. Waaa J. Waab ...")."""
     words = ("W" + "".join(t) for t in itertools.product(string.ascii_lowercase, repeat=4))
     return " ".join(f"J. {w}" for w in itertools.islice(words, n))
+
+
+def ends_everywhere(n: int) -> str:
+    """An initial before a capital, then a word of ``2 n + 1`` characters with a word's
+    end after each ("a-a-a-...")."""
+    return "S. Kelskyrn left. Zz " + "a-" * n + "a"
+
+
+def peak_mib(text: str) -> float:
+    """The most memory (MiB) that splitting ``text`` into clauses held at once."""
+    tracemalloc.start()
+    try:
+        clauses(text)
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
 
 
 def timings(sizes: list[int], repeat: int = 3) -> list[tuple[int, ...]]:
@@ -56,6 +77,11 @@ def main() -> None:
         cells = [f"{t:.4f} | " + (f"{t / rows[i - 1][j + 1]:.1f}" if i else "-")
                  for j, t in enumerate(secs)]
         print(f"| {n} | {' | '.join(cells)} |")
+    print("\n| size | word's characters | peak MiB | ratio |\n|---|---|---|---|")
+    peaks = [peak_mib(ends_everywhere(n)) for n in sorted(args.sizes)]
+    for i, (n, mib) in enumerate(zip(sorted(args.sizes), peaks)):
+        print(f"| {n} | {2 * n + 1} | {mib:.2f} | "
+              + (f"{mib / peaks[i - 1]:.1f} |" if i else "- |"))
 
 
 if __name__ == "__main__":

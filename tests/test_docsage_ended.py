@@ -564,3 +564,32 @@ def test_clauses_split_as_the_regex_version_did() -> None:
                                                                      per_type=1).documents]
     for text in texts:
         assert clauses(text) == _regex_clauses(text), text
+
+
+_LONG = "Kelskyrn" * 9                      # a word longer than the index keeps (72)
+
+
+def test_clauses_split_as_the_regex_version_did_with_words_longer_than_the_index() -> None:
+    """Words of more than 64 characters are not indexed (their prefixes cost the word's
+    length squared) but searched for: the split is still the regex version's."""
+    import random
+    rng = random.Random(12)
+    tokens = [*_TOKENS, _LONG, f"{_LONG}.", f"{_LONG}-a", _LONG[:-1], f"S{_LONG.lower()}",
+              "Sx", "K.", "a-" * 40 + "a"]
+    texts = [" ".join(rng.choice(tokens) for _ in range(rng.randint(1, 30)))
+             for _ in range(3000)]
+    texts += [f"Skoustil {_LONG} left. S. {_LONG} joined.",      # written out: mended
+              f"Skoustil {_LONG}x left. S. {_LONG} joined.",     # a longer word: not
+              f"Sk {_LONG[:64]} left. S. {_LONG} joined."]       # its 64 first only: not
+    for text in texts:
+        assert clauses(text) == _regex_clauses(text), text
+    assert [len(clauses(t)) for t in texts[-3:]] == [2, 3, 3]
+
+
+def test_the_written_out_index_keeps_no_word_longer_than_64_characters() -> None:
+    """The review of 6946658: a word with a word's end at every character ("a-a-a-...")
+    put each of its prefixes in the index whole (0.5 GB at 32,000 characters)."""
+    from quaderno.methods.docsage.ended import _written_out
+    index = _written_out("Zz " + "a-" * 5000 + "a")
+    assert max(len(w) for _, w in index) == 64 and len(index) == 64
+    assert ("Z", "a-a") in index

@@ -158,8 +158,8 @@ def clauses(text: str) -> list[str]:
             word = None
         if word and written is None:
             written = _written_out(text)
-        if word and ((initial[1], word[0]) in written or _LONE_INITIAL.fullmatch(piece)
-                     or run.names_one):
+        if word and (_writes_out(written, text, initial[1], word[0])
+                     or _LONE_INITIAL.fullmatch(piece) or run.names_one):
             parts[-1].append(piece)
             run = run.then(piece)
         else:
@@ -168,14 +168,19 @@ def clauses(text: str) -> list[str]:
     return [" ".join(p) for p in parts]
 
 
+#: the longest word :func:`_written_out` indexes; a longer one is searched for
+_INDEXED = 64
+
+
 def _written_out(text: str) -> set[tuple[str, str]]:
     """Each (letter, word) where ``text`` writes a word of two letters or more opening with
     the letter, a space, and the word ("S", "Kelskyrn" of "Skoustil Kelskyrn"): every
     (initial, word) the search ``\\b{initial}\\w+ {word}\\b`` finds in ``text``, where the
     word is as :data:`_NEXT_WORD` reads one ("Kelskyrn-Ba" also gives "Kelskyrn"), indexed
-    in one pass instead of a search of the whole text per initial. Each prefix is kept
-    whole, so a word with a word's end at every character ("a-a-a-...") costs its length
-    squared (the review of 6946658: 0.5 GB at 32,000 characters; a chunk is some 3,000)."""
+    in one pass instead of a search of the whole text per initial. Words of up to
+    :data:`_INDEXED` characters only (:func:`_writes_out` searches for a longer one): each
+    is kept whole, and a word with a word's end at every character ("a-a-a-...") cost its
+    length squared when all were (the review of 6946658: 0.5 GB at 32,000 characters)."""
     out = set()
     for first in _WORD_RUN.finditer(text):
         after = first.end()
@@ -186,12 +191,21 @@ def _written_out(text: str) -> set[tuple[str, str]]:
             continue
         w = word[0]
         # every prefix of the word that ends where a word ends (the search's \b)
-        for k in range(1, len(w) + 1):
+        for k in range(1, min(len(w), _INDEXED) + 1):
             inside = _IS_WORD.match(w[k - 1]) is not None
             nxt = w[k] if k < len(w) else text[word.end():word.end() + 1]
             if inside != (nxt != "" and _IS_WORD.match(nxt) is not None):
                 out.add((first[0][0], w[:k]))
     return out
+
+
+def _writes_out(written: set[tuple[str, str]] | None, text: str, letter: str,
+                word: str) -> bool:
+    """Whether ``text`` writes a word of two letters or more opening with ``letter``, a
+    space, and ``word`` (``written``: :func:`_written_out` of ``text``)."""
+    if len(word) <= _INDEXED:
+        return written is not None and (letter, word) in written
+    return re.search(rf"\b{re.escape(letter)}\w+ {re.escape(word)}\b", text) is not None
 
 
 class _Run(NamedTuple):
