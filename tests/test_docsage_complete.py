@@ -6,23 +6,28 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sqlite3
 
 import pytest
 from docsage_fakes import SYNTHESIS_PROMPT, first_row_answer, row, schema_of
 from fake_retriever import FakeRetriever
 from quaderno.corpus.chunk import Chunk
+from quaderno.errors import ConfigError
 from quaderno.index.hits import Hit
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.complete import (completion, missing_cells, named_groups,
                                                needed_columns, rosters)
-from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
+from quaderno.methods.docsage.extract import (REREAD_TAGS, ExtractionSettings, all_rows,
+                                              extract)
 from quaderno.methods.docsage.method import DocSage
 from quaderno.methods.docsage.schema import Schema
 from quaderno.methods.docsage.store import TupleStore
 from quaderno.methods.docsage.terms import measured_columns
 from quaderno.methods.registry import make_method
+
+GREEDY, SAMPLED = REREAD_TAGS["greedy"], REREAD_TAGS["sampled"]
 
 SET2 = {"tables": [
     {"name": "commissions", "columns": [{"name": "commissionname"}],
@@ -427,7 +432,7 @@ def test_a_reread_that_finds_nothing_is_not_asked_again(tmp_path) -> None:
     got = asyncio.run(extract(lm, [chunk], two, settings, store=store,
                               expected={"d56": "companies"}))
     assert asked == [("both", 0.0), ("alone", 0.0)] and got[0].calls == 2
-    assert store.rereads_none(chunk, one.tables[0], lm.model_id, settings) == {"greedy"}
+    assert store.rereads_none(chunk, one.tables[0], lm.model_id, settings) == {GREEDY}
     # a later question: only the sampled re-read is new; then nothing is left to ask
     asked.clear()
     got = asyncio.run(extract(lm, [chunk], one, settings, store=store,
@@ -468,7 +473,7 @@ def test_a_question_of_the_table_alone_reads_it_sampled_once_and_records_both(
                         expected={"d56": "companies"}))
     assert temperatures == [0.0, settings.sample_temperature]
     assert store.rereads_none(chunk, schema.tables[0], lm.model_id, settings) == {
-        "greedy", "sampled"}
+        GREEDY, SAMPLED}
     temperatures.clear()
     asyncio.run(extract(lm, [chunk], schema, settings, store=store,
                         expected={"d56": "companies"}))
@@ -487,9 +492,9 @@ def test_an_unusable_reread_is_not_recorded_as_finding_nothing(tmp_path) -> None
     asyncio.run(extract(lm, [chunk], schema, settings, store=store, trace=trace,
                         expected={"d56": "companies"}))
     assert any("unusable" in f for f in trace.fallbacks)
-    assert store.rereads_none(chunk, schema.tables[0], lm.model_id, settings) == {"greedy"}
-    with pytest.raises(ValueError, match="how must be one of"):
-        store.reread_none(chunk, schema.tables[0], lm.model_id, settings, "twice")
+    assert store.rereads_none(chunk, schema.tables[0], lm.model_id, settings) == {GREEDY}
+    with pytest.raises(ValueError, match="how must name a way of reading"):
+        store.reread_none(chunk, schema.tables[0], lm.model_id, settings, " ")
 
 
 def test_a_filter_is_searched_for_with_the_value_the_question_asks() -> None:
@@ -908,9 +913,9 @@ def test_an_expected_chunk_read_as_no_row_is_read_again_sampled(tmp_path) -> Non
     got = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings,
                               store=shared, expected={"d56": "companies"}))
     assert [r.values["offices"] for r in all_rows(got)] == [123]
-    # the review of ac17a2c: the stored reading may have asked for other tables too, so the
-    # table alone is read greedy first (here the stored read's prompt again), then sampled
-    assert temperatures == [0.0, 0.0, settings.sample_temperature] and got[0].calls == 2
+    # the stored read was companies alone, greedy (recorded as the greedy re-read's own
+    # prompt, the review of 962f15a): only the sampled re-read is new
+    assert temperatures == [0.0, settings.sample_temperature] and got[0].calls == 1
     again = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema, settings,
                                 store=shared, expected={"d56": "companies"}))
     assert [r.values["offices"] for r in all_rows(again)] == [123] and again[0].calls == 0
@@ -1001,6 +1006,8 @@ def test_a_stored_reading_of_no_row_is_read_greedy_then_sampled(tmp_path) -> Non
     settings, store = ExtractionSettings(confidence="none"), TupleStore(tmp_path)
     asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema_of({"tables": [
         companies]}), settings, store=store))
+    with sqlite3.connect(store.path) as conn:    # as a quaderno before 962f15a stored it
+        conn.execute("DELETE FROM tuple_rereads")
     asked.clear()
     got = asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema_of({"tables": [
         companies, commissions]}), settings, store=store, expected={"d56": "companies"}))
@@ -1009,6 +1016,14 @@ def test_a_stored_reading_of_no_row_is_read_greedy_then_sampled(tmp_path) -> Non
     assert asked == [("both", 0.0), ("companies", 0.0),
                      ("companies", settings.sample_temperature)]
     assert [r.values["offices"] for r in got[0].rows["companies"]] == [123]
+    # with the read of companies alone recorded, its greedy prompt is not asked again
+    store = TupleStore(tmp_path / "recorded")
+    asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema_of({"tables": [
+        companies]}), settings, store=store))
+    asked.clear()
+    asyncio.run(extract(LM(FakeLLM(respond=respond)), [chunk], schema_of({"tables": [
+        companies, commissions]}), settings, store=store, expected={"d56": "companies"}))
+    assert asked == [("both", 0.0), ("companies", settings.sample_temperature)]
 
 
 def test_a_stored_reading_of_no_row_in_a_one_table_schema_is_read_greedy_first(
@@ -1038,6 +1053,133 @@ def test_a_stored_reading_of_no_row_in_a_one_table_schema_is_read_greedy_first(
         companies]}), settings, store=store, expected={"d55": "companies"}))
     assert asked == [("alone", 0.0)]
     assert [r.values["sector"] for r in got[0].rows["companies"]] == ["energy"]
+
+
+# -- the review of 962f15a ------------------------------------------------------------------
+COMPANIES = {"name": "companies", "primary_key": ["company_name"],
+             "columns": [{"name": "company_name"}, {"name": "offices", "type": "INT"}]}
+COMMISSIONS = {"name": "commissions", "primary_key": ["commission_name"],
+               "columns": [{"name": "commission_name"}]}
+OFFICES = Chunk(id="d56", text="Tallies of offices put Bryskound Holdings at 123.")
+
+
+def test_a_reread_with_an_unusable_agreement_sample_is_not_recorded(tmp_path) -> None:
+    """In ``samples`` confidence mode an unusable sample votes 'absent': the read is no
+    reading of nothing, and a later question makes it again."""
+    asked: list[tuple[str, float]] = []
+    broken = [True]
+
+    def respond(request):
+        both = "commissions" in request.messages[-1].content
+        asked.append(("both" if both else "alone", request.temperature))
+        if both:
+            return json.dumps({"companies": [], "commissions": []})
+        if request.temperature and broken[0]:
+            return "not json"
+        return json.dumps({"companies": []})
+    settings = ExtractionSettings(confidence="samples", samples=2)
+    store, lm = TupleStore(tmp_path), LM(FakeLLM(respond=respond))
+    two = schema_of({"tables": [COMPANIES, COMMISSIONS]})
+    asyncio.run(extract(lm, [OFFICES], two, settings, store=store,
+                        expected={"d56": "companies"}))
+    assert store.rereads_none(OFFICES, two.tables[0], lm.model_id, settings) == set()
+    broken[0] = False
+    asked.clear()
+    asyncio.run(extract(lm, [OFFICES], two, settings, store=store,
+                        expected={"d56": "companies"}))
+    assert ("alone", 0.0) in asked        # the greedy re-read is made again, now usable
+    assert GREEDY in store.rereads_none(OFFICES, two.tables[0], lm.model_id, settings)
+
+
+@pytest.mark.parametrize("value", [3, b"companies", {"companies"}, [None]])
+def test_an_expectation_that_names_no_table_is_refused(value) -> None:
+    schema = schema_of({"tables": [COMPANIES]})
+    lm = LM(FakeLLM(respond=lambda request: json.dumps({"companies": []})))
+    with pytest.raises(ConfigError, match=r"expected\['d56'\] must be a table name"):
+        asyncio.run(extract(lm, [OFFICES], schema, ExtractionSettings(confidence="none"),
+                            expected={"d56": value}))
+
+
+def test_no_expectation_and_unknown_tables_read_nothing_again() -> None:
+    temperatures: list[float] = []
+
+    def respond(request):
+        temperatures.append(request.temperature)
+        return json.dumps({"companies": []})
+    schema = schema_of({"tables": [COMPANIES]})
+    for value in (None, [], "cities", ("cities", "cities")):
+        temperatures.clear()
+        asyncio.run(extract(LM(FakeLLM(respond=respond)), [OFFICES], schema,
+                            ExtractionSettings(confidence="none"), expected={"d56": value}))
+        assert temperatures == [0.0], value
+
+
+def test_a_read_of_some_columns_is_re_read_whole_greedy_and_recorded(tmp_path) -> None:
+    """A table stored without one of its columns reads that column only (delta); expected,
+    the whole table alone is read greedy (a new prompt), then a later question samples."""
+    asked: list[tuple[bool, float]] = []
+
+    def respond(request):
+        asked.append(('"city"' in request.messages[-1].content, request.temperature))
+        return json.dumps({"companies": []})
+    settings, store = ExtractionSettings(confidence="none"), TupleStore(tmp_path)
+    narrow = schema_of({"tables": [COMPANIES]})
+    wide = schema_of({"tables": [{**COMPANIES, "columns": [*COMPANIES["columns"],
+                                                          {"name": "city"}]}]})
+    lm = LM(FakeLLM(respond=respond))
+    asyncio.run(extract(lm, [OFFICES], narrow, settings, store=store))
+    asked.clear()
+    asyncio.run(extract(lm, [OFFICES], wide, settings, store=store,
+                        expected={"d56": "companies"}))
+    assert asked == [(True, 0.0), (True, 0.0)]       # the new column, then the whole table
+    assert store.rereads_none(OFFICES, wide.tables[0], lm.model_id, settings) == {GREEDY}
+    asked.clear()
+    asyncio.run(extract(lm, [OFFICES], wide, settings, store=store,
+                        expected={"d56": "companies"}))
+    assert asked == [(True, settings.sample_temperature)]
+
+
+def test_a_sampled_reread_after_a_recorded_greedy_one_stores_what_it_finds(tmp_path) -> None:
+    asked: list[tuple[str, float]] = []
+
+    def respond(request):
+        both = "commissions" in request.messages[-1].content
+        asked.append(("both" if both else "alone", request.temperature))
+        rows = [{"company_name": "Bryskound Holdings", "offices": 123}] \
+            if request.temperature else []
+        return json.dumps({"companies": rows, **({"commissions": []} if both else {})})
+    settings, store = ExtractionSettings(confidence="none"), TupleStore(tmp_path)
+    lm = LM(FakeLLM(respond=respond))
+    two, one = schema_of({"tables": [COMPANIES, COMMISSIONS]}), \
+        schema_of({"tables": [COMPANIES]})
+    # a question reading both tables, expecting nothing: stored as no company
+    asyncio.run(extract(lm, [OFFICES], two, settings, store=store))
+    store.reread_none(OFFICES, one.tables[0], lm.model_id, settings, GREEDY)
+    asked.clear()
+    got = asyncio.run(extract(lm, [OFFICES], one, settings, store=store,
+                              expected={"d56": "companies"}))
+    assert asked == [("alone", settings.sample_temperature)]
+    assert [r.values["offices"] for r in all_rows(got)] == [123]
+    assert [r.values["offices"] for r in store.get(OFFICES, one.tables[0], lm.model_id,
+                                                   settings)] == [123]
+
+
+def test_a_sampled_reread_whose_reply_is_unusable_is_asked_again(tmp_path) -> None:
+    replies = iter([json.dumps({"companies": []}), "not json", "not json", "not json"])
+    settings, store = ExtractionSettings(confidence="none"), TupleStore(tmp_path)
+    schema = schema_of({"tables": [COMPANIES]})
+    asyncio.run(extract(LM(FakeLLM(respond=lambda request: next(replies))), [OFFICES],
+                        schema, settings, store=store, expected={"d56": "companies"}))
+    temperatures: list[float] = []
+
+    def found(request):
+        temperatures.append(request.temperature)
+        return json.dumps({"companies": [{"company_name": "Bryskound Holdings",
+                                          "offices": 123}]})
+    got = asyncio.run(extract(LM(FakeLLM(respond=found)), [OFFICES], schema, settings,
+                              store=store, expected={"d56": "companies"}))
+    assert temperatures == [settings.sample_temperature]
+    assert [r.values["offices"] for r in all_rows(got)] == [123]
 
 
 def test_the_method_reads_a_completion_document_again_when_its_reply_has_no_row(

@@ -160,6 +160,26 @@ def test_rereads_that_found_nothing_persist_and_an_older_store_gains_their_table
     assert store.rereads_none(CHUNKS[0], wider, "m", NONE) == set()
 
 
+def test_a_record_of_a_reread_waits_out_another_writers_lock(tmp_path: Path,
+                                                              monkeypatch) -> None:
+    """The review of 962f15a: ``reread_none`` wrote once, so a lock held past the
+    connection's timeout failed the whole question after its call was paid."""
+    import threading
+
+    import quaderno.llm.sqlite_conn as sqlite_conn
+    monkeypatch.setattr(sqlite_conn, "TIMEOUT_S", 0.05)
+    table = Table.model_validate(COMPANY)
+    store = TupleStore(tmp_path / "s")
+    other = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    released = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    released.start()
+    store.reread_none(CHUNKS[0], table, "m", NONE, "greedy")
+    released.join()
+    other.close()
+    assert store.rereads_none(CHUNKS[0], table, "m", NONE) == {"greedy"}
+
+
 def test_only_what_the_stored_tuples_hold_is_offered_and_is_still_re_used(
         tmp_path: Path) -> None:
     """A Set2 draft kept ``companies.grounlenkreenergy_id`` (a column for a table merged

@@ -331,11 +331,14 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
                         settings: ExtractionSettings, *, trace: Trace | None = None,
                         temperature: float = 0.0, seed: int | None = None,
                         with_confidence: bool = True, output: type[BaseModel] | None = None,
-                        as_written: bool = False) -> tuple[dict[str, list[Row]], int]:
+                        as_written: bool = False, failures: list[str] | None = None,
+                        ) -> tuple[dict[str, list[Row]], int]:
     """Extract ``tables`` from one chunk: (rows per table name, LLM calls made). Raises
     :class:`StepError` when the model gives no usable reply. ``output``: the tables'
     :func:`extraction_model`, to build it once for many chunks. ``as_written``: the values
-    as the model wrote them, not yet read (:func:`read_values`), as the store keeps them."""
+    as the model wrote them, not yet read (:func:`read_values`), as the store keeps them.
+    ``failures``: appended with each agreement sample whose reply was unusable (it votes
+    "absent")."""
     if not tables:
         return {}, 0
     output = output or extraction_model(tables)
@@ -381,6 +384,8 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
                 if trace is not None:
                     trace.fallback(f"docsage.extract: sample {s} of chunk {chunk.id} "
                                    f"unusable ({exc}); it votes 'absent'")
+                if failures is not None:
+                    failures.append(f"sample {s}: {exc}")
                 samples.append({t.name: [] for t in tables})
                 continue
             calls += res.attempts
@@ -405,12 +410,28 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
     return out, calls
 
 
-def _owed(schema: Schema, expected: Mapping[str, str | Sequence[str]] | None,
-          chunk_id: str) -> list[Table]:
-    """The tables of ``schema`` a chunk is ``expected`` to hold a row of (:func:`extract`)."""
-    names = (expected or {}).get(chunk_id, ())
-    names = (names,) if isinstance(names, str) else names
-    return [t for t in (schema.table(n) for n in dict.fromkeys(names)) if t is not None]
+#: how a table is read again alone, as the tuple store records a re-read that found no row
+#: (:meth:`.TupleStore.reread_none`): a change to how a re-read is made needs a new tag, so
+#: that what an older way found blocks no new one
+REREAD_TAGS = {"greedy": "greedy/1", "sampled": "sampled/seed1/1"}
+
+
+def _expectations(expected: Mapping[str, str | Sequence[str]] | None,
+                  ) -> dict[str, tuple[str, ...]]:
+    """``expected`` (:func:`extract`) as chunk id -> table names, in order, once each;
+    :class:`ConfigError` naming a value that is no table name or sequence of them."""
+    out: dict[str, tuple[str, ...]] = {}
+    for chunk_id, names in (expected or {}).items():
+        if isinstance(names, str):
+            names = (names,)
+        if names is None:
+            names = ()
+        if not isinstance(names, (list, tuple)) or \
+                not all(isinstance(n, str) for n in names):
+            raise ConfigError(f"expected[{chunk_id!r}] must be a table name or a list of "
+                              f"them, got {names!r}")
+        out[chunk_id] = tuple(dict.fromkeys(names))
+    return out
 
 
 async def _read_again(lm: LM, chunk: Chunk, table: Table, settings: ExtractionSettings,
@@ -418,16 +439,18 @@ async def _read_again(lm: LM, chunk: Chunk, table: Table, settings: ExtractionSe
                       ) -> tuple[list[Row], int, bool]:
     """One more read of ``table`` alone from a chunk expected to hold a row of it
     (:func:`extract`): its rows, the calls it made, and whether its reply was usable (an
-    unusable one is no reading, and is not recorded as one). ``sampled``: at the settings'
-    sample temperature (greedy decoding would repeat the read that found no row), else
-    greedy (the read that found none asked for other tables too, so this prompt is a new
-    one)."""
+    unusable one, or in ``samples`` confidence mode one with an unusable sample, is no
+    reading of nothing, and is not recorded as one). ``sampled``: at the settings' sample
+    temperature (greedy decoding would repeat the read that found no row), else greedy (a
+    new prompt when the read that found none asked for other tables or some columns too,
+    and the first try for a stored reading, whose prompt is not known)."""
     how = "sampled" if sampled else "greedy"
+    failures: list[str] = []
     try:
         rows, calls = await extract_chunk(
             lm, chunk, [table], settings, trace=trace, output=extraction_model([table]),
             temperature=settings.sample_temperature if sampled else 0.0,
-            seed=1 if sampled else None, as_written=True)
+            seed=1 if sampled else None, as_written=True, failures=failures)
     except StepError as exc:
         if trace is not None:
             trace.fallback(f"docsage.extract: chunk {chunk.id} read as no row of {table.name}, "
@@ -438,7 +461,7 @@ async def _read_again(lm: LM, chunk: Chunk, table: Table, settings: ExtractionSe
         trace.fallback(f"docsage.extract: chunk {chunk.id}, found for an entity of "
                        f"{table.name}, read as no row of it; read once more, {table.name} "
                        f"alone, {how}: {len(got)} row(s)")
-    return got, calls, True
+    return got, calls, not failures
 
 
 async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
@@ -452,17 +475,20 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
     interrupted run loses at most the chunks in flight. A chunk whose reply is unusable
     yields no rows (a recorded fallback) and is not stored. ``expected``: chunk id -> the
     tables the entity a search naming it found the chunk for misses cells of (a table name
-    or a sequence of them); when such a chunk holds no row of one of them, read now or
-    stored so by an earlier read, that table alone is read once more (a recorded fallback),
-    and the rows are kept and stored as the chunk's reading of it. The re-read is greedy
-    when the read that found no row, made now, asked for other tables too (or for some
-    columns only), and sampled when it asked for this whole table alone (greedy decoding
-    repeats a prompt's reply; in ``samples`` confidence mode it costs its samples too); a
-    reading found stored is re-read greedy and then, finding none, sampled (the store does
-    not keep what else the stored read asked for: a question whose schema was this table
-    alone makes the greedy prompt the stored read's own). A re-read that finds nothing is
-    recorded in the store (:meth:`.TupleStore.reread_none`) and never made again for that
-    entry: the measuring model read "Tallies of offices put Bryskound Holdings at 123" as
+    or a list of them); when such a chunk holds no row of one of them, read now or
+    stored so by an earlier read, that table alone is read again (a recorded fallback),
+    and the rows are kept and stored as the chunk's reading of it. The re-read is one
+    greedy read when the read that found no row, made now, asked for other tables too (or
+    for some columns only), and one sampled read when it asked for this whole table alone
+    (greedy decoding repeats a prompt's reply); a reading found stored is re-read greedy
+    and then, finding none, sampled (the store does not keep what else the stored read
+    asked for: a question whose schema was this table alone makes the greedy prompt the
+    stored read's own). So an expected chunk costs up to two more reads per table it is
+    expected in (each of ``samples`` calls in that confidence mode), beyond the budgets,
+    which count chunks. With a store, a re-read that finds nothing, and a read of a whole
+    table alone that finds nothing, are recorded (:meth:`.TupleStore.reread_none`, tagged
+    by :data:`REREAD_TAGS`) and not made again for that entry: the measuring model read
+    "Tallies of offices put Bryskound Holdings at 123" as
     no row (``grid-docsage-set2``), and with the commission's table beside it read
     "Bryskound Holdings operates in energy" as no company and the commission's name, which
     that document never writes (``s7-docsage-set2``); asked for ``companies`` alone it
@@ -470,6 +496,7 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
     settings = settings or ExtractionSettings()
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+    expects = _expectations(expected)
     gate = asyncio.Semaphore(concurrency)
     models: dict[tuple[str, ...], type[BaseModel]] = {}   # one output model per table set
 
@@ -509,13 +536,15 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                 missing.append(delta_table(t, cover[1]))
             else:
                 missing.append(t)
+        failures: list[str] = []           # agreement samples whose reply was unusable
         if missing:
             async with gate:
                 try:
                     output = model_for(missing)
                     rows, result.calls = await extract_chunk(lm, chunk, missing, settings,
                                                              trace=trace, output=output,
-                                                             as_written=True)
+                                                             as_written=True,
+                                                             failures=failures)
                 except StepError as exc:
                     result.calls += failed_calls(exc)
                     result.failed = True
@@ -527,6 +556,11 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                 result.rows[t.name] = rows.get(t.name, [])
                 if store is not None:
                     keep(chunk, t, result.rows[t.name])
+                    if len(missing) == 1 and not partial and not result.rows[t.name] \
+                            and not failures:
+                        # the whole table alone, greedy: the greedy re-read's own prompt
+                        store.reread_none(chunk, t, lm.model_id, settings,
+                                          REREAD_TAGS["greedy"])
                 if t.name in partial:
                     full, have = partial[t.name]
                     new_cols = set(t.column_names) - set(key_columns(t))
@@ -535,26 +569,25 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                                (result.rows[t.name], new_cols)])
                     keep(chunk, full, result.rows[t.name])
         # a chunk found for an entity of a table, with no row of it (read now, or stored so
-        # by a read that expected none): that table alone, once more
-        for owed in _owed(schema, expected, chunk.id):
+        # by a read that expected none): that table alone, again
+        expected_tables = (schema.table(n) for n in expects.get(chunk.id, ()))
+        for owed in (t for t in expected_tables if t is not None):
             if result.rows.get(owed.name):
                 continue
-            # what reading this table alone has already found nothing
+            # the ways of reading this table alone that have already found nothing
             done = store.rereads_none(chunk, owed, lm.model_id, settings) \
                 if store is not None else set()
             if owed.name in {t.name for t in missing}:
                 # read just now: greedy is a new prompt unless that read asked for this
-                # whole table alone (then it was the greedy read)
+                # whole table alone (then it was the greedy read: recorded above)
                 alone = len(missing) == 1 and owed.name not in partial
                 tries = ["sampled" if alone else "greedy"]
-                if alone and store is not None:
-                    store.reread_none(chunk, owed, lm.model_id, settings, "greedy")
             else:
                 # stored by a read whose other tables are not known (a question's schema
                 # with another table, or of this table alone, which makes the greedy prompt
                 # the stored read's own): greedy, then sampled
                 tries = ["greedy", "sampled"]
-            for how in (h for h in tries if h not in done):
+            for how in (h for h in tries if REREAD_TAGS[h] not in done):
                 async with gate:
                     again, calls, usable = await _read_again(
                         lm, chunk, owed, settings, trace, sampled=how == "sampled")
@@ -565,7 +598,7 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                         keep(chunk, owed, again)
                     break
                 if usable and store is not None:
-                    store.reread_none(chunk, owed, lm.model_id, settings, how)
+                    store.reread_none(chunk, owed, lm.model_id, settings, REREAD_TAGS[how])
         return result
 
     async def read(chunk: Chunk) -> ChunkResult:

@@ -10,7 +10,8 @@ One question:
    and entity type's, up to ``max_chunks``, then up to ``fill_chunks`` found by one search
    per entity whose cells the question needs are empty (:mod:`.complete`), a document per
    entity and round, up to three rounds while cells stay empty (a document read as no row
-   is read once more, sampled); CLEAR extracts
+   of a table its entity misses cells of is read again for that table alone:
+   :func:`.extract.extract`); CLEAR extracts
    through the tuple store (paid once per chunk and table definition), flags low-confidence
    values (Level A), checks the constraints (Level B) and corrects; ``clear=false`` keeps
    extraction and alias merging only ("w/o CLEAR");
@@ -188,8 +189,8 @@ class DocSage(BaseMethod):
                     break
                 rounds += 1
                 found += new
-                # each was found by a search naming its entity: a reply with no row of the
-                # entity's table reads that table alone once more
+                # each was found by a search naming its entity: a reply with no row of a
+                # table the entity misses cells of reads that table alone again
                 results = [*results, *await extract(
                     self.extractor, [h.chunk for h in new], schema, self.settings,
                     store=self.store, trace=ep.trace,

@@ -21,8 +21,10 @@ use); every (chunk, table) result is one autocommitted statement, so a ``kill -9
 moment loses at most the results in flight and never damages committed ones. The columns a
 result fills once read go into ``tuple_filled`` by a second statement after it; a result
 without that line (a crash between the two, an older quaderno's write) is read by its rows.
-Entries are immutable: the same key always holds the same extraction. A re-read of an entry's
-table alone that found no row either is recorded in ``tuple_rereads`` under the entry's key
+An entry is replaced in two cases only: an unreadable one by the next extraction, and a
+chunk's reading of no row of a table it was expected to hold (extract.py) by the rows a
+re-read of that table alone finds. A re-read that found no row either is recorded in
+``tuple_rereads`` under the entry's key and the way it was made
 (:meth:`TupleStore.reread_none`), so no later question asks it again.
 """
 
@@ -34,7 +36,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -74,8 +76,6 @@ _SCHEMA = (
     "created REAL NOT NULL, PRIMARY KEY (key, how))",
 )
 
-#: the ways an entry's table is read again alone (:meth:`TupleStore.reread_none`)
-REREADS = ("greedy", "sampled")
 
 
 class StoreStats(BaseModel):
@@ -157,13 +157,15 @@ class TupleStore:
 
     def reread_none(self, chunk: Chunk, table: Table, model_id: str,
                     settings: ExtractionSettings, how: str) -> None:
-        """Record that ``table`` alone was read again from ``chunk`` (``how``: one of
-        :data:`REREADS`) and found no row; the entry's rows stay as they are (none)."""
-        if how not in REREADS:
-            raise ValueError(f"how must be one of {REREADS}, got {how!r}")
-        self._conns.get().execute(
-            "INSERT OR IGNORE INTO tuple_rereads VALUES (?, ?, ?)",
-            (self.key(chunk, table, model_id, settings), how, time.time()))
+        """Record that ``table`` alone was read again from ``chunk`` in the way ``how``
+        names (the caller's tag: :data:`.extract.REREAD_TAGS`) and found no row; the
+        entry's rows stay as they are (none)."""
+        if not isinstance(how, str) or not how.strip() or len(how) > 100:
+            raise ValueError(f"how must name a way of reading (1-100 characters), "
+                             f"got {how!r}")
+        key = self.key(chunk, table, model_id, settings)
+        self._retrying(lambda conn: conn.execute(
+            "INSERT OR IGNORE INTO tuple_rereads VALUES (?, ?, ?)", (key, how, time.time())))
 
     def rereads_none(self, chunk: Chunk, table: Table, model_id: str,
                      settings: ExtractionSettings) -> set[str]:
@@ -173,27 +175,33 @@ class TupleStore:
             "SELECT how FROM tuple_rereads WHERE key = ?",
             (self.key(chunk, table, model_id, settings),))}
 
-    def _write(self, key: str, chunk_id: str, thash: str, table: Table, model_id: str,
-               settings_key: str, body: str, filled: str | None = None) -> None:
+    def _retrying(self, write: Callable[[sqlite3.Connection], object]) -> None:
+        """Run ``write`` on this thread's connection, up to three times while another
+        writer holds the file locked past the connection's timeout."""
         for attempt in range(3):
             try:
-                conn = self._conns.get()
-                conn.execute(   # columns named: a store with more of them is written too
-                    "INSERT OR REPLACE INTO tuples (key, chunk_id, text_hash, table_name, "
-                    "table_sig, model, settings, rows, created, table_json) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (key, chunk_id, thash, table.name, table.signature(), model_id,
-                     settings_key, body, time.time(), table.model_dump_json()))
-                if filled is not None:   # after the rows: a crash between the two leaves
-                    # an entry read by its rows (_FILLED)
-                    conn.execute("INSERT OR REPLACE INTO tuple_filled VALUES (?, ?)",
-                                 (key, filled))
-                break
+                write(self._conns.get())
+                return
             except sqlite3.OperationalError as exc:  # locked by another writer past timeout
                 if attempt == 2:
                     raise
                 log.info("tuple store busy (%s); retrying", exc)
                 time.sleep(0.2 * (attempt + 1))
+
+    def _write(self, key: str, chunk_id: str, thash: str, table: Table, model_id: str,
+               settings_key: str, body: str, filled: str | None = None) -> None:
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute(   # columns named: a store with more of them is written too
+                "INSERT OR REPLACE INTO tuples (key, chunk_id, text_hash, table_name, "
+                "table_sig, model, settings, rows, created, table_json) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, chunk_id, thash, table.name, table.signature(), model_id,
+                 settings_key, body, time.time(), table.model_dump_json()))
+            if filled is not None:   # after the rows: a crash between the two leaves
+                # an entry read by its rows (_FILLED)
+                conn.execute("INSERT OR REPLACE INTO tuple_filled VALUES (?, ?)",
+                             (key, filled))
+        self._retrying(write)
         with self._lock:
             self._stats.writes += 1
 
