@@ -202,6 +202,35 @@ def test_one_chunks_slip_does_not_empty_every_other_chunks_cells() -> None:
         "Energy", "Drournlia Markets Commission", None, "Drournlia Markets Commission"]
 
 
+def test_an_acronym_in_capitals_of_a_known_name_is_misplaced_too() -> None:
+    """A limit the review of 51afc33 noted: a free cell was compared with the names before
+    aliases were merged, so "DMC" in ``sector`` stayed while "Drournlia Markets Commission"
+    would not have. An acronym counts written in capitals only, and of exactly one name."""
+    def r(chunk, **values):
+        return Row(table="companies", values=values, provenance=Provenance(chunk_id=chunk))
+    rows = [r("c1", company_name="Riaska", sector="energy",
+              commission_name="Drournlia Markets Commission"),
+            r("c2", company_name="Bryskound", sector="DMC", commission_name=None),
+            r("c3", company_name="Zorn", sector="dmc", commission_name=None),
+            r("c4", company_name="Kelvo", sector="DMC.", chief_executive="U. Sorn",
+              commission_name="Drournlia Markets Commission")]
+    riaska, bryskound, zorn, kelvo = misplaced_rows(SCHEMA, rows)
+    assert riaska == rows[0]
+    assert (bryskound.values["sector"], bryskound.values["commission_name"]) == (None, "DMC")
+    assert [(c.column, c.old, c.new) for c in bryskound.provenance.corrections] == [
+        ("sector", "DMC", None), ("commission_name", None, "DMC")]
+    assert zorn == rows[2]                          # not written as an acronym
+    assert kelvo.values["sector"] is None and kelvo.values["chief_executive"] == "U. Sorn"
+    # an acronym of two known names is no one's
+    rows.append(r("c5", company_name="Gouqin", sector="energy",
+                  commission_name="Dalvo Mining Council"))
+    assert misplaced_rows(SCHEMA, rows)[1] == rows[1]
+    # on one chunk's read too
+    one = {"companies": [r("c6", company_name="Viathpox", sector="SMC",
+                           commission_name="Sopael Markets Commission")]}
+    assert misplaced(SCHEMA, one)["companies"][0].values["sector"] is None
+
+
 def test_a_commissions_table_naming_its_members_back_holds_names_only() -> None:
     """docsage-stated-set2: ``commissions(commission_name, company_name)``, the roster's
     members beside the commission, held names only, but the repair read only tables of one

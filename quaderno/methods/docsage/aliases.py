@@ -33,15 +33,12 @@ from pydantic import BaseModel, Field
 
 from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.extract import mentions
-from quaderno.methods.docsage.normalize import (KIND_WORDS, entity_key, fold_text, initials,
-                                                is_null, key_columns, normalize_entity,
-                                                normalize_value)
+from quaderno.methods.docsage.normalize import (KIND_WORDS, acronym_hits, entity_key,
+                                                fold_text, is_null, key_columns,
+                                                normalize_entity, normalize_value)
 from quaderno.methods.docsage.rekey import id_named, may_add_as_key
 from quaderno.methods.docsage.rows import Correction, Row, take_cell, value_chunk
 from quaderno.methods.docsage.schema import Schema, Table
-
-_STOP = frozenset({"of", "the", "and", "for", "de", "at"})
-
 
 class AliasGroup(BaseModel):
     """One entity's spellings in one domain, and the one kept."""
@@ -112,10 +109,7 @@ def alias_map(names: Sequence[str], aliases: Mapping[str, str] | None = None,
         return out
     for n in norms:
         words = set(n.split())
-        hits: list[str] = []
-        if " " not in n and 2 <= len(n) <= 6 and n.isalpha():
-            hits = [m for m in norms if m != n and " " in m
-                    and initials([w for w in m.split() if w not in _STOP]) == n]
+        hits = acronym_hits(n, norms)
         if not hits and words - KIND_WORDS:
             hits = [m for m in norms if words < set(m.split())]
         if len(hits) == 1:

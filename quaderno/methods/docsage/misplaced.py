@@ -6,11 +6,12 @@ and into its ``chief_executive``, and ``sector = 'energy'`` then missed those co
 (``docsage-references-set2``). A row's TEXT cell that names an entity of a table one of its
 foreign keys refers to (another table, not its own, that holds names and nothing else, as
 ``commissions(commission_name)`` does) is misplaced when the column is not that reference:
-the entity the reference names, one the same chunk gives a row of in the referenced table,
-or, for a row whose reference is empty, a proper name whose last word is that table's kind
-of body ("Sopael Markets Commission" for ``commissions``: the commission of a namesake,
-which no chunk gives a row; not "Mexico City" for ``cities``). The cell is
-emptied with a correction (``reason="misplaced"``); when the reference itself is empty, and
+the entity the reference names, one the same chunk gives a row of in the referenced table
+(or either written as an acronym in capitals, "DMC": one word of the initials of exactly one
+of those names, as :func:`.aliases.alias_map` merges a key), or, for a row whose reference is
+empty, a proper name whose last word is that table's kind of body ("Sopael Markets
+Commission" for ``commissions``: the commission of a namesake, which no chunk gives a row;
+not "Mexico City" for ``cities``). The cell is emptied with a correction (``reason="misplaced"``); when the reference itself is empty, and
 no text said it has ended (:mod:`.ended`), it takes the name. Key columns and references
 are left as they are, and so is a table that refers to itself (a company's parent company
 is a company) or to a table with more to say than names (a match's winner rightly names one
@@ -25,9 +26,9 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from quaderno.methods.docsage.ended import ended_columns
-from quaderno.methods.docsage.normalize import (BODY_KINDS, BODY_WORDS, KIND_WORDS, fold_text,
-                                                is_null, key_columns, key_name,
-                                                normalize_entity)
+from quaderno.methods.docsage.normalize import (BODY_KINDS, BODY_WORDS, KIND_WORDS,
+                                                acronym_hits, fold_text, is_null,
+                                                key_columns, key_name, normalize_entity)
 from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.rekey import named_after, singular
 from quaderno.methods.docsage.rows import Correction, Row, noted
@@ -115,6 +116,15 @@ def _linked(row: Row, links: Sequence[str]) -> set[str]:
     return {normalize_entity(v) for c in links if isinstance(v := row.values.get(c), str)}
 
 
+def _acronym_of(value: str, names: set[str]) -> bool:
+    """``value`` is written as an acronym, one word of capitals ("DMC"), of exactly one of
+    ``names`` (normalized): the alias rule :func:`.aliases.alias_map` applies to keys, for
+    a free cell only as capitals (a sector "tech" is no acronym)."""
+    word = value.strip().strip(".")
+    return word.isupper() and word.isalpha() and \
+        len(acronym_hits(normalize_entity(word), names)) == 1
+
+
 def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]],
               known: Mapping[str, set[str]] | None = None,
               references: Mapping[str, list[_Ref]] | None = None) -> dict[str, list[Row]]:
@@ -153,6 +163,7 @@ def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]],
                     value = values.get(c)
                     # a name of the reference's kind counts only for a row naming none
                     if not isinstance(value, str) or (normalize_entity(value) not in names
+                                                      and not _acronym_of(value, names)
                                                       and not (is_null(values.get(col))
                                                                and of_kind(value, ref))):
                         continue

@@ -72,6 +72,20 @@ def initials(words: Sequence[str]) -> str:
     return "".join(w[0] for w in words) if len(words) >= 2 else ""
 
 
+# words an acronym leaves out ("University of Xandria" is "UX")
+_ACRONYM_STOP = frozenset({"of", "the", "and", "for", "de", "at"})
+
+
+def acronym_hits(acronym: str, names: Iterable[str]) -> list[str]:
+    """The normalized ``names`` of two words or more whose initials, the words of
+    :data:`_ACRONYM_STOP` left out, are ``acronym`` (normalized: one word of 2 to 6
+    letters; else none): "dmc" of "drournlia markets commission"."""
+    if " " in acronym or not 2 <= len(acronym) <= 6 or not acronym.isalpha():
+        return []
+    return [m for m in names if m != acronym and " " in m
+            and initials([w for w in m.split() if w not in _ACRONYM_STOP]) == acronym]
+
+
 def is_null(value: Any) -> bool:
     """True for None and for strings that only say a value is missing ("None", "N/A")."""
     if value is None:
