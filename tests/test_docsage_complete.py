@@ -797,6 +797,33 @@ def test_only_bodies_the_longest_names_in_the_questions_order() -> None:
     assert named_groups(_groups_schema("owners"), rows, question) == []
 
 
+@pytest.mark.parametrize("written", ["DMC", "D.M.C."])
+def test_a_group_the_question_names_by_its_acronym(written) -> None:
+    """A limit noted since the sixth session: "the companies of the DMC" named no group,
+    so its roster was never searched for. The acronym names the one group whose initials
+    it is; with two such groups, none."""
+    rows = [row("companies", "d1#0", company_name="Acme",
+                group_name="Drournlia Markets Commission", sector="energy"),
+            row("companies", "d2#0", company_name="Brin", group_name="Sopael Markets "
+                "Commission")]
+    question = f"Which energy company of the {written} employs the most?"
+    assert named_groups(_groups_schema(), rows, question) == ["Drournlia Markets Commission"]
+    # the question's order: the acronym where it stands
+    assert named_groups(_groups_schema(), rows, f"Is Sopael Markets Commission bigger than "
+                        f"the {written}?") == ["Sopael Markets Commission",
+                                               "Drournlia Markets Commission"]
+    twins = [*rows, row("companies", "d3#0", company_name="Cato",
+                        group_name="Dalvo Mining Council")]
+    assert named_groups(_groups_schema(), twins, question) == []
+    # a sector's capitals are no group ("energy" is no body), nor a word in lower case
+    assert named_groups(_groups_schema(), rows, "Which company of the dmc employs the "
+                        "most?") == []
+    # a group the rows write as the acronym itself is that group
+    short = [row("companies", "d4#0", company_name="Dune", group_name="DMC")]
+    assert named_groups(_groups_schema(), [*short, *rows], "Which company of the DMC "
+                        "employs the most?") == ["DMC"]
+
+
 def test_a_body_named_in_a_plain_text_column_is_a_group_too() -> None:
     """A draft with no table of commissions holds the commission as text; its roster was
     never searched for."""

@@ -46,9 +46,9 @@ from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.misplaced import (all_back_links, name_references, other_kind_rows,
                                                table_kind)
 from quaderno.methods.docsage.normalize import (ACRONYM, BODY_KINDS, BODY_WORDS, LEGAL_SUFFIXES,
-                                                body_name, entity_name, fold_text, folded_name,
-                                                initials, is_null, key_columns, key_name,
-                                                normalize_entity)
+                                                acronym_hits, body_name, entity_name,
+                                                fold_text, folded_name, initials, is_null,
+                                                key_columns, key_name, normalize_entity)
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
@@ -207,10 +207,12 @@ def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str
     A schema that holds the group in a plain text column named after a kind of body
     (``companies.commission``, no reference) names it too, when the value is the proper name
     of a body (:data:`.normalize.BODY_KINDS`: "Drournlia Markets Commission", "League of
-    Merounddian Cities"; not "Credit union" in a sector)."""
+    Merounddian Cities"; not "Credit union" in a sector). A word of capitals in the question
+    ("the DMC", "D.M.C.") names the one group whose initials it is
+    (:func:`.normalize.acronym_hits`), when no group the rows write is that word itself."""
     tables, referring = _groups_tables(schema)
     asked = f" {' '.join(fold_text(question).split())} "
-    found: dict[str, str] = {}
+    groups: dict[str, str] = {}          # folded name -> as the first row writes it
     for r in rows:
         t = schema.table(r.table)
         values = [r.values.get(k) for k in key_columns(t)] if t is not None and \
@@ -219,10 +221,18 @@ def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str
         bodies = [v for c in _plain_text(t) if isinstance(v := r.values.get(c), str)
                   and body_name(v)] if t is not None else []
         for v in [*values, *bodies]:
-            if isinstance(v, str) and (f := folded_name(v)) and f" {f} " in asked:
-                found.setdefault(f, v.strip())
-    kept = [f for f in found if not any(f != g and f" {f} " in f" {g} " for g in found)]
-    return [found[f] for f in sorted(kept, key=lambda f: asked.index(f" {f} "))]
+            if isinstance(v, str) and (f := folded_name(v)):
+                groups.setdefault(f, v.strip())
+    # folded name -> where the question names it
+    at = {f: asked.index(f" {f} ") for f in groups if f" {f} " in asked}
+    for written in ACRONYM.findall(question):        # "DMC", "D.M.C."
+        folded = fold_text(written)
+        short = folded.replace(" ", "")
+        hits = acronym_hits(short, groups)
+        if short not in groups and len(hits) == 1 and f" {folded} " in asked:
+            at.setdefault(hits[0], asked.index(f" {folded} "))
+    kept = [f for f in at if not any(f != g and f" {f} " in f" {g} " for g in at)]
+    return [groups[f] for f in sorted(kept, key=lambda f: at[f])]
 
 
 async def rosters(search: Search, groups: Sequence[str], read: Sequence[str], *,
