@@ -1,0 +1,148 @@
+"""DocSage's reasoning over the gold tables: the upper bound extraction leaves to SQL.
+
+    .venv/bin/python benchmarks/docsage_oracle_tables.py --llm measuring \
+        --questions questions-ordered.jsonl --limit 3 \
+        --cache /tmp/quaderno-docsage/cache/llm.sqlite \
+        /tmp/quaderno-docsage/collections/award-set1-s0 ...
+
+The spec's recommended upper bound (docs: ``../shared/notes/specs/docsage.md`` §7, "oracle
+table"): each question of a generated collection is answered by DocSage's own reasoning
+steps over the collection's gold tables (``tables/*.json``, the tables its questions were
+written from) instead of extracted ones. ``sql`` is DocSage's reasoning
+(:class:`.reason.SQLReasoner`: compile, gate, run, repair, synthesize); ``tables`` is the
+"w/o SQL reasoning" ablation (:func:`.reason.answer_from_tables`: the tables in the
+context). A question the model gets wrong here is lost to reasoning, whatever extraction
+does; one it gets right and the method loses is lost to extraction (or to schema
+discovery, whose tables the model reasons over instead).
+
+The gold tables keep the generator's column names and units (a grant in millions), and the
+gold answers are computed over them, so a right query over them scores 1. Printed: one line
+per question and reasoning (answer, score, LLM calls and seconds), then the share right per
+reasoning and category. ``--out`` writes the lines as JSON too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from quaderno.eval.synth import score
+from quaderno.eval.synth.collection import load_questions
+from quaderno.llm.config import LLMConfig, make_lm
+from quaderno.llm.lm import LM
+from quaderno.methods.docsage.reason import (NOT_FOUND, SQLReasoner, answer_from_tables,
+                                             finds_nothing)
+from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.docsage.schema import Column, Schema, Table
+from quaderno.methods.episode import Episode
+
+log = logging.getLogger("docsage_oracle_tables")
+TYPES = {"INTEGER": "INT", "BIGINT": "INT", "DOUBLE": "DOUBLE", "VARCHAR": "TEXT",
+         "BOOLEAN": "BOOLEAN", "DATE": "DATE"}
+REASONING = ("sql", "tables")
+
+
+def gold_database(folder: Path) -> tuple[Schema, list[Row]]:
+    """The collection's gold tables as a DocSage schema and rows (each row's provenance
+    names its table and line, ``gold:laureates#3``)."""
+    tables, rows = [], []
+    for path in sorted((folder / "tables").glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        columns = [Column(name=c, type=TYPES.get(t, "TEXT")) for c, t in data["columns"]]
+        tables.append(Table(name=path.stem, columns=columns))
+        for i, values in enumerate(data["rows"]):
+            rows.append(Row(table=path.stem,
+                            values=dict(zip((c.name for c in columns), values)),
+                            provenance=Provenance(chunk_id=f"gold:{path.stem}#{i}")))
+    if not tables:
+        raise SystemExit(f"{folder}: no tables/*.json (a folder quaderno's generator wrote)")
+    return Schema(tables=tables), rows
+
+
+async def answer(lm: LM, question: str, schema: Schema, rows: list[Row],
+                 reasoning: str) -> tuple[str, Episode]:
+    """DocSage's answer to ``question`` from ``rows``, as its reasoning step gives it."""
+    ep = Episode(question, method=f"docsage-oracle-{reasoning}", lm=lm)
+    if reasoning == "tables":
+        text, _ = await answer_from_tables(ep, schema, rows)
+        return text, ep
+    reasoner = SQLReasoner()
+    table, attempts = await reasoner.run(ep, schema, rows)
+    if table is None or finds_nothing(table, schema, rows):
+        return NOT_FOUND, ep
+    ran = next((a.sql for a in reversed(attempts) if a.stage == "ok"), "")
+    return (await reasoner.synthesize(ep, ran, table)).answer, ep
+
+
+async def run(lm: LM, folders: list[Path], questions: str, limit: int,
+              reasonings: list[str]) -> list[dict]:
+    out = []
+    for folder in folders:
+        schema, rows = gold_database(folder)
+        for q in load_questions(folder / questions)[:limit]:
+            for reasoning in reasonings:
+                start = time.perf_counter()
+                text, ep = await answer(lm, q.question, schema, rows, reasoning)
+                summary = ep.trace.summary()
+                out.append({"collection": folder.name, "id": q.id, "category": q.category,
+                            "bin": q.bin, "reasoning": reasoning, "question": q.question,
+                            "gold": q.gold.answer, "answer": text,
+                            "score": score(q.gold, text), "calls": summary["llm_calls"],
+                            "cached": summary["cached_calls"],
+                            "seconds": round(time.perf_counter() - start, 1)})
+                log.info("%s %s %s: %s (%s)", folder.name, q.id, reasoning, text,
+                         out[-1]["score"])
+    return out
+
+
+def report(lines: list[dict]) -> str:
+    rows = ["| collection | question | category | reasoning | answer (gold) | score | calls "
+            "(cached) | s |", "|---|---|---|---|---|---|---|---|"]
+    for x in lines:
+        rows.append(f"| {x['collection']} | {x['id']} | {x['category']} | {x['reasoning']} | "
+                    f"{x['answer'][:60]} ({x['gold']}) | {x['score']:.2f} | {x['calls']} "
+                    f"({x['cached']}) | {x['seconds']} |")
+    shares: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for x in lines:
+        shares[(x["reasoning"], x["category"])].append(x["score"])
+        shares[(x["reasoning"], "all")].append(x["score"])
+    rows += ["", "| reasoning | category | questions | mean score |", "|---|---|---|---|"]
+    rows += [f"| {r} | {c} | {len(v)} | {sum(v) / len(v):.2f} |"
+             for (r, c), v in sorted(shares.items())]
+    return "\n".join(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("collections", type=Path, nargs="+",
+                    help="collection folders the generator wrote (tables/ and questions)")
+    ap.add_argument("--questions", default="questions.jsonl",
+                    help="questions file in each folder (default questions.jsonl)")
+    ap.add_argument("--limit", type=int, default=3, help="questions per collection")
+    ap.add_argument("--reasoning", nargs="+", choices=REASONING, default=list(REASONING))
+    ap.add_argument("--llm", choices=["measuring", "embedded"], default="measuring")
+    ap.add_argument("--cache", type=Path, default=None, help="LLM response cache (sqlite)")
+    ap.add_argument("--out", type=Path, default=None, help="write the lines as JSON here")
+    args = ap.parse_args()
+    if args.limit < 1:
+        ap.error(f"--limit must be at least 1, got {args.limit}")
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    cfg = (LLMConfig(backend="openai", model="measuring", base_url="http://127.0.0.1:8800/v1",
+                     timeout=900) if args.llm == "measuring" else LLMConfig())
+    lm = make_lm(cfg, cache_path=args.cache)
+    lines = asyncio.run(run(lm, args.collections, args.questions, args.limit, args.reasoning))
+    if args.out is not None:
+        args.out.write_text(json.dumps(lines, indent=1, ensure_ascii=False) + "\n",
+                            encoding="utf-8")
+    sys.stdout.write(report(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
