@@ -18,7 +18,7 @@ discovery, whose tables the model reasons over instead).
 The gold tables keep the generator's column names and units (a grant in millions), and the
 gold answers are computed over them, so a right query over them scores 1. Printed: one line
 per question and reasoning (answer, score, LLM calls and seconds), then the share right per
-reasoning and category. ``--out`` writes the lines as JSON too.
+reasoning and category. ``--out`` writes the lines as JSON too, with every query tried.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from quaderno.llm.config import LLMConfig, make_lm
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.reason import (NOT_FOUND, SQLReasoner, answer_from_tables,
                                              finds_nothing)
+from quaderno.methods.docsage.records import SQLAttempt
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Column, Schema, Table
 from quaderno.methods.episode import Episode
@@ -66,18 +67,19 @@ def gold_database(folder: Path) -> tuple[Schema, list[Row]]:
 
 
 async def answer(lm: LM, question: str, schema: Schema, rows: list[Row],
-                 reasoning: str) -> tuple[str, Episode]:
-    """DocSage's answer to ``question`` from ``rows``, as its reasoning step gives it."""
+                 reasoning: str) -> tuple[str, list[SQLAttempt], Episode]:
+    """DocSage's answer to ``question`` from ``rows``, as its reasoning step gives it, and
+    the queries it tried (none over the tables in the context)."""
     ep = Episode(question, method=f"docsage-oracle-{reasoning}", lm=lm)
     if reasoning == "tables":
         text, _ = await answer_from_tables(ep, schema, rows)
-        return text, ep
+        return text, [], ep
     reasoner = SQLReasoner()
     table, attempts = await reasoner.run(ep, schema, rows)
     if table is None or finds_nothing(table, schema, rows):
-        return NOT_FOUND, ep
+        return NOT_FOUND, attempts, ep
     ran = next((a.sql for a in reversed(attempts) if a.stage == "ok"), "")
-    return (await reasoner.synthesize(ep, ran, table)).answer, ep
+    return (await reasoner.synthesize(ep, ran, table)).answer, attempts, ep
 
 
 async def run(lm: LM, folders: list[Path], questions: str, limit: int,
@@ -88,13 +90,15 @@ async def run(lm: LM, folders: list[Path], questions: str, limit: int,
         for q in load_questions(folder / questions)[:limit]:
             for reasoning in reasonings:
                 start = time.perf_counter()
-                text, ep = await answer(lm, q.question, schema, rows, reasoning)
+                text, attempts, ep = await answer(lm, q.question, schema, rows, reasoning)
                 summary = ep.trace.summary()
                 out.append({"collection": folder.name, "id": q.id, "category": q.category,
                             "bin": q.bin, "reasoning": reasoning, "question": q.question,
                             "gold": q.gold.answer, "answer": text,
                             "score": score(q.gold, text), "calls": summary["llm_calls"],
                             "cached": summary["cached_calls"],
+                            "sql": [{"stage": a.stage, "sql": a.sql, "error": a.error}
+                                    for a in attempts],
                             "seconds": round(time.perf_counter() - start, 1)})
                 log.info("%s %s %s: %s (%s)", folder.name, q.id, reasoning, text,
                          out[-1]["score"])

@@ -61,6 +61,8 @@ def test_the_gold_query_scores_one_and_a_wrong_one_does_not(folder) -> None:
                                    [folder], "questions.jsonl", 3, ["sql"]))
     assert [x["score"] for x in right] == [1.0, 1.0, 1.0]
     assert all(x["calls"] == 2 and x["reasoning"] == "sql" for x in right)
+    assert [x["sql"][-1]["sql"] for x in right] == [q.sql for q in load_questions(folder)[:3]]
+    assert all(x["sql"][-1]["stage"] == "ok" for x in right)
 
     def wrong(q):        # the right table, the first name in it
         return "SELECT name FROM laureates ORDER BY name LIMIT 1"
@@ -68,7 +70,7 @@ def test_the_gold_query_scores_one_and_a_wrong_one_does_not(folder) -> None:
                                    "questions.jsonl", 3, ["sql", "tables"]))
     assert [x["reasoning"] for x in lines] == ["sql", "tables"] * 3
     assert sum(x["score"] for x in lines) < 3 and all(
-        x["score"] == 0.0 for x in lines if x["reasoning"] == "tables")
+        x["score"] == 0.0 and x["sql"] == [] for x in lines if x["reasoning"] == "tables")
     report = oracle.report(right + lines)
     assert "| sql | all | 6 |" in report and "| tables | all | 3 | 0.00 |" in report
 
