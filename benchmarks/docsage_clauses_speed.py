@@ -12,11 +12,13 @@ The review of 3846eef found the other worst case: initials each before a differe
 search of the whole text; the words written out are now indexed once. Its review found the
 index's own worst case: a word with a word's end at every character ("S. Kel. Zz a-a-a-..."),
 each of whose prefixes was kept whole (0.5 GB at 32,000 characters); words of up to 64
-characters are indexed now, and a longer one is searched for.
-Printed per size: seconds for the run of initials, for initials before distinct words and
-for as many words of ordinary sentences, and the ratio to the size before (about 2 when
-linear, 4 when quadratic); then the peak memory (tracemalloc) of splitting the text with
-one word of twice the size's characters, each a word's end.
+characters are kept whole now, and a longer one by its hash (searched for instead, a text
+of long words after initials took 21 s at 276,000 characters: the review of e67b013).
+Printed per size: seconds for the run of initials, for initials before distinct words, for
+initials before distinct words of 66 characters, and for as many words of ordinary
+sentences, and the ratio to the size before (about 2 when linear, 4 when quadratic); then
+the peak memory (tracemalloc) of splitting the text with one word of twice the size's
+characters, each a word's end.
 """
 
 from __future__ import annotations
@@ -38,6 +40,11 @@ def distinct_words(n: int) -> str:
     return " ".join(f"J. {w}" for w in itertools.islice(words, n))
 
 
+def long_words(n: int) -> str:
+    """``n`` initials, each before a word of its own longer than the index keeps whole."""
+    return " ".join(f"J. W{i:05d}" + "x" * 60 for i in range(n))
+
+
 def ends_everywhere(n: int) -> str:
     """An initial before a capital, then a word of ``2 n + 1`` characters with a word's
     end after each ("a-a-a-...")."""
@@ -56,10 +63,11 @@ def peak_mib(text: str) -> float:
 
 def timings(sizes: list[int], repeat: int = 3) -> list[tuple[int, ...]]:
     """(size, best seconds over ``repeat`` for ``size`` initials, for ``size`` initials
-    before distinct words, for a text of about ``size`` words of sentences) per size."""
+    before distinct words, before distinct long words, for a text of about ``size`` words
+    of sentences) per size."""
     out = []
     for n in sizes:
-        texts = ("J. " * n, distinct_words(n), SENTENCE * max(1, n // 12))
+        texts = ("J. " * n, distinct_words(n), long_words(n), SENTENCE * max(1, n // 12))
         out.append((n, *(min(timeit.repeat(lambda t=text: clauses(t), number=1,
                                             repeat=repeat)) for text in texts)))
     return out
@@ -71,8 +79,8 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 4000, 8000])
     args = ap.parse_args()
     rows = timings(sorted(args.sizes))
-    print("| size | initials s | ratio | before distinct words s | ratio | sentences s | ratio |"
-          "\n|---|---|---|---|---|---|---|")
+    print("| size | initials s | ratio | before distinct words s | ratio | before long words s "
+          "| ratio | sentences s | ratio |\n|---|---|---|---|---|---|---|---|---|")
     for i, (n, *secs) in enumerate(rows):
         cells = [f"{t:.4f} | " + (f"{t / rows[i - 1][j + 1]:.1f}" if i else "-")
                  for j, t in enumerate(secs)]

@@ -168,20 +168,40 @@ def clauses(text: str) -> list[str]:
     return [" ".join(p) for p in parts]
 
 
-#: the longest word :func:`_written_out` indexes; a longer one is searched for
+#: the longest word :func:`_written_out` keeps whole; a longer one is kept by its hash
 _INDEXED = 64
+_HASH_BASE, _HASH_MOD = 911_382_323, (1 << 61) - 1
 
 
-def _written_out(text: str) -> set[tuple[str, str]]:
+def _hashed(word: str) -> int:
+    """``word``'s polynomial hash, as :func:`_written_out` rolls it over a word's prefixes."""
+    h = 0
+    for ch in word:
+        h = (h * _HASH_BASE + ord(ch)) % _HASH_MOD
+    return h
+
+
+class _Written(NamedTuple):
+    """What :func:`_written_out` indexes: (letter, word) for words of up to
+    :data:`_INDEXED` characters; (letter, length, hash) -> where such a word starts, for
+    longer ones."""
+
+    short: set[tuple[str, str]]
+    long: dict[tuple[str, int, int], int]
+
+
+def _written_out(text: str) -> _Written:
     """Each (letter, word) where ``text`` writes a word of two letters or more opening with
     the letter, a space, and the word ("S", "Kelskyrn" of "Skoustil Kelskyrn"): every
     (initial, word) the search ``\\b{initial}\\w+ {word}\\b`` finds in ``text``, where the
     word is as :data:`_NEXT_WORD` reads one ("Kelskyrn-Ba" also gives "Kelskyrn"), indexed
-    in one pass instead of a search of the whole text per initial. Words of up to
-    :data:`_INDEXED` characters only (:func:`_writes_out` searches for a longer one): each
-    is kept whole, and a word with a word's end at every character ("a-a-a-...") cost its
-    length squared when all were (the review of 6946658: 0.5 GB at 32,000 characters)."""
-    out = set()
+    in one pass instead of a search of the whole text per initial. A word of up to
+    :data:`_INDEXED` characters is kept whole, a longer one by its length and hash, rolled
+    over its prefixes: kept whole, a word with a word's end at every character ("a-a-a-...")
+    cost its length squared (the review of 6946658: 0.5 GB at 32,000 characters), and
+    searched for, a text of long words cost its length squared in time (the review of
+    e67b013: 21 s at 276,000 characters)."""
+    out = _Written(set(), {})
     for first in _WORD_RUN.finditer(text):
         after = first.end()
         if first.end() - first.start() < 2 or text[after:after + 1] != " ":
@@ -189,23 +209,36 @@ def _written_out(text: str) -> set[tuple[str, str]]:
         word = _NEXT_WORD.match(text, after + 1)
         if word is None:
             continue
-        w = word[0]
+        w, letter, h = word[0], first[0][0], 0
         # every prefix of the word that ends where a word ends (the search's \b)
-        for k in range(1, min(len(w), _INDEXED) + 1):
+        for k in range(1, len(w) + 1):
+            if k > _INDEXED:
+                h = (h * _HASH_BASE + ord(w[k - 1])) % _HASH_MOD
+            elif k == _INDEXED and len(w) > _INDEXED:
+                h = _hashed(w[:k])
             inside = _IS_WORD.match(w[k - 1]) is not None
             nxt = w[k] if k < len(w) else text[word.end():word.end() + 1]
             if inside != (nxt != "" and _IS_WORD.match(nxt) is not None):
-                out.add((first[0][0], w[:k]))
+                if k <= _INDEXED:
+                    out.short.add((letter, w[:k]))
+                else:
+                    out.long.setdefault((letter, k, h), word.start())
     return out
 
 
-def _writes_out(written: set[tuple[str, str]] | None, text: str, letter: str,
-                word: str) -> bool:
+def _writes_out(written: _Written | None, text: str, letter: str, word: str) -> bool:
     """Whether ``text`` writes a word of two letters or more opening with ``letter``, a
-    space, and ``word`` (``written``: :func:`_written_out` of ``text``)."""
+    space, and ``word`` (``written``: :func:`_written_out` of ``text``). A long word whose
+    hash is another's (the place kept does not hold it) is searched for."""
+    if written is None:
+        return False
     if len(word) <= _INDEXED:
-        return written is not None and (letter, word) in written
-    return re.search(rf"\b{re.escape(letter)}\w+ {re.escape(word)}\b", text) is not None
+        return (letter, word) in written.short
+    start = written.long.get((letter, len(word), _hashed(word)))
+    if start is None:
+        return False
+    return text.startswith(word, start) or \
+        re.search(rf"\b{re.escape(letter)}\w+ {re.escape(word)}\b", text) is not None
 
 
 class _Run(NamedTuple):
