@@ -205,7 +205,9 @@ def test_one_chunks_slip_does_not_empty_every_other_chunks_cells() -> None:
 def test_an_acronym_in_capitals_of_a_known_name_is_misplaced_too() -> None:
     """A limit the review of 51afc33 noted: a free cell was compared with the names before
     aliases were merged, so "DMC" in ``sector`` stayed while "Drournlia Markets Commission"
-    would not have. An acronym counts written in capitals only, and of exactly one name."""
+    would not have. An acronym counts written in capitals only, and of exactly one name;
+    it is emptied and not moved into the reference (the review of 7592809: spelled so, it
+    took over the commission's name at the alias merge)."""
     def r(chunk, **values):
         return Row(table="companies", values=values, provenance=Provenance(chunk_id=chunk))
     rows = [r("c1", company_name="Riaska", sector="energy",
@@ -216,9 +218,9 @@ def test_an_acronym_in_capitals_of_a_known_name_is_misplaced_too() -> None:
               commission_name="Drournlia Markets Commission")]
     riaska, bryskound, zorn, kelvo = misplaced_rows(SCHEMA, rows)
     assert riaska == rows[0]
-    assert (bryskound.values["sector"], bryskound.values["commission_name"]) == (None, "DMC")
+    assert (bryskound.values["sector"], bryskound.values["commission_name"]) == (None, None)
     assert [(c.column, c.old, c.new) for c in bryskound.provenance.corrections] == [
-        ("sector", "DMC", None), ("commission_name", None, "DMC")]
+        ("sector", "DMC", None)]
     assert zorn == rows[2]                          # not written as an acronym
     assert kelvo.values["sector"] is None and kelvo.values["chief_executive"] == "U. Sorn"
     # an acronym of two known names is no one's
@@ -229,6 +231,35 @@ def test_an_acronym_in_capitals_of_a_known_name_is_misplaced_too() -> None:
     one = {"companies": [r("c6", company_name="Viathpox", sector="SMC",
                            commission_name="Sopael Markets Commission")]}
     assert misplaced(SCHEMA, one)["companies"][0].values["sector"] is None
+
+
+def test_an_acronym_that_is_the_rows_own_a_short_code_or_a_short_form_column_stays() -> None:
+    """The review of 7592809: "DMC" of Delta Marine Carriers itself, two-letter codes ("AI",
+    "IT", "EU" of two-word names) and a column meant for a short form were emptied."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "sector"}, {"name": "country"},
+                     {"name": "short_name"}, {"name": "ticker"},
+                     {"name": "commission_acronym"}, {"name": "commission_name"}],
+         "foreign_keys": [{"cols": ["commission_name"], "ref_table": "commissions",
+                           "ref_cols": ["commission_name"]}]},
+        {"name": "commissions", "primary_key": ["commission_name"],
+         "columns": [{"name": "commission_name"}]}]})
+
+    def r(chunk, **values):
+        return Row(table="companies", values=values, provenance=Provenance(chunk_id=chunk))
+    rows = [r("c1", company_name="Riaska", commission_name="Drournlia Markets Commission"),
+            r("c2", company_name="Ostrel", commission_name="Amnesty International"),
+            r("c3", company_name="Varn", commission_name="European Union"),
+            r("c4", company_name="Delta Marine Carriers", short_name="DMC", ticker="DMC",
+              sector="DMC", commission_name=None),
+            r("c5", company_name="Kelvo", sector="AI", country="EU",
+              commission_acronym="DMC", ticker="DMC", commission_name=None)]
+    out = misplaced_rows(schema, rows)
+    assert out == rows
+    # the same code in a plain column of another company is still the commission's
+    rows.append(r("c6", company_name="Gouqin", sector="DMC", commission_name=None))
+    assert misplaced_rows(schema, rows)[-1].values["sector"] is None
 
 
 def test_a_commissions_table_naming_its_members_back_holds_names_only() -> None:
