@@ -419,7 +419,8 @@ REREAD_TAGS = {"greedy": "greedy/1", "sampled": "sampled/seed1/1"}
 def _expectations(expected: Mapping[str, str | Sequence[str]] | None,
                   ) -> dict[str, tuple[str, ...]]:
     """``expected`` (:func:`extract`) as chunk id -> table names, in order, once each;
-    :class:`ConfigError` naming a value that is no table name or sequence of them."""
+    :class:`ConfigError` naming a value that is no table name or list of them. A name the
+    schema has no table of is kept, and :func:`extract` reads nothing again for it."""
     out: dict[str, tuple[str, ...]] = {}
     for chunk_id, names in (expected or {}).items():
         if isinstance(names, str):
@@ -443,7 +444,10 @@ async def _read_again(lm: LM, chunk: Chunk, table: Table, settings: ExtractionSe
     reading of nothing, and is not recorded as one). ``sampled``: at the settings' sample
     temperature (greedy decoding would repeat the read that found no row), else greedy (a
     new prompt when the read that found none asked for other tables or some columns too,
-    and the first try for a stored reading, whose prompt is not known)."""
+    and the first try for a stored reading, whose prompt is not known). In ``samples``
+    confidence mode the sampled re-read's first call is the request sample 1 of a read of
+    the table alone makes (seed 1): after such a read it repeats that sample's reply, and
+    only its own agreement samples are new."""
     how = "sampled" if sampled else "greedy"
     failures: list[str] = []
     try:
