@@ -41,6 +41,7 @@ from quaderno.methods.docsage.records import ResultTable, SQLAttempt
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.sandbox import SQLSandbox
 from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.value_places import value_places
 from quaderno.methods.docsage.steps import ANSWER_FROM_TABLES, COMPILE_SQL, SYNTHESIZE, fenced
 from quaderno.methods.episode import Episode
 
@@ -294,16 +295,21 @@ class SQLReasoner:
                         # the measuring model joined laureates.name to an id column no row
                         # filled: AVG over nothing, one NULL (denied-docsage-set1)
                         empty = empty_columns(schema, rows, sql)
+                        # a value compared with a column that does not hold it, where
+                        # another does (value_places.py: the gold tables' medal)
+                        places = value_places(schema, rows, sql)
                         found = ("returned " + ("no rows." if not table.rows else
                                                 "only NULL: no row matched.")
                                  + (f" These columns it reads hold no value in any row: "
                                     f"{', '.join(empty)}; a join or a condition on them "
-                                    "matches nothing." if empty else ""))
-                        # written again, a query reading a column no row fills would find
-                        # nothing again: asked for once more, sampled, as a repeated failure
-                        # is (empty-docsage-set1); any other is the model's answer that
+                                    "matches nothing." if empty else "")
+                                 + "".join(f" {p}" for p in places))
+                        # written again, a query reading a column no row fills, or comparing
+                        # a value with a column that does not hold it, would find nothing
+                        # again: asked for once more, sampled, as a repeated failure is
+                        # (empty-docsage-set1); any other is the model's answer that
                         # nothing matches ("born before 1900")
-                        if empty:
+                        if empty or places:
                             failed[_folded(sql)] = f"it {found}"
                         hint = (f"\n\nThe query {sql!r} {found} The values in the tables may "
                                 "be written differently (see the sample rows): write a query "
