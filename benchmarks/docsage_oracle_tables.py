@@ -59,7 +59,8 @@ def gold_database(folder: Path) -> tuple[Schema, list[Row]]:
         tables.append(Table(name=path.stem, columns=columns))
         for i, values in enumerate(data["rows"]):
             rows.append(Row(table=path.stem,
-                            values=dict(zip((c.name for c in columns), values)),
+                            values=dict(zip((c.name for c in columns), values,
+                                           strict=True)),
                             provenance=Provenance(chunk_id=f"gold:{path.stem}#{i}")))
     if not tables:
         raise SystemExit(f"{folder}: no tables/*.json (a folder quaderno's generator wrote)")

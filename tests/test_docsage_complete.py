@@ -1227,3 +1227,22 @@ def test_the_method_reads_a_completion_document_again_when_its_reply_has_no_row(
                                        "endowment?"))
     assert answer.answer == "Varnholt University"
     assert any("e1" in f and "sampled: 1 row" in f for f in answer.trace.fallbacks)
+
+
+def test_common_capitals_and_a_question_in_capitals_name_no_group() -> None:
+    """The review of 1971d90: "CEO", "US" and "THE" of a shouted question were taken for
+    the Council of Energy Operators, Union Sports and Trade Harbour Exchange; and the
+    pronoun "us" placed the US's group first."""
+    rows = [row("companies", "d1#0", company_name="Acme",
+                group_name="Drournlia Markets Commission"),
+            row("companies", "d2#0", company_name="Brin", group_name="Council of Energy "
+                "Operators"),
+            row("companies", "d3#0", company_name="Cato", group_name="Union Sports"),
+            row("companies", "d4#0", company_name="Dune", group_name="Trade Harbour Exchange")]
+    assert named_groups(_groups_schema(), rows, "Which CEO of a DMC company earns the "
+                        "most?") == ["Drournlia Markets Commission"]
+    assert named_groups(_groups_schema(), rows, "WHICH COMPANY OF THE DMC EMPLOYS THE "
+                        "MOST?") == []
+    assert named_groups(_groups_schema(), rows, "Tell us whether the Trade Harbour Exchange "
+                        "or the DMC is older.") == ["Trade Harbour Exchange",
+                                                    "Drournlia Markets Commission"]

@@ -199,6 +199,12 @@ def _plain_text(table: Table) -> list[str]:
             and BODY_KINDS & {singular(w) for w in slug(c.name).split("_")}]
 
 
+# capitals that name no body a question asks about: countries, roles, measures
+_COMMON_ACRONYMS = frozenset({"us", "usa", "uk", "eu", "un", "uae", "ceo", "cfo", "cto",
+                              "coo", "gdp", "ai", "it", "hr", "pr", "rd", "ipo", "vat", "id",
+                              "tv", "pc", "nba", "nfl", "fifa", "usd", "eur", "gbp"})
+
+
 def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str]:
     """The groups the question names, as the rows write them, in the question's order: the
     entities of a table of bodies (:func:`_groups_tables`), from its rows' keys and the
@@ -225,12 +231,16 @@ def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str
                 groups.setdefault(f, v.strip())
     # folded name -> where the question names it
     at = {f: asked.index(f" {f} ") for f in groups if f" {f} " in asked}
-    for written in ACRONYM.findall(question):        # "DMC", "D.M.C."
-        folded = fold_text(written)
-        short = folded.replace(" ", "")
+    words = question.split()
+    # a question in capitals writes every word so: none is an acronym
+    shouting = sum(bool(ACRONYM.fullmatch(w.strip("?,.!;:"))) for w in words) > len(words) / 2
+    for m in ACRONYM.finditer(question) if not shouting else ():   # "DMC", "D.M.C."
+        short = fold_text(m[0]).replace(" ", "")
         hits = acronym_hits(short, groups)
-        if short not in groups and len(hits) == 1 and f" {folded} " in asked:
-            at.setdefault(hits[0], asked.index(f" {folded} "))
+        if short not in groups and short not in _COMMON_ACRONYMS and len(hits) == 1:
+            # where the question writes it ("us" the pronoun is no "US")
+            at.setdefault(hits[0], len(f" {' '.join(fold_text(question[:m.start()]).split())} "
+                                       ) - 1)
     kept = [f for f in at if not any(f != g and f" {f} " in f" {g} " for g in at)]
     return [groups[f] for f in sorted(kept, key=lambda f: at[f])]
 
