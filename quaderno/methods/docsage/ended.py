@@ -137,9 +137,9 @@ def clauses(text: str) -> list[str]:
     Moskia") or at an initial the text writes out before the same word elsewhere ("S.
     Kelskyrn" beside "Skoustil Kelskyrn", "É. Zola" beside "Émile Zola") or inside a run
     of initials ("J. R. R. Tolkien": two or more before the name); "in the U.S. Rastou"
-    and "Plan B. Rastou" end there. Linear in the text but for :func:`_written_out`'s
-    limit: a clause being mended keeps its pieces and the run of initials it ends with, and
-    the words written out after a word of each first letter are indexed once."""
+    and "Plan B. Rastou" end there. Linear in the text: a clause being mended keeps its
+    pieces and the run of initials it ends with, and the words written out after a word of
+    each first letter are indexed once (:func:`_written_out`)."""
     text = _SPACES.sub(" ", text)
     parts: list[list[str]] = []     # each clause's pieces, joined by a space at the end
     run = _Run(0, False, False)     # the run of initials the last clause ends with

@@ -479,9 +479,9 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
     interrupted run loses at most the chunks in flight. A chunk whose reply is unusable
     yields no rows (a recorded fallback) and is not stored. ``expected``: chunk id -> the
     tables the entity a search naming it found the chunk for misses cells of (a table name
-    or a list of them); when such a chunk holds no row of one of them, read now or
-    stored so by an earlier read, that table alone is read again (a recorded fallback),
-    and the rows are kept and stored as the chunk's reading of it. The re-read is one
+    or a list of them); when such a chunk holds no row of one of them, read now or stored
+    so by an earlier read, that table alone is read again (a recorded fallback), and the
+    rows are kept and stored as the chunk's reading of it. The re-read is one
     greedy read when the read that found no row, made now, asked for other tables too (or
     for some columns only), and one sampled read when it asked for this whole table alone
     (greedy decoding repeats a prompt's reply); a reading found stored is re-read greedy
@@ -492,11 +492,10 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
     which count chunks. With a store, a re-read that finds nothing, and a read of a whole
     table alone that finds nothing, are recorded (:meth:`.TupleStore.reread_none`, tagged
     by :data:`REREAD_TAGS`) and not made again for that entry: the measuring model read
-    "Tallies of offices put Bryskound Holdings at 123" as
-    no row (``grid-docsage-set2``), and with the commission's table beside it read
-    "Bryskound Holdings operates in energy" as no company and the commission's name, which
-    that document never writes (``s7-docsage-set2``); asked for ``companies`` alone it
-    read both."""
+    "Tallies of offices put Bryskound Holdings at 123" as no row (``grid-docsage-set2``),
+    and with the commission's table beside it read "Bryskound Holdings operates in energy"
+    as no company and the commission's name, which that document never writes
+    (``s7-docsage-set2``); asked for ``companies`` alone it read both."""
     settings = settings or ExtractionSettings()
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")

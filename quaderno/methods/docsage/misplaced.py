@@ -14,12 +14,12 @@ whose last word is that table's kind of body ("Sopael Markets Commission" for
 ``commissions``: the commission of a namesake, which no chunk gives a row; not "Mexico City"
 for ``cities``). The cell is emptied with a correction (``reason="misplaced"``); when the
 reference itself is empty, and no text said it has ended (:mod:`.ended`), it takes the
-name. Key columns and references
-are left as they are, and so is a table that refers to itself (a company's parent company
-is a company) or to a table with more to say than names (a match's winner rightly names one
-of its teams). Applied on every read after :mod:`.ended`, so stored tuples need no new key;
-CLEAR applies it again before the merge with the names every chunk gives the referenced
-entities, and after its committee (:func:`misplaced_rows`), whose votes re-read the chunk.
+name. Key columns and references are left as they are, and so is a table that refers to
+itself (a company's parent company is a company) or to a table with more to say than names
+(a match's winner rightly names one of its teams). Applied on every read after
+:mod:`.ended`, so stored tuples need no new key; CLEAR applies it again before the merge
+with the names every chunk gives the referenced entities, and after its committee
+(:func:`misplaced_rows`), whose votes re-read the chunk.
 """
 
 from __future__ import annotations
