@@ -409,14 +409,17 @@ def test_an_expected_chunk_is_read_again_for_each_table_it_gives_no_row_of(tmp_p
     assert [r.table for r in all_rows(got)] == ["listings"]
 
 
+COMPANIES = {"name": "companies", "primary_key": ["company_name"],
+             "columns": [{"name": "company_name"}, {"name": "offices", "type": "INT"}]}
+COMMISSIONS = {"name": "commissions", "primary_key": ["commission_name"],
+               "columns": [{"name": "commission_name"}]}
+OFFICES = Chunk(id="d56", text="Tallies of offices put Bryskound Holdings at 123.")
+
+
 def test_a_reread_that_finds_nothing_is_not_asked_again(tmp_path) -> None:
     """The review of e6c5c36: a re-read that found nothing was not stored, so every later
     question expecting the chunk asked again. Now the store records it, per entry (chunk
     text, table definition, model, settings)."""
-    companies = {"name": "companies", "primary_key": ["company_name"],
-                 "columns": [{"name": "company_name"}, {"name": "offices", "type": "INT"}]}
-    commissions = {"name": "commissions", "primary_key": ["commission_name"],
-                   "columns": [{"name": "commission_name"}]}
     chunk = Chunk(id="d56", text="Bryskound Holdings keeps its archive in Pougryrn.")
     asked: list[tuple[str, float]] = []
 
@@ -425,8 +428,8 @@ def test_a_reread_that_finds_nothing_is_not_asked_again(tmp_path) -> None:
         asked.append(("both" if both else "alone", request.temperature))
         return json.dumps({"companies": [], **({"commissions": []} if both else {})})
     settings, store = ExtractionSettings(confidence="none"), TupleStore(tmp_path / "s")
-    two, one = schema_of({"tables": [companies, commissions]}), \
-        schema_of({"tables": [companies]})
+    two, one = schema_of({"tables": [COMPANIES, COMMISSIONS]}), \
+        schema_of({"tables": [COMPANIES]})
     lm = LM(FakeLLM(respond=respond))
     # read now with another table: the greedy re-read alone finds nothing, and is recorded
     got = asyncio.run(extract(lm, [chunk], two, settings, store=store,
@@ -458,9 +461,7 @@ def test_a_question_of_the_table_alone_reads_it_sampled_once_and_records_both(
         tmp_path) -> None:
     """Read now, ``companies`` alone, greedy: that read was the greedy re-read, so the
     sampled one follows, and a later question asks neither."""
-    schema = schema_of({"tables": [{"name": "companies", "primary_key": ["company_name"],
-                                    "columns": [{"name": "company_name"},
-                                                {"name": "offices", "type": "INT"}]}]})
+    schema = schema_of({"tables": [COMPANIES]})
     chunk = Chunk(id="d56", text="Bryskound Holdings keeps its archive in Pougryrn.")
     temperatures: list[float] = []
 
@@ -481,10 +482,7 @@ def test_a_question_of_the_table_alone_reads_it_sampled_once_and_records_both(
 
 
 def test_an_unusable_reread_is_not_recorded_as_finding_nothing(tmp_path) -> None:
-    schema = schema_of({"tables": [{"name": "companies", "primary_key": ["company_name"],
-                                    "columns": [{"name": "company_name"},
-                                                {"name": "offices", "type": "INT"}]}]})
-    chunk = Chunk(id="d56", text="Tallies of offices put Bryskound Holdings at 123.")
+    schema, chunk = schema_of({"tables": [COMPANIES]}), OFFICES
     replies = iter([json.dumps({"companies": []})] + ["not json"] * 20)
     settings, store = ExtractionSettings(confidence="none"), TupleStore(tmp_path)
     lm = LM(FakeLLM(respond=lambda request: next(replies)))
@@ -1083,11 +1081,6 @@ def test_a_stored_reading_of_no_row_in_a_one_table_schema_is_read_greedy_first(
 
 
 # -- the review of 962f15a ------------------------------------------------------------------
-COMPANIES = {"name": "companies", "primary_key": ["company_name"],
-             "columns": [{"name": "company_name"}, {"name": "offices", "type": "INT"}]}
-COMMISSIONS = {"name": "commissions", "primary_key": ["commission_name"],
-               "columns": [{"name": "commission_name"}]}
-OFFICES = Chunk(id="d56", text="Tallies of offices put Bryskound Holdings at 123.")
 
 
 def test_a_reread_with_an_unusable_agreement_sample_is_not_recorded(tmp_path) -> None:
