@@ -16,7 +16,10 @@ does; one it gets right and the method loses is lost to extraction (or to schema
 discovery, whose tables the model reasons over instead).
 
 The gold tables keep the generator's column names and units (a grant in millions), and the
-gold answers are computed over them, so a right query over them scores 1. Printed: one line
+gold answers are computed over them, so a right query over them scores 1; a column named
+with an SQL keyword gets DocSage's own trailing underscore (``grant_``), which the SQL gate
+can read (before, it refused every query naming award's ``grant``). Every folder and
+questions file is read before the first call. Printed: one line
 per question and reasoning (answer, score, LLM calls and seconds), then the share right per
 reasoning and category. ``--out`` writes the lines as JSON too, with every query tried.
 """
@@ -38,6 +41,7 @@ from quaderno.llm.config import LLMConfig, make_lm
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.reason import (NOT_FOUND, SQLReasoner, answer_from_tables,
                                              finds_nothing)
+from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.records import SQLAttempt
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Column, Schema, Table
@@ -55,7 +59,9 @@ def gold_database(folder: Path) -> tuple[Schema, list[Row]]:
     tables, rows = [], []
     for path in sorted((folder / "tables").glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
-        columns = [Column(name=c, type=TYPES.get(t, "TEXT")) for c, t in data["columns"]]
+        # a column named with an SQL keyword is renamed as DocSage's own draft renames it
+        # ("grant" -> "grant_"), or the gate would refuse every query naming it
+        columns = [Column(name=slug(c), type=TYPES.get(t, "TEXT")) for c, t in data["columns"]]
         tables.append(Table(name=path.stem, columns=columns))
         for i, values in enumerate(data["rows"]):
             rows.append(Row(table=path.stem,
@@ -83,12 +89,28 @@ async def answer(lm: LM, question: str, schema: Schema, rows: list[Row],
     return (await reasoner.synthesize(ep, ran, table)).answer, attempts, ep
 
 
+def _questions(folder: Path, name: str) -> list:
+    """The questions of ``folder/name``; a missing or unreadable file ends the run naming it."""
+    path = folder / name
+    if not path.is_file():
+        raise SystemExit(f"{path}: no such questions file (--questions names a file in "
+                         "every collection folder)")
+    try:
+        return load_questions(path)
+    except (ValueError, KeyError, TypeError) as e:
+        raise SystemExit(f"{path}: not a questions file quaderno's generator wrote ({e})") \
+            from e
+
+
 async def run(lm: LM, folders: list[Path], questions: str, limit: int,
               reasonings: list[str]) -> list[dict]:
+    # every folder and questions file is read before the first paid call: a bad second
+    # folder must not end the run after the first one's answers were bought
+    loaded = [(folder, *gold_database(folder), _questions(folder, questions)[:limit])
+              for folder in folders]
     out = []
-    for folder in folders:
-        schema, rows = gold_database(folder)
-        for q in load_questions(folder / questions)[:limit]:
+    for folder, schema, rows, asked in loaded:
+        for q in asked:
             for reasoning in reasonings:
                 start = time.perf_counter()
                 text, attempts, ep = await answer(lm, q.question, schema, rows, reasoning)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import duckdb
 import pytest
@@ -333,6 +334,36 @@ def test_duckdb_keywords_cannot_name_a_column_and_slugs_avoid_them(word):
     conn = duckdb.connect()
     load_rows(conn, Schema(tables=[Table(name="clubs", columns=[Column(name=slug(word))])]), [])
     assert conn.execute("SELECT count(*) FROM clubs").fetchone() == (0,)
+
+
+def test_every_name_a_schema_accepts_passes_the_sql_gate_and_runs():
+    """The review of ba7124a: DuckDB takes ``grant`` as a column name but sqlglot, which
+    the SQL gate parses with, reads it as a statement, so every query naming award's
+    ``grant`` was refused. Each keyword of the installed sqlglot's DuckDB dialect either
+    cannot name a column (and a slug avoids it) or passes the gate and runs."""
+    from sqlglot.dialects.duckdb import DuckDB
+
+    from quaderno.methods.docsage.sqlgate import check_sql
+    words = sorted({k.lower() for k in DuckDB.Tokenizer.KEYWORDS
+                    if re.fullmatch(r"[a-z][a-z0-9_]*", k.lower())})
+    assert "grant" in words and "lock" in words
+    refused = []
+    for word in words:
+        try:
+            schema = Schema(tables=[Table(name="awards", columns=[
+                Column(name="laureate"), Column(name=word, type="INT")])])
+        except ValidationError:
+            assert slug(word) == f"{word}_", word
+            refused.append(word)
+            continue
+        checked = check_sql(f"SELECT laureate, AVG({word}) AS mean FROM awards WHERE {word} "
+                            f"> 1 GROUP BY laureate ORDER BY mean", schema)
+        conn = duckdb.connect()
+        load_rows(conn, schema, [Row(table="awards", values={"laureate": "A", word: 2},
+                                       provenance=Provenance(chunk_id="c1"))])
+        assert conn.execute(checked.sql).fetchall() == [("A", 2.0)], word
+    assert {"grant", "lock", "rollup", "select"} <= set(refused)
+    assert "name" not in refused and "year" not in refused and "date" not in refused
 
 
 def test_constraints_on_the_wrong_column_types_are_dropped_with_notes():

@@ -47,8 +47,35 @@ def duckdb_keywords() -> frozenset[str]:
     return frozenset(r[0] for r in rows)
 
 
+@functools.cache
+def sqlglot_keywords() -> frozenset[str]:
+    """The words of the installed sqlglot's DuckDB keywords that DuckDB takes as names but
+    sqlglot cannot read as a column or table named so (``grant``, ``lock``, ``rollup``,
+    ``current_date``): the SQL gate parses with sqlglot and would refuse every query that
+    names such a column. Found by parsing each keyword in a column's and a table's places."""
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.dialects.duckdb import DuckDB
+    from sqlglot.errors import SqlglotError
+
+    def readable(w: str) -> bool:
+        try:
+            trees = [sqlglot.parse_one(sql, read="duckdb") for sql in (
+                f"SELECT {w} FROM t WHERE {w} = 1 GROUP BY {w} ORDER BY {w}",
+                f"SELECT a.{w}, AVG({w}) FROM {w} AS a JOIN b ON a.{w} = b.{w} GROUP BY 1")]
+        except SqlglotError:
+            return False
+        return all(sum(c.name == w for c in t.find_all(exp.Column)) == 4 for t in trees) \
+            and any(t.name == w for t in trees[1].find_all(exp.Table))
+
+    return frozenset(w for k in DuckDB.Tokenizer.KEYWORDS
+                     if _IDENT.match(w := k.lower()) and not readable(w))
+
+
 def reserved(name: str) -> bool:
-    return name in _RESERVED or name in duckdb_keywords()
+    """``name`` cannot name a table or column: an SQL keyword DuckDB reserves or sqlglot,
+    which the SQL gate reads queries with, cannot read as a name."""
+    return name in _RESERVED or name in duckdb_keywords() or name in sqlglot_keywords()
 
 
 def identifier(name: str, what: str = "name") -> str:
