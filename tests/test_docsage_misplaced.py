@@ -262,6 +262,47 @@ def test_an_acronym_that_is_the_rows_own_a_short_code_or_a_short_form_column_sta
     assert misplaced_rows(schema, rows)[-1].values["sector"] is None
 
 
+def test_an_acronym_keyed_reference_dotted_letters_and_joined_column_names() -> None:
+    """The review of 1971d90: a commission keyed "DMC" matched "DMC" by its exact name and
+    so bypassed the short-form and own-name checks; dotted "D.M.C." was no acronym; a
+    column named ``shortname`` was not read as a short form; "DMC Holdings"' own "DMC" was
+    emptied."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "sector"}, {"name": "alias"},
+                     {"name": "shortname"}, {"name": "tickersymbol"},
+                     {"name": "commission_name"}],
+         "foreign_keys": [{"cols": ["commission_name"], "ref_table": "commissions",
+                           "ref_cols": ["commission_name"]}]},
+        {"name": "commissions", "primary_key": ["commission_name"],
+         "columns": [{"name": "commission_name"}]}]})
+
+    def r(chunk, **values):
+        return Row(table="companies", values=values, provenance=Provenance(chunk_id=chunk))
+    keyed = [r("c1", company_name="Riaska", commission_name="DMC"),
+             r("c2", company_name="Delta Marine Carriers", alias="DMC", sector="D.M.C.",
+               commission_name="DMC"),
+             r("c3", company_name="DMC Holdings", alias="DMC", commission_name=None),
+             r("c4", company_name="Ostrel", shortname="DMC", tickersymbol="D.M.C.",
+               commission_name="DMC")]
+    assert misplaced_rows(schema, keyed) == keyed
+    # the exact name in a plain column of another company is still the commission's
+    keyed.append(r("c5", company_name="Gouqin", sector="DMC", commission_name=None))
+    assert misplaced_rows(schema, keyed)[-1].values["sector"] is None
+    # dotted letters are an acronym of the spelled-out name, and a short form stays short
+    spelled = [r("c1", company_name="Riaska", commission_name="Drournlia Markets Commission"),
+               r("c2", company_name="Kelvo", sector="D.M.C.", shortname="D.M.C",
+                 commission_name=None)]
+    kelvo = misplaced_rows(schema, spelled)[1]
+    assert (kelvo.values["sector"], kelvo.values["shortname"]) == (None, "D.M.C")
+    assert [(c.column, c.old) for c in kelvo.provenance.corrections] == [
+        ("sector", "D.M.C.")]
+    # two dotted letters are a code, not an acronym ("U.S." of "United States")
+    two = [r("c1", company_name="Riaska", commission_name="Umbral Sight"),
+           r("c2", company_name="Kelvo", sector="U.S.", commission_name=None)]
+    assert misplaced_rows(schema, two) == two
+
+
 def test_a_commissions_table_naming_its_members_back_holds_names_only() -> None:
     """docsage-stated-set2: ``commissions(commission_name, company_name)``, the roster's
     members beside the commission, held names only, but the repair read only tables of one

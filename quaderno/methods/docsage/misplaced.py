@@ -7,16 +7,18 @@ and into its ``chief_executive``, and ``sector = 'energy'`` then missed those co
 foreign keys refers to (another table, not its own, that holds names and nothing else, as
 ``commissions(commission_name)`` does) is misplaced when the column is not that reference:
 the entity the reference names, one the same chunk gives a row of in the referenced table
-(or either written as an acronym of three capitals or more, "DMC": the initials of exactly
-one of those names and not of the row's own, in a column not named for a short form; emptied,
-and not moved into the reference), or, for a row whose reference is empty, a proper name
+(or either written as an acronym of three capitals or more, "DMC" or "D.M.C.": the
+initials of exactly one of those names; emptied, and not moved into the reference), or, for
+a row whose reference is empty, a proper name
 whose last word is that table's kind of body ("Sopael Markets Commission" for
 ``commissions``: the commission of a namesake, which no chunk gives a row; not "Mexico City"
 for ``cities``). The cell is emptied with a correction (``reason="misplaced"``); when the
 reference itself is empty, and no text said it has ended (:mod:`.ended`), it takes the
-name. Key columns and references are left as they are, and so is a table that refers to
-itself (a company's parent company is a company) or to a table with more to say than names
-(a match's winner rightly names one of its teams). Applied on every read after
+name. An acronym in a column named for a short form (``ticker``, ``shortname``) or that is
+the row's own (its initials, a word of its name, its key) stays, even where a referenced
+entity is keyed by it. Key columns and references are left as they are, and so is a table
+that refers to itself (a company's parent company is a company) or to a table with more to
+say than names (a match's winner rightly names one of its teams). Applied on every read after
 :mod:`.ended`, so stored tuples need no new key; CLEAR applies it again before the merge
 with the names every chunk gives the referenced entities, and after its committee
 (:func:`misplaced_rows`), whose votes re-read the chunk.
@@ -24,6 +26,7 @@ with the names every chunk gives the referenced entities, and after its committe
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
@@ -118,24 +121,51 @@ def _linked(row: Row, links: Sequence[str]) -> set[str]:
     return {normalize_entity(v) for c in links if isinstance(v := row.values.get(c), str)}
 
 
-# a column meant to hold an abbreviation: an acronym there is its own value
-_SHORT_FORMS = frozenset({"acronym", "abbreviation", "abbrev", "abbr", "short", "ticker",
-                          "symbol", "code", "initials"})
+# a column meant to hold an abbreviation: an acronym there is its own value; a column's
+# name is read by its words and their starts and ends ("short_name", "shortname", "tickers")
+_SHORT_FORMS = ("acronym", "abbreviation", "abbrev", "abbr", "short", "ticker", "symbol",
+                "code", "initials")
+# one word of capitals ("DMC", "DMC.") or capitals with dots ("D.M.C.", "D.M.C")
+_ACRONYM_WORD = re.compile(r"[A-Z]{2,}\.?|(?:[A-Z]\.)+[A-Z]\.?")
+
+
+def _acronym_word(value: str) -> str | None:
+    """``value`` as an acronym's letters ("D.M.C." -> "DMC"), or None when it is not one."""
+    word = value.strip()
+    return word.replace(".", "") if _ACRONYM_WORD.fullmatch(word) else None
+
+
+def _short_form_column(column: str) -> bool:
+    return any(t.startswith(s) or t.endswith(s) for t in slug(column).split("_")
+               for s in _SHORT_FORMS)
+
+
+def _kept_acronym(value: str, own: str, column: str) -> bool:
+    """``value`` is an acronym that stays where it is, whatever names it matches: in a
+    column meant for a short form (:data:`_SHORT_FORMS`), or the row's own short form:
+    its initials ("Delta Marine Carriers" is DMC too), a word of its name ("DMC
+    Holdings"), or its whole name (a row keyed "DMC"). ``own``: the row's name,
+    normalized."""
+    word = _acronym_word(value)
+    if word is None:
+        return False
+    if _short_form_column(column):
+        return True
+    short = normalize_entity(word)
+    return bool(own) and (short == own or short in own.split()
+                          or bool(acronym_hits(short, {own})))
 
 
 def _acronym_of(value: str, names: set[str], own: str, column: str) -> bool:
-    """``value`` is written as an acronym, one word of three capitals or more ("DMC"), of
-    exactly one of ``names`` (normalized), and not of ``own`` (the row's own name,
-    normalized: "Delta Marine Carriers" is DMC too), in a column not meant for a short form
-    (:data:`_SHORT_FORMS`): the alias rule :func:`.aliases.alias_map` applies to keys, for a
-    free cell only as capitals ("tech" is no acronym) and not as a two-letter code (a
-    sector "AI", a country "IT" or "EU")."""
-    word = value.strip().strip(".")
-    if len(word) < 3 or not (word.isupper() and word.isalpha()) or \
-            _SHORT_FORMS & {singular(t) for t in slug(column).split("_")}:
+    """``value`` is written as an acronym, one word of three capitals or more ("DMC",
+    "D.M.C."), of exactly one of ``names`` (normalized), and is not an acronym kept where
+    it is (:func:`_kept_acronym`): the alias rule :func:`.aliases.alias_map` applies to
+    keys, for a free cell only as capitals ("tech" is no acronym) and not as a two-letter
+    code (a sector "AI", a country "IT" or "EU")."""
+    word = _acronym_word(value)
+    if word is None or len(word) < 3 or _kept_acronym(value, own, column):
         return False
-    short = normalize_entity(word)
-    return len(acronym_hits(short, names)) == 1 and not acronym_hits(short, {own})
+    return len(acronym_hits(normalize_entity(word), names)) == 1
 
 
 def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]],
@@ -174,7 +204,7 @@ def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]],
                 names.discard("")
                 for c in free:
                     value = values.get(c)
-                    if not isinstance(value, str):
+                    if not isinstance(value, str) or _kept_acronym(value, own, c):
                         continue
                     # a name of the reference's kind counts only for a row naming none
                     named = normalize_entity(value) in names or \
