@@ -28,9 +28,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-import sqlglot
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
 
 from quaderno.errors import SQLExecutionError, SQLRefusedError, StepError
 from quaderno.methods.docsage.empty_ids import without_empty_ids
@@ -41,7 +39,7 @@ from quaderno.methods.docsage.records import ResultTable, SQLAttempt
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.sandbox import SQLSandbox
 from quaderno.methods.docsage.schema import Schema
-from quaderno.methods.docsage.value_places import value_places
+from quaderno.methods.docsage.value_places import read_tables, value_places
 from quaderno.methods.docsage.steps import ANSWER_FROM_TABLES, COMPILE_SQL, SYNTHESIZE, fenced
 from quaderno.methods.episode import Episode
 
@@ -125,14 +123,10 @@ def finds_nothing(table: ResultTable, schema: Schema, rows: Sequence[Row]) -> bo
 def empty_columns(schema: Schema, rows: Sequence[Row], sql: str) -> list[str]:
     """The columns ``sql`` names that hold no value in any row of a table it reads that has
     them ("stedrurial_medal.laureate_id"): a join or a condition on one matches nothing."""
-    try:
-        tree = sqlglot.parse_one(sql, read="duckdb")
-    except SqlglotError:
+    if (parsed := read_tables(schema, sql)) is None:
         return []
-    tables = {t.name.lower() for t in schema.tables}
-    read = {t.name.lower() for t in tree.find_all(exp.Table)}
-    alias = {t.alias_or_name.lower(): t.name.lower() for t in tree.find_all(exp.Table)
-             if t.name.lower() in tables}
+    tree, alias = parsed
+    read = set(alias.values())
     # (table, column) as the query names them; None for a column unqualified or qualified
     # by a CTE or a derived table, which may read any table
     named = {(alias.get(c.table.lower()) if c.table else None, c.name.lower())

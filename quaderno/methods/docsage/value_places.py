@@ -46,18 +46,29 @@ def _column(table: Table, name: str) -> str | None:
     return next((c.name for c in table.columns if c.name.lower() == name.lower()), None)
 
 
+def read_tables(schema: Schema, sql: str) -> tuple[exp.Expression, dict[str, str]] | None:
+    """``sql`` parsed, with the schema tables it reads by the name or alias it gives them
+    (lower-cased alias -> lower-cased table name); None for a query that does not parse.
+    The hints for a query that found nothing read the query so (:func:`value_places`,
+    :func:`.reason.empty_columns`)."""
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except SqlglotError:
+        return None
+    tables = {t.name.lower() for t in schema.tables}
+    return tree, {t.alias_or_name.lower(): t.name.lower() for t in tree.find_all(exp.Table)
+                  if t.name.lower() in tables}
+
+
 def value_places(schema: Schema, rows: Sequence[Row], sql: str) -> list[str]:
     """One sentence per text value ``sql`` compares a column with that no row of that
     column holds and some other TEXT column of the schema does ("'the Stedrurial Medal' is
     in no row of laureates.achievement; it is written in membership.award"), in the order
     the query writes them; none for a query that does not parse."""
-    try:
-        tree = sqlglot.parse_one(sql, read="duckdb")
-    except SqlglotError:
+    if (parsed := read_tables(schema, sql)) is None:
         return []
+    tree, alias = parsed
     tables = {t.name.lower(): t for t in schema.tables}
-    alias = {t.alias_or_name.lower(): t.name.lower() for t in tree.find_all(exp.Table)
-             if t.name.lower() in tables}
     read = set(alias.values())
     # folded value -> (table, column) -> the rows' spelling, for every TEXT cell
     held: dict[str, dict[tuple[str, str], str]] = {}
@@ -91,4 +102,4 @@ def value_places(schema: Schema, rows: Sequence[Row], sql: str) -> list[str]:
     return out
 
 
-__all__ = ["value_places"]
+__all__ = ["read_tables", "value_places"]
