@@ -19,7 +19,10 @@ The gold tables keep the generator's column names and units (a grant in millions
 gold answers are computed over them, so a right query over them scores 1; a column named
 with an SQL keyword gets DocSage's own trailing underscore (``grant_``), which the SQL gate
 can read (before, it refused every query naming award's ``grant``). Every folder and
-questions file is read before the first call. Printed: one line
+questions file is read before the first call. The tables say what they hold, as a
+discovered schema does (:func:`descriptions`, from the collection's manifest: the members'
+table holds the topic's current members only); ``--bare`` leaves that out, as the first run
+(ba7124a) had it. Printed: one line
 per question and reasoning (answer, score, LLM calls and seconds), then the share right per
 reasoning and category. ``--out`` writes the lines as JSON too, with every query tried.
 """
@@ -35,8 +38,10 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from quaderno.errors import ConfigError
 from quaderno.eval.synth import score
 from quaderno.eval.synth.collection import load_questions
+from quaderno.eval.synth.families import family
 from quaderno.llm.config import LLMConfig, make_lm
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.reason import (NOT_FOUND, SQLReasoner, answer_from_tables,
@@ -53,23 +58,66 @@ TYPES = {"INTEGER": "INT", "BIGINT": "INT", "DOUBLE": "DOUBLE", "VARCHAR": "TEXT
 REASONING = ("sql", "tables")
 
 
-def gold_database(folder: Path) -> tuple[Schema, list[Row]]:
+def descriptions(folder: Path) -> dict[str, tuple[str, dict[str, tuple[str, str]]]]:
+    """What the gold tables hold, in words, from the collection's manifest: per table, its
+    description and per column (description, unit). The gold database keeps only the
+    topic's current members in the members' table and says the group nowhere (it is the
+    collection's ``topic``); a discovered schema says what its tables hold, and a bare gold
+    schema left the model filtering ``laureates.achievement`` by the medal (the run of
+    ba7124a)."""
+    path = folder / "manifest.json"
+    if not path.is_file():
+        raise SystemExit(f"{path}: no manifest (a folder quaderno's generator wrote has one; "
+                         "--bare reads the tables without it)")
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        fam = family(manifest["family"])
+        topic = f"the {manifest['topic']}"
+    except (KeyError, ConfigError) as e:
+        raise SystemExit(f"{folder}/manifest.json: no family or topic ({e})") from e
+
+    def attrs(attrs, *first: tuple[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+        return dict([*first, *((a.column, (a.label, "million dollars" if a.kind == "money"
+                                           else "")) for a in attrs)])
+    return {
+        fam.members: (f"every current member of {topic}, one row each (former members "
+                      "are in membership only)",
+                      attrs(fam.attrs, ("name", (f"the {fam.member}'s name", "")))
+                      | {fam.link_role: (f"the {fam.link_role}, as {fam.link_table}.name "
+                                         "names it", "")}),
+        fam.link_table: (f"the {fam.link_table} the members' {fam.link_role} names",
+                         attrs(fam.link_attrs, ("name", (f"the {fam.link_role}'s name",
+                                                         "")))),
+        "membership": (f"everyone who joined {topic}, current and former",
+                       {"member": (f"the {fam.member}'s name", ""),
+                        "joined": (f"the year it joined {topic}", ""),
+                        "left_year": ("the year it left; NULL for a current member", "")}),
+    }
+
+
+def gold_database(folder: Path, described: bool = True) -> tuple[Schema, list[Row]]:
     """The collection's gold tables as a DocSage schema and rows (each row's provenance
-    names its table and line, ``gold:laureates#3``)."""
+    names its table and line, ``gold:laureates#3``); ``described``: with what each table
+    and column holds (:func:`descriptions`)."""
     tables, rows = [], []
-    for path in sorted((folder / "tables").glob("*.json")):
+    paths = sorted((folder / "tables").glob("*.json"))
+    if not paths:
+        raise SystemExit(f"{folder}: no tables/*.json (a folder quaderno's generator wrote)")
+    said = descriptions(folder) if described else {}
+    for path in paths:
         data = json.loads(path.read_text(encoding="utf-8"))
+        what, cols = said.get(path.stem, ("", {}))
         # a column named with an SQL keyword is renamed as DocSage's own draft renames it
         # ("grant" -> "grant_"), or the gate would refuse every query naming it
-        columns = [Column(name=slug(c), type=TYPES.get(t, "TEXT")) for c, t in data["columns"]]
-        tables.append(Table(name=path.stem, columns=columns))
+        columns = [Column(name=slug(c), type=TYPES.get(t, "TEXT"),
+                          description=cols.get(c, ("", ""))[0], unit=cols.get(c, ("", ""))[1])
+                   for c, t in data["columns"]]
+        tables.append(Table(name=path.stem, description=what, columns=columns))
         for i, values in enumerate(data["rows"]):
             rows.append(Row(table=path.stem,
                             values=dict(zip((c.name for c in columns), values,
                                            strict=True)),
                             provenance=Provenance(chunk_id=f"gold:{path.stem}#{i}")))
-    if not tables:
-        raise SystemExit(f"{folder}: no tables/*.json (a folder quaderno's generator wrote)")
     return Schema(tables=tables), rows
 
 
@@ -103,11 +151,11 @@ def _questions(folder: Path, name: str) -> list:
 
 
 async def run(lm: LM, folders: list[Path], questions: str, limit: int,
-              reasonings: list[str]) -> list[dict]:
+              reasonings: list[str], described: bool = True) -> list[dict]:
     # every folder and questions file is read before the first paid call: a bad second
     # folder must not end the run after the first one's answers were bought
-    loaded = [(folder, *gold_database(folder), _questions(folder, questions)[:limit])
-              for folder in folders]
+    loaded = [(folder, *gold_database(folder, described),
+               _questions(folder, questions)[:limit]) for folder in folders]
     out = []
     for folder, schema, rows, asked in loaded:
         for q in asked:
@@ -156,6 +204,8 @@ def main() -> None:
     ap.add_argument("--reasoning", nargs="+", choices=REASONING, default=list(REASONING))
     ap.add_argument("--llm", choices=["measuring", "embedded"], default="measuring")
     ap.add_argument("--cache", type=Path, default=None, help="LLM response cache (sqlite)")
+    ap.add_argument("--bare", action="store_true",
+                    help="gold tables without descriptions (as the run of ba7124a had them)")
     ap.add_argument("--out", type=Path, default=None, help="write the lines as JSON here")
     args = ap.parse_args()
     if args.limit < 1:
@@ -164,7 +214,8 @@ def main() -> None:
     cfg = (LLMConfig(backend="openai", model="measuring", base_url="http://127.0.0.1:8800/v1",
                      timeout=900) if args.llm == "measuring" else LLMConfig())
     lm = make_lm(cfg, cache_path=args.cache)
-    lines = asyncio.run(run(lm, args.collections, args.questions, args.limit, args.reasoning))
+    lines = asyncio.run(run(lm, args.collections, args.questions, args.limit, args.reasoning,
+                            described=not args.bare))
     if args.out is not None:
         args.out.write_text(json.dumps(lines, indent=1, ensure_ascii=False) + "\n",
                             encoding="utf-8")

@@ -104,3 +104,30 @@ def test_every_folder_is_read_before_the_first_paid_call(folder, tmp_path) -> No
     with pytest.raises(SystemExit, match="not a questions file"):
         asyncio.run(oracle.run(lm, [folder, other], "questions.jsonl", 3, ["sql"]))
     assert calls == []
+
+
+def test_the_gold_tables_say_what_they_hold_unless_bare(folder, tmp_path) -> None:
+    """The run of ba7124a showed the gold schema bare: nothing said ``laureates`` holds only
+    the medal's current members, and the model filtered ``achievement`` by the medal. The
+    described tables name the topic, the members' table, the money unit and membership."""
+    topic = json.loads((folder / "manifest.json").read_text())["topic"]
+    schema, _ = oracle.gold_database(folder)
+    laureates, membership = schema.table("laureates"), schema.table("membership")
+    assert f"every current member of the {topic}" in laureates.description
+    grant = next(c for c in laureates.columns if c.name == "grant_")
+    assert (grant.description, grant.unit) == ("research grant", "million dollars")
+    assert "NULL for a current member" in next(
+        c.description for c in membership.columns if c.name == "left_year")
+    assert f"TABLE laureates -- every current member of the {topic}" in schema.describe()
+    bare, _ = oracle.gold_database(folder, described=False)
+    assert all(t.description == "" and all(c.description == "" for c in t.columns)
+               for t in bare.tables)
+    # a folder without its manifest is refused described, and read bare
+    copy = tmp_path / "copy"
+    (copy / "tables").mkdir(parents=True)
+    for p in (folder / "tables").glob("*.json"):
+        (copy / "tables" / p.name).write_text(p.read_text())
+    with pytest.raises(SystemExit, match="no manifest"):
+        oracle.gold_database(copy)
+    assert [t.name for t in oracle.gold_database(copy, described=False)[0].tables] == \
+        [t.name for t in bare.tables]

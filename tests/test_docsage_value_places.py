@@ -1,5 +1,6 @@
 """A query that finds nothing because it compares a value with a column that does not hold
-it is told which columns do (value_places.py; the oracle-tables run's gold schema)."""
+it is told which columns do (value_places.py; a discovered schema's link table naming the
+group, the case the oracle-tables run's query suggested)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,17 @@
 """Where the values a query compares are written, for a query that found nothing.
 
 Over the benchmark's gold tables (``benchmarks/docsage_oracle_tables.py``) the measuring
-model wrote ``WHERE achievement = 'the Stedrurial Medal'`` for the medal's laureates, while
-``membership.award`` holds the medal and ``laureates.achievement`` each laureate's own work;
-told only that the query found nothing, it wrote the same query again. A text value a
-query compares a column with (``=``, ``IN``) that no row of that column holds, but some
-other TEXT column does, is named with the columns that hold it, so the re-compiled query
-can read them. Values are compared folded (case, accents, punctuation; a leading "the"
-aside), as the rows hold them; the hint quotes the rows' own spelling, which folds to the
-query's own value (document text no longer than it, given as a quoted literal).
+model wrote ``WHERE achievement = 'the Stedrurial Medal'`` for the medal's laureates and,
+told only that the query found nothing, wrote the same query again. A text value a query
+compares a column with (``=``, ``IN``) that no row of that column holds, but some other
+TEXT column does (a link table ``membership(laureate, award)`` of a discovered schema), is
+named with the columns that hold it, so the re-compiled query can read them. Values are
+compared folded (case, accents, punctuation; a leading "the" aside), as the rows hold them;
+the hint quotes the rows' own spelling, which folds to the query's own value (document text
+no longer than it, given as a quoted literal). The gold tables themselves write the medal in
+no column (``laureates`` holds its members only): there this says nothing, and the re-run
+of 219fad4 repeated the query as before (the oracle script now says what each gold table
+holds, as a discovered schema does).
 """
 
 from __future__ import annotations
