@@ -409,3 +409,33 @@ def test_every_gold_answer_of_the_benchmark_is_grounded_in_its_gold_result():
                                           sql=q.sql) == [other]
     assert golds > 100 and changed > 30 and negated > 3
     assert flagged == changed
+
+
+def test_not_found_from_a_result_with_values_is_asked_about_once_then_the_rows(tmp_path):
+    """Over the gold tables the measuring model answered "not found" from a one-row result
+    holding the right average (network-set3 q002): asked once more, saying the result is
+    not empty; said again, the rows are the answer."""
+    model = Inventing("not found", "Varnholt University, with 2,300 staff", sql=SQL)
+    a = answer("docsage", model, tmp_path, question=QUESTION)
+    assert len(model.synthesis) == 2
+    assert "Your previous answer was 'not found', but the result is not empty: it has 1 " \
+        "row of a query written for the question" in model.synthesis[1]
+    assert "is not empty" not in model.synthesis[0]
+    assert a.answer.startswith("Varnholt University, with 2,300 staff")
+    assert a.details.from_rows is False
+    assert any("'not found' from a result with values" in f for f in a.trace.fallbacks)
+
+    model = Inventing("Not found.", "not found", sql=SQL)
+    a = answer("docsage", model, tmp_path / "again", question=QUESTION)
+    assert len(model.synthesis) == 2
+    assert a.details.from_rows is True
+    assert re.match(r"Varnholt University, 2300", a.answer)
+    assert any("again from a result with values" in f for f in a.trace.fallbacks)
+
+
+def test_not_found_from_an_empty_result_is_the_answer_without_a_re_ask(tmp_path):
+    empty = "SELECT name, staff FROM institution WHERE staff > 99999999"
+    model = Inventing("not found", sql=empty)
+    a = answer("docsage", model, tmp_path, question=QUESTION)
+    assert a.answer == "not found" and len(model.synthesis) <= 1
+    assert not any("from a result with values" in f for f in a.trace.fallbacks)

@@ -99,6 +99,12 @@ def result_table(traced: TracedResult) -> ResultTable:
                        truncated=res.truncated)
 
 
+def denies(answer: str) -> bool:
+    """The answer says the result holds nothing ("not found", "Not found."), as the
+    synthesis prompt asks for an empty result."""
+    return answer.strip().strip(".").casefold().startswith(NOT_FOUND)
+
+
 def answers_nothing(table: ResultTable) -> bool:
     """No row, or nothing but NULL from no tuple: an aggregate over no rows ("avg" of
     nothing is one NULL row) finds no more than a query that returns none. A NULL the query
@@ -325,8 +331,9 @@ class SQLReasoner:
         """The answer from the result alone, and the row numbers the model cited (maybe none:
         see :func:`cited_or_shown`). An answer that gives a number the result does not hold
         (:func:`~quaderno.methods.docsage.grounded.ungrounded`) is asked for once more,
-        naming it; a second such answer gives way to the rows themselves. An explanation
-        giving such a number is left out (empty), without a call of its own."""
+        naming it; a second such answer gives way to the rows themselves. So does an answer
+        saying nothing was found (:func:`denies`) from a result that holds values. An
+        explanation giving such a number is left out (empty), without a call of its own."""
         with ep.trace.span("docsage.synthesize", rows=len(table.rows)) as span:
             hint, flagged = "", []
             for attempt in range(2):
@@ -342,6 +349,21 @@ class SQLReasoner:
                     answer = ", ".join(str(v) for v in first) or NOT_FOUND
                     span.outputs = {"answer": answer, "cited_rows": [1] if first else []}
                     return Synthesis(answer, "", [1] if first else [], flagged, [])
+                if denies(answer) and not answers_nothing(table):
+                    # a result with values is no empty one: the measuring model answered
+                    # "not found" from one row holding the right average (oracle tables,
+                    # network-set3 q002)
+                    if attempt == 0:
+                        ep.trace.fallback(f"the answer was {answer!r} from a result with "
+                                          "values; asked once more", span)
+                        hint = (f"\n\nYour previous answer was {answer!r}, but the result "
+                                f"is not empty: it has {len(table.rows)} row"
+                                f"{'s' if len(table.rows) != 1 else ''} of a query written for "
+                                "the question. Answer the question from them.")
+                        continue
+                    return self._rows_instead(ep, span, table, cited, flagged,
+                                              f"the answer was {answer!r} again from a "
+                                              "result with values")
                 bad = ungrounded(answer, table, shown=self.shown_rows, question=ep.question,
                                  sql=sql)
                 if not bad:
