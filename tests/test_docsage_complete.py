@@ -19,8 +19,8 @@ from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.complete import (completion, missing_cells, named_groups,
                                                needed_columns, rosters)
-from quaderno.methods.docsage.extract import (REREAD_TAGS, ExtractionSettings, all_rows,
-                                              extract)
+from quaderno.methods.docsage.extract import (REREAD_SEED, REREAD_TAGS, ExtractionSettings,
+                                              all_rows, extract)
 from quaderno.methods.docsage.method import DocSage
 from quaderno.methods.docsage.schema import Schema
 from quaderno.methods.docsage.store import TupleStore
@@ -1239,3 +1239,25 @@ def test_common_capitals_and_a_question_in_capitals_name_no_group() -> None:
     assert named_groups(_groups_schema(), rows, "Tell us whether the Trade Harbour Exchange "
                         "or the DMC is older.") == ["Trade Harbour Exchange",
                                                     "Drournlia Markets Commission"]
+
+
+def test_a_sampled_reread_repeats_no_agreement_sample_of_the_read_before_it(tmp_path) -> None:
+    """A limit the last sessions documented: in ``samples`` confidence mode the sampled
+    re-read's first call was seed 1 at the sample temperature, the request of the read's
+    own sample 1, so it repeated that reply and only its own samples were new."""
+    asked: list[tuple[float, int | None]] = []
+
+    def respond(request):
+        asked.append((request.temperature, request.seed))
+        return json.dumps({"companies": []})
+    settings = ExtractionSettings(confidence="samples", samples=3)
+    store, lm = TupleStore(tmp_path), LM(FakeLLM(respond=respond))
+    one = schema_of({"tables": [COMPANIES]})
+    asyncio.run(extract(lm, [OFFICES], one, settings, store=store,
+                        expected={"d56": "companies"}))
+    sampled = [a for a in asked if a[0]]
+    assert len(asked) == 6 and len(sampled) == 5         # a read and a re-read, 3 calls each
+    assert len(set(sampled)) == len(sampled)             # no sampled request made twice
+    assert sampled[2] == (settings.sample_temperature, REREAD_SEED)
+    assert store.rereads_none(OFFICES, one.tables[0], lm.model_id, settings) == {
+        GREEDY, SAMPLED} and SAMPLED == f"sampled/seed{REREAD_SEED}/1"

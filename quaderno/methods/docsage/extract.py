@@ -410,10 +410,15 @@ async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
     return out, calls
 
 
+#: the seed of a sampled re-read's first call: above every agreement sample's of a read
+#: (1 to ``samples - 1``, at most 8), so that in ``samples`` confidence mode, or ``auto``
+#: without log-probabilities, it does not repeat sample 1 of the read that found no row (it
+#: was seed 1, and did)
+REREAD_SEED = 10
 #: how a table is read again alone, as the tuple store records a re-read that found no row
 #: (:meth:`.TupleStore.reread_none`): a change to how a re-read is made needs a new tag, so
-#: that what an older way found blocks no new one
-REREAD_TAGS = {"greedy": "greedy/1", "sampled": "sampled/seed1/1"}
+#: that what an older way found blocks no new one ("sampled/seed1/1" was the seed-1 re-read)
+REREAD_TAGS = {"greedy": "greedy/1", "sampled": f"sampled/seed{REREAD_SEED}/1"}
 
 
 def _expectations(expected: Mapping[str, str | Sequence[str]] | None,
@@ -444,17 +449,15 @@ async def _read_again(lm: LM, chunk: Chunk, table: Table, settings: ExtractionSe
     reading of nothing, and is not recorded as one). ``sampled``: at the settings' sample
     temperature (greedy decoding would repeat the read that found no row), else greedy (a
     new prompt when the read that found none asked for other tables or some columns too,
-    and the first try for a stored reading, whose prompt is not known). In ``samples``
-    confidence mode the sampled re-read's first call is the request sample 1 of a read of
-    the table alone makes (seed 1): after such a read it repeats that sample's reply, and
-    only its own agreement samples are new."""
+    and the first try for a stored reading, whose prompt is not known). Sampled, its seed is
+    :data:`REREAD_SEED`, which no agreement sample of a read uses."""
     how = "sampled" if sampled else "greedy"
     failures: list[str] = []
     try:
         rows, calls = await extract_chunk(
             lm, chunk, [table], settings, trace=trace, output=extraction_model([table]),
             temperature=settings.sample_temperature if sampled else 0.0,
-            seed=1 if sampled else None, as_written=True, failures=failures)
+            seed=REREAD_SEED if sampled else None, as_written=True, failures=failures)
     except StepError as exc:
         if trace is not None:
             trace.fallback(f"docsage.extract: chunk {chunk.id} read as no row of {table.name}, "
