@@ -17,8 +17,8 @@ discovery, whose tables the model reasons over instead).
 
 The gold tables keep the generator's column names and units (a grant in millions), and the
 gold answers are computed over them, so a right query over them scores 1; a column named
-with an SQL keyword gets DocSage's own trailing underscore (``grant_``), which the SQL gate
-can read (before, it refused every query naming award's ``grant``). Every folder and
+with a word SQL reads as a keyword gets the trailing underscore DocSage's drafts give it
+(``grant_``: named ``grant``, the gate refuses a query naming it unquoted). Every folder and
 questions file is read before the first call. The tables say what they hold, as a
 discovered schema does (:func:`descriptions`, from the collection's manifest: the members'
 table holds the topic's current members only); ``--bare`` leaves that out, as the first run

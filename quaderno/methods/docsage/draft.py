@@ -19,8 +19,8 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 from quaderno.errors import ParseError
 from quaderno.methods.docsage.schema import (Column, Constraint, ForeignKey,
                                              FunctionalDependency, NumericRange, QueryRequirements,
-                                             Schema, Table, TemporalOrder, identifier,
-                                             reserved)
+                                             Schema, Table, TemporalOrder, avoided,
+                                             identifier)
 
 
 MAX_TABLES, MAX_COLUMNS = 4, 12  # a question's schema is small (spec §1: minimal)
@@ -102,7 +102,7 @@ def slug(name: str) -> str:
     text = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:60] or "x"
     if not text[0].isalpha():
         text = f"c_{text}"
-    return f"{text}_" if reserved(text) else text
+    return f"{text}_" if avoided(text) else text
 
 
 def _columns(dt: DraftTable, notes: list[str]) -> list[Column]:

@@ -73,9 +73,16 @@ def sqlglot_keywords() -> frozenset[str]:
 
 
 def reserved(name: str) -> bool:
-    """``name`` cannot name a table or column: an SQL keyword DuckDB reserves or sqlglot,
-    which the SQL gate reads queries with, cannot read as a name."""
-    return name in _RESERVED or name in duckdb_keywords() or name in sqlglot_keywords()
+    """``name`` cannot name a table or column: an SQL keyword DuckDB would need quoted."""
+    return name in _RESERVED or name in duckdb_keywords()
+
+
+def avoided(name: str) -> bool:
+    """``name`` is not one to give a table or column: :func:`reserved`, or a word DuckDB
+    takes as a name but sqlglot, which the SQL gate reads queries with, cannot read unquoted
+    (:func:`sqlglot_keywords`: a query naming award's ``grant`` was refused). A schema
+    naming one is valid, and the gate tells the model to quote it."""
+    return reserved(name) or name in sqlglot_keywords()
 
 
 def identifier(name: str, what: str = "name") -> str:

@@ -24,16 +24,18 @@ import re
 import sqlglot
 from pydantic import BaseModel, ConfigDict, Field
 from sqlglot import exp
+from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.qualify_columns import validate_qualify_columns
 from sqlglot.optimizer.scope import traverse_scope
+from sqlglot.tokens import TokenType
 
 from quaderno.errors import SQLRefusedError
 from quaderno.methods.docsage.autojoin import Unique, add_join
 from quaderno.methods.docsage.correlated import hoist_order, outer_columns
 from quaderno.methods.docsage.join_hint import column_hint
-from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.schema import Schema, sqlglot_keywords
 
 log = logging.getLogger(__name__)
 
@@ -359,12 +361,33 @@ def check_sql(sql: str, schema: Schema, unique: Unique | None = None) -> Checked
                       "nested parentheses and subqueries (a CTE per step)", sql) from e
 
 
+def _bare_keywords(sql: str, schema: Schema) -> list[str]:
+    """The schema's table and column names that sqlglot cannot read as names
+    (:func:`.schema.sqlglot_keywords`: ``grant``, ``current_date``), written unquoted in
+    ``sql``: parsed, the query would be refused, or read as something else (``current_date``
+    as today). Drafted schemas never name one (:func:`.schema.avoided`); a schema given by
+    hand may."""
+    words = {n for t in schema.tables for n in (t.name, *t.column_names)} & sqlglot_keywords()
+    if not words:
+        return []
+    try:
+        tokens = DuckDB().tokenize(sql)
+    except SqlglotError:
+        return []              # the parse refuses it, with its own message
+    return sorted({tok.text.lower() for tok in tokens if tok.text.lower() in words
+                   and tok.token_type not in (TokenType.IDENTIFIER, TokenType.STRING)})
+
+
 def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
     if not isinstance(sql, str) or not sql.strip():
         raise _refuse("empty", "no SQL was given; write one SELECT statement", str(sql))
     if len(sql) > MAX_SQL_CHARS:
         raise _refuse("too-long", f"the query has {len(sql)} characters (at most "
                       f"{MAX_SQL_CHARS}); write a shorter SELECT", sql[:200])
+    if bare := _bare_keywords(sql, schema):
+        raise _refuse("keyword-name", "; ".join(
+            f"{w} is a name of the schema that SQL reads as a keyword: write it double-quoted, "
+            f'"{w}"' for w in bare), sql)
     try:
         statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
     except SqlglotError as e:
