@@ -131,6 +131,39 @@ def test_an_end_is_said_of_this_entity_and_this_group(text, ended) -> None:
     assert [n for n, r in got.items() if r.values["commissionname"] is None] == ended
 
 
+@pytest.mark.parametrize("text,ended", [
+    # a limit the ninth session listed: the group written only as its acronym
+    ("Kelvo Trust left the DMC in 2005.", ["Kelvo Trust"]),
+    ("Kelvo Trust, a former member of the DMC, reported revenue.", ["Kelvo Trust"]),
+    ("Kelvo Trust was expelled from the DMC in 2003. Rastou Bank joined the DMC in 1995.",
+     ["Kelvo Trust"]),
+    ("The DMC lists its members. Former members: Kelvo Trust (left 2005).", ["Kelvo Trust"]),
+    # an acronym is the group's only written in capitals, as a whole word, of it
+    ("Kelvo Trust left the dmc in 2005.", []),
+    ("Kelvo Trust left the DMCA in 2005.", []),
+    ("Kelvo Trust left the D.M.C.A. in 2005.", []),
+    ("Kelvo Trust left the DMB in 2005.", []),
+    # another entity holding the acronym is no mention of the group ("DMC Holdings")
+    ("Kelvo Trust left DMC Holdings in 2005.", []),
+    ("Rastou Bank is a member of the DMC; it met former members of the DMC.", []),
+])
+def test_a_group_written_as_its_acronym_is_named(text, ended) -> None:
+    rows = [row(TABLE.name, "c", companyname=n, commissionname=DMC)
+            for n in ("Rastou Bank", "Kelvo Trust")]
+    rows.append(row(TABLE.name, "c", companyname="DMC Holdings", commissionname=None))
+    got = {r.values["companyname"]: r for r in ended_references(TABLE, rows, text)}
+    assert [n for n in ("Rastou Bank", "Kelvo Trust")
+            if got[n].values["commissionname"] is None] == ended
+
+
+def test_a_short_name_has_no_acronym_to_be_written_as() -> None:
+    from quaderno.methods.docsage.ended import naming, referring
+    assert referring("Orvan Prize").pattern == naming("Orvan Prize").pattern   # "OP"
+    assert not referring("Orvan Prize").search("OP left")
+    assert referring("League of Merounddian Cities").search("It left the LMC in 2001.")
+    assert not referring("League of Merounddian Cities").search("It left the LOMC.")
+
+
 @pytest.mark.parametrize("name", ["Bank of Kelvo", "Kelvo & Sons", "University of Tromsø",
                                   "Kelvo Trust", "Fondation de la Mer", "Society for Kelvo"])
 def test_a_name_with_joiners_before_the_cue_is_the_subject(name) -> None:

@@ -76,14 +76,19 @@ def initials(words: Sequence[str]) -> str:
 _ACRONYM_STOP = frozenset({"of", "the", "and", "for", "de", "at"})
 
 
+def name_acronym(name: str) -> str:
+    """The initials of a normalized ``name``, the words of :data:`_ACRONYM_STOP` left out
+    ("dmc" of "drournlia markets commission"); "" for a name of fewer than two such words."""
+    return initials([w for w in name.split() if w not in _ACRONYM_STOP])
+
+
 def acronym_hits(acronym: str, names: Iterable[str]) -> list[str]:
-    """The normalized ``names`` of two words or more whose initials, the words of
-    :data:`_ACRONYM_STOP` left out, are ``acronym`` (normalized: one word of 2 to 6
-    letters; else none): "dmc" of "drournlia markets commission"."""
+    """The normalized ``names`` of two words or more whose :func:`name_acronym` is
+    ``acronym`` (normalized: one word of 2 to 6 letters; else none): "dmc" of "drournlia
+    markets commission"."""
     if " " in acronym or not 2 <= len(acronym) <= 6 or not acronym.isalpha():
         return []
-    return [m for m in names if m != acronym and " " in m
-            and initials([w for w in m.split() if w not in _ACRONYM_STOP]) == acronym]
+    return [m for m in names if m != acronym and " " in m and name_acronym(m) == acronym]
 
 
 def is_null(value: Any) -> bool:
