@@ -20,7 +20,9 @@ place for its end, so such a cell is emptied (a correction quoting the clause,
   and the row's entity is an item of a list after "former members" ("Former members: Kelvo
   Trust (left 2005)"; "York" is no item of "Former members: New York").
 
-A name inside a longer name read beside it is no mention of it ("York" in "New York").
+A name inside a longer name read beside it is no mention of it ("York" in "New York"). The
+referenced entity may be written as its acronym of three to six capitals ("left the DMC in
+2005"; :func:`referring`).
 What the text says of one of them alone ("the commission no longer publishes reports", "the
 bank's founder left in 1990") ends nothing. A clause is a sentence or a part of one between
 semicolons, a "but" or a "while" ("Oslo stayed in the league, while Trondheim left in 2005"
