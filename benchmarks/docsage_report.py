@@ -26,7 +26,7 @@ CATEGORIES = ("Comparison", "Statistics", "Relationship")
 BINS = ("set1", "set2", "set3")
 # the paper's Table 3 order: DocSage, then its ablations, then the baselines
 METHODS = ("docsage", "docsage-passive", "docsage-generic-schema", "docsage-no-logic-check",
-           "docsage-no-clear", "docsage-no-sql", "docsage-no-extraction", "vanilla-llm")
+           "docsage-no-clear", "docsage-no-sql", "docsage-no-extraction", "srag", "vanilla-llm")
 
 
 def question_index(collections: Path) -> dict[str, dict]:

@@ -15,7 +15,10 @@ Active mode, per question:
    ``max_iters`` rounds ran, or the LLM-call budget is spent.
 
 Passive mode (the ablation "w/ passive schema discovery"): F_init, then one refine pass over
-a larger sample, no signals, no questions. Every round is logged in :class:`AskLog`.
+a larger sample, no signals, no questions. Single mode (the SRAG-style baseline the spec
+recommends, ``srag``): one table of the question's entities drafted from the question and
+the sample, nothing more; a draft of several tables keeps its first, without references to
+the others. Every round is logged in :class:`AskLog`.
 """
 
 from __future__ import annotations
@@ -33,11 +36,13 @@ from quaderno.methods.docsage.own_key import own_keys
 from quaderno.methods.docsage.patch import apply_patches
 from quaderno.methods.docsage.records import AskLog, AskRound, Clarification
 from quaderno.methods.docsage.rows import Row
-from quaderno.methods.docsage.schema import Column, Schema, Table, generic_schema
+from quaderno.methods.docsage.schema import (Column, Schema, Table, constraint_columns,
+                                             generic_schema)
 from quaderno.methods.docsage.siblings import merge_siblings
 from quaderno.methods.docsage.single_numbers import single_numbers
 from quaderno.methods.docsage.steps import (ANSWER_CLARIFICATION, CLARIFY, INIT_SCHEMA,
-                                            REFINE_SCHEMA, UPDATE_SCHEMA, fenced)
+                                            REFINE_SCHEMA, SINGLE_TABLE, UPDATE_SCHEMA,
+                                            fenced)
 from quaderno.methods.docsage.terms import content_words, overlap
 from quaderno.methods.docsage.whole_names import whole_names
 from quaderno.methods.episode import Episode, format_docs
@@ -86,6 +91,24 @@ def _drafted(draft: SchemaDraft, version: int = 0, question: str = "",
     return schema, merged + joined + numbers + notes
 
 
+def _first_table(schema: Schema) -> tuple[Schema, str]:
+    """``schema``'s first table alone: its references to the others dropped, as are the
+    constraints and requirements naming them (single mode), with a note saying so."""
+    first = schema.tables[0]
+    kept = first.model_copy(update={"foreign_keys": []})
+    constraints = [c for c in schema.constraints
+                   if all(t == first.name for t, _ in constraint_columns(c))]
+    req = schema.requirements
+    requirements = req.model_copy(update={
+        "attributes": [a for a in req.attributes if a.split(".")[0] == first.name],
+        "join_path": [t for t in req.join_path if t == first.name]})
+    one = schema.model_copy(update={"tables": [kept], "constraints": constraints,
+                                    "requirements": requirements})
+    return Schema.model_validate(one.model_dump()), (
+        f"the single-table draft had {len(schema.tables)} tables; kept {first.name}, "
+        f"left out {', '.join(t.name for t in schema.tables[1:])}")
+
+
 def _texts(hits: Sequence[Hit]) -> list[str]:
     return [h.chunk.render() for h in hits]
 
@@ -126,10 +149,11 @@ def _declare_references(ep: Episode, schema: Schema, log: AskLog) -> Schema:
 class SchemaDiscovery:
     """Runs F_init and the ASK loop (or the passive refine) inside an episode."""
 
-    def __init__(self, *, mode: Literal["active", "passive"] = "active", max_iters: int = 3,
-                 max_questions: int = 5, call_budget: int = 25, k: int = 5) -> None:
-        if mode not in ("active", "passive"):
-            raise ValueError(f"mode must be 'active' or 'passive', got {mode!r}")
+    def __init__(self, *, mode: Literal["active", "passive", "single"] = "active",
+                 max_iters: int = 3, max_questions: int = 5, call_budget: int = 25,
+                 k: int = 5) -> None:
+        if mode not in ("active", "passive", "single"):
+            raise ValueError(f"mode must be 'active', 'passive' or 'single', got {mode!r}")
         for name, value in (("max_iters", max_iters), ("max_questions", max_questions),
                             ("call_budget", call_budget), ("k", k)):
             if value < 1:
@@ -139,15 +163,26 @@ class SchemaDiscovery:
 
     async def initial(self, ep: Episode, sample: Sequence[Hit],
                       known: Sequence[Table] = ()) -> tuple[Schema, list[str]]:
-        """F_init (Eq. 1). A reply that yields no table is a StepError."""
-        result = await INIT_SCHEMA.run(ep.lm, trace=ep.trace, question=ep.question,
-                                       known_tables=describe_tables(known),
-                                       documents=fenced(format_docs(sample)))
+        """F_init (Eq. 1), or in single mode the one table. A reply that yields no table is
+        a StepError."""
+        if self.mode == "single":
+            step = SINGLE_TABLE
+            result = await step.run(ep.lm, trace=ep.trace, question=ep.question,
+                                    documents=fenced(format_docs(sample)))
+        else:
+            step = INIT_SCHEMA
+            result = await step.run(ep.lm, trace=ep.trace, question=ep.question,
+                                    known_tables=describe_tables(known),
+                                    documents=fenced(format_docs(sample)))
         try:
-            return _drafted(result.value, question=ep.question, texts=_texts(sample))
+            schema, notes = _drafted(result.value, question=ep.question, texts=_texts(sample))
         except ValueError as exc:
-            raise StepError(INIT_SCHEMA.name, f"the schema draft is unusable: {exc}",
+            raise StepError(step.name, f"the schema draft is unusable: {exc}",
                             raw=result.raw) from None
+        if self.mode == "single" and len(schema.tables) > 1:
+            schema, note = _first_table(schema)
+            notes.append(note)
+        return schema, notes
 
     async def run(self, ep: Episode, sample: Sequence[Hit], probe: Sequence[Hit], *,
                   extract: TrialExtract, detect: Detector,
@@ -174,6 +209,8 @@ class SchemaDiscovery:
             if self.mode == "passive":
                 schema = await self._refine(ep, schema, probe, log)
                 log.stop_reason = "passive: one refine pass"
+            elif self.mode == "single":
+                log.stop_reason = "single table: no discovery"
             else:
                 schema = await self._loop(ep, schema, probe, extract, detect, log, own_calls)
             schema = _declare_references(ep, schema, log)

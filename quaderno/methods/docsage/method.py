@@ -5,7 +5,9 @@ One question:
 1. **gather**: the question's top chunks (``pool_k``) give ASK its sample (top 8 plus four
    chunks of other documents) and probe set (24 chunks from at least 8 documents);
 2. **schema** (``ask``): ``active`` is ASK (:mod:`.ask`), ``passive`` the initial schema
-   plus one refine pass, ``off`` the generic entity-attribute-value schema;
+   plus one refine pass, ``single`` one table of the question's entities (with ``clear``
+   off, the SRAG-style baseline ``srag``), ``off`` the generic entity-attribute-value
+   schema;
 3. **extract** (``clear``): the extraction scope is the question's chunks plus each table's
    and entity type's, up to ``max_chunks``, then up to ``fill_chunks`` found by one search
    per entity whose cells the question needs are empty (:mod:`.complete`), a document per
@@ -73,7 +75,8 @@ class DocSage(BaseMethod):
     name = "docsage"
 
     def __init__(self, lm: LM, retriever: Retriever | None, *, k: int = 5,
-                 ask: Literal["active", "passive", "off"] = "active", clear: bool = True,
+                 ask: Literal["active", "passive", "single", "off"] = "active",
+                 clear: bool = True,
                  logic_check: bool = True, correction: bool = True,
                  reasoning: Literal["sql", "tables"] = "sql", prune: bool = False,
                  pool_k: int = 60, max_chunks: int = 48, fill_chunks: int = 16,
@@ -86,8 +89,8 @@ class DocSage(BaseMethod):
                  calibration: str | None = None, committee: LM | None = None,
                  extractor: LM | None = None, concurrency: int = 2) -> None:
         super().__init__(lm, retriever)
-        if ask not in ("active", "passive", "off"):
-            raise ValueError(f"ask must be active, passive or off, got {ask!r}")
+        if ask not in ("active", "passive", "single", "off"):
+            raise ValueError(f"ask must be active, passive, single or off, got {ask!r}")
         if reasoning not in ("sql", "tables"):
             raise ValueError(f"reasoning must be sql or tables, got {reasoning!r}")
         self.k, self.ask_mode, self.reasoning, self.prune = k, ask, reasoning, prune
@@ -116,10 +119,13 @@ class DocSage(BaseMethod):
         self.calibration = Calibration.load(Path(calibration)) if calibration else None
         self.offer_known = offer_known
         # the registered name of this combination of switches (docsage-passive, ...)
-        parts = [{"off": "-generic-schema", "passive": "-passive", "active": ""}[ask],
+        parts = [{"off": "-generic-schema", "passive": "-passive", "single": "-single-table",
+                  "active": ""}[ask],
                  "-no-clear" if not clear else "" if logic_check else "-no-logic-check",
                  "-no-sql" if reasoning == "tables" else ""]
         self.name = "docsage" + "".join(parts)
+        if self.name == "docsage-single-table-no-clear":
+            self.name = "srag"          # one table, no CLEAR: the baseline's own name
 
     # -- stages ---------------------------------------------------------------------------
     async def _trial(self, ep: Episode, schema: Schema, probe: Sequence[Hit]) -> list[Row]:
@@ -288,6 +294,8 @@ class DocSage(BaseMethod):
             return "w/o schema discovery"
         if self.ask_mode == "passive":
             return "passive schema discovery"
+        if self.ask_mode == "single":
+            return "single table (SRAG-style)"
         if not self.clear_config.level_a:
             return "w/o CLEAR"
         if not self.clear_config.level_b:

@@ -29,7 +29,7 @@ class AskRound(BaseModel):
 
 
 class AskLog(BaseModel):
-    mode: Literal["active", "passive", "generic"]
+    mode: Literal["active", "passive", "single", "generic"]
     # the tuple store's tables offered to the initial schema, as the prompt showed them
     # (earlier questions' tables: the draft depends on what was asked before, and says so)
     offered: list[str] = Field(default_factory=list)

@@ -13,9 +13,11 @@ DOCSAGE_PAPER = "DocSage (seed 002)"
 
 
 class DocSageOptions(RetrievalOptions):
-    ask: Literal["active", "passive", "off"] = Field(
-        "active", description="schema discovery: active (ASK), passive (one refine pass), off "
-                              "(a generic entity-attribute-value table)")
+    ask: Literal["active", "passive", "single", "off"] = Field(
+        "active", description="schema discovery: active (ASK), passive (one refine pass), "
+                              "single (one table of the question's entities, drafted once: "
+                              "the srag baseline), off (a generic entity-attribute-value "
+                              "table)")
     prune: bool = Field(False, description="drop columns the question's requirements, keys "
                                            "and constraints do not use (spec §1 minimality; "
                                            "off: a small model's requirement lists miss "
@@ -107,6 +109,11 @@ SPECS = (
     MethodSpec("docsage-no-sql", _docsage, DocSageOptions, True, DOCSAGE_PAPER + ", Table 3",
                "ablation: w/o SQL reasoning (the tables in the context, the LLM answers)",
                defaults={"reasoning": "tables"}, roles=ROLES),
+    MethodSpec("srag", _docsage, DocSageOptions, True,
+               "SRAG-style baseline (spec 002 §7)", "baseline: one table of the question's "
+               "entities drafted from the question and a sample, extracted without CLEAR, "
+               "one sandboxed SQL query (no schema discovery, no constraint checks)",
+               defaults={"ask": "single", "clear": False}, roles=ROLES),
     MethodSpec("docsage-no-extraction", _no_extraction,
                RetrievalOptions, True, DOCSAGE_PAPER + ", Table 3",
                "ablation: w/o extraction (= vanilla RAG: top-k chunks in the context)"),

@@ -45,6 +45,21 @@ INIT_SCHEMA = Step(
     inputs=("question", "known_tables", "documents"),
     output=SchemaDraft, max_tokens=800)
 
+SINGLE_TABLE = Step(
+    name="docsage.schema_single",
+    instruction=(
+        "Design ONE table whose rows are the entities the question asks about, so that, once "
+        "filled from the documents, one SQL query over it answers the question.\n"
+        "Question: {question}\n\n"
+        "A sample of the documents:\n<data>\n{documents}\n</data>\n\n"
+        "One row per entity, the entity's name as the primary key; a column for each "
+        "attribute the question needs, with the group or other entity it belongs to written "
+        "as that entity's name; typed columns (INT for counts and years, DOUBLE for amounts, "
+        "DATE for dates, BOOL for yes/no, TEXT otherwise) with a unit where it applies. "
+        + DATA_NOTE),
+    inputs=("question", "documents"),
+    output=SchemaDraft, max_tokens=600)
+
 REFINE_SCHEMA = Step(
     name="docsage.schema_refine",
     instruction=(
