@@ -110,9 +110,10 @@ SPECS = (
                "ablation: w/o SQL reasoning (the tables in the context, the LLM answers)",
                defaults={"reasoning": "tables"}, roles=ROLES),
     MethodSpec("srag", _docsage, DocSageOptions, True,
-               "SRAG-style baseline (spec 002 §7)", "baseline: one table of the question's "
-               "entities drafted from the question and a sample, extracted without CLEAR, "
-               "one sandboxed SQL query (no schema discovery, no constraint checks)",
+               "SRAG (Lin et al., 2025)-style, spec 002 §7", "baseline: one table of the "
+               "question's entities drafted from the question and a sample, extracted without "
+               "CLEAR, one sandboxed SQL query (SRAG's table QA; its SPARQL retrieval over "
+               "Wikidata is the knowledge base's retriever here)",
                defaults={"ask": "single", "clear": False}, roles=ROLES),
     MethodSpec("docsage-no-extraction", _no_extraction,
                RetrievalOptions, True, DOCSAGE_PAPER + ", Table 3",
