@@ -69,12 +69,13 @@ def descriptions(folder: Path) -> dict[str, tuple[str, dict[str, tuple[str, str]
     if not path.is_file():
         raise SystemExit(f"{path}: no manifest (a folder quaderno's generator wrote has one; "
                          "--bare reads the tables without it)")
-    manifest = json.loads(path.read_text(encoding="utf-8"))
     try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
         fam = family(manifest["family"])
         topic = f"the {manifest['topic']}"
-    except (KeyError, ConfigError) as e:
-        raise SystemExit(f"{folder}/manifest.json: no family or topic ({e})") from e
+    except (ValueError, KeyError, TypeError, ConfigError) as e:
+        raise SystemExit(f"{path}: not a manifest naming a family and a topic ({e})") from e
+    they, that = ("they", "who") if fam.members_are_people else ("it", "that")
 
     def attrs(attrs, *first: tuple[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
         return dict([*first, *((a.column, (a.label, "million dollars" if a.kind == "money"
@@ -88,10 +89,12 @@ def descriptions(folder: Path) -> dict[str, tuple[str, dict[str, tuple[str, str]
         fam.link_table: (f"the {fam.link_table} the members' {fam.link_role} names",
                          attrs(fam.link_attrs, ("name", (f"the {fam.link_role}'s name",
                                                          "")))),
-        "membership": (f"everyone who joined {topic}, current and former",
+        "membership": (f"every {fam.member} {that} {fam.join_verb} {topic}, current and "
+                       "former",
                        {"member": (f"the {fam.member}'s name", ""),
-                        "joined": (f"the year it joined {topic}", ""),
-                        "left_year": ("the year it left; NULL for a current member", "")}),
+                        "joined": (f"the year {they} {fam.join_verb} {topic}", ""),
+                        "left_year": (f"the year {they} left; NULL for a current member",
+                                      "")}),
     }
 
 

@@ -303,6 +303,33 @@ def test_an_acronym_keyed_reference_dotted_letters_and_joined_column_names() -> 
     assert misplaced_rows(schema, two) == two
 
 
+def test_short_form_columns_are_whole_words_or_a_short_form_joined_to_a_name() -> None:
+    """The review of 79cdd73: reading a column's words by their starts and ends took
+    ``shortlisted_by`` and ``codeveloper`` for short-form columns, and kept the commission's
+    acronym there; "ÖBB" and "D. M. C." were no acronyms."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "shortlisted_by"},
+                     {"name": "codeveloper"}, {"name": "stock_tickers"}, {"name": "sector"},
+                     {"name": "commission_name"}],
+         "foreign_keys": [{"cols": ["commission_name"], "ref_table": "commissions",
+                           "ref_cols": ["commission_name"]}]},
+        {"name": "commissions", "primary_key": ["commission_name"],
+         "columns": [{"name": "commission_name"}]}]})
+
+    def r(chunk, **values):
+        return Row(table="companies", values=values, provenance=Provenance(chunk_id=chunk))
+    rows = [r("c1", company_name="Riaska", commission_name="Drournlia Markets Commission"),
+            r("c2", company_name="Kelvo", shortlisted_by="DMC", codeveloper="D. M. C.",
+              stock_tickers="DMC", commission_name=None),
+            r("c3", company_name="Riaska", commission_name="Österreich Bahn Behörde"),
+            r("c4", company_name="Varn", sector="ÖBB", commission_name=None)]
+    kelvo, varn = misplaced_rows(schema, rows)[1], misplaced_rows(schema, rows)[3]
+    assert (kelvo.values["shortlisted_by"], kelvo.values["codeveloper"],
+            kelvo.values["stock_tickers"]) == (None, None, "DMC")
+    assert varn.values["sector"] is None
+
+
 def test_a_commissions_table_naming_its_members_back_holds_names_only() -> None:
     """docsage-stated-set2: ``commissions(commission_name, company_name)``, the roster's
     members beside the commission, held names only, but the repair read only tables of one

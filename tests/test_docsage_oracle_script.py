@@ -131,3 +131,23 @@ def test_the_gold_tables_say_what_they_hold_unless_bare(folder, tmp_path) -> Non
         oracle.gold_database(copy)
     assert [t.name for t in oracle.gold_database(copy, described=False)[0].tables] == \
         [t.name for t in bare.tables]
+
+
+def test_membership_is_told_with_the_familys_own_verb_and_a_bad_manifest_is_named(
+        folder, tmp_path) -> None:
+    """The review of 4adb017: every family's membership said "joined", where the award's
+    questions say "received"; an unreadable manifest raised a JSON error."""
+    topic = json.loads((folder / "manifest.json").read_text())["topic"]
+    schema, _ = oracle.gold_database(folder)
+    membership = schema.table("membership")
+    assert membership.description == (f"every laureate who received the {topic}, current "
+                                      "and former")
+    assert {c.name: c.description for c in membership.columns}["joined"] == \
+        f"the year they received the {topic}"
+    copy = tmp_path / "copy"
+    (copy / "tables").mkdir(parents=True)
+    for p in (folder / "tables").glob("*.json"):
+        (copy / "tables" / p.name).write_text(p.read_text())
+    (copy / "manifest.json").write_text("{not json")
+    with pytest.raises(SystemExit, match="not a manifest naming a family and a topic"):
+        oracle.gold_database(copy)

@@ -220,3 +220,18 @@ def test_nulls_beside_a_left_join_on_an_empty_column_find_nothing():
                 "SELECT m.award_name FROM (SELECT * FROM stedrurial_medal) m "
                 "WHERE m.laureate_name = 'A'"):
         assert empty_columns(schema, rows, sql) == ["stedrurial_medal.laureate_name"]
+
+
+def test_an_alias_written_for_two_tables_loses_neither_of_them():
+    """The review of 219fad4: the one alias map kept the last table an alias names, and an
+    outer table written ``l`` beside a subquery's ``l`` lost its empty column."""
+    schema = Schema.model_validate({"tables": [
+        {"name": "laureates", "columns": [{"name": "name"}, {"name": "prize_year",
+                                                             "type": "INT"}]},
+        {"name": "membership", "columns": [{"name": "member"}]}]})
+    rows = [Row(table="laureates", values={"name": "A", "prize_year": None},
+                provenance=Provenance(chunk_id="c")),
+            Row(table="membership", values={"member": "A"}, provenance=Provenance(chunk_id="c"))]
+    sql = ("SELECT name FROM laureates l WHERE prize_year > 1 AND name IN "
+           "(SELECT l.member FROM membership l)")
+    assert empty_columns(schema, rows, sql) == ["laureates.prize_year"]

@@ -121,23 +121,29 @@ def _linked(row: Row, links: Sequence[str]) -> set[str]:
     return {normalize_entity(v) for c in links if isinstance(v := row.values.get(c), str)}
 
 
-# a column meant to hold an abbreviation: an acronym there is its own value; a column's
-# name is read by its words and their starts and ends ("short_name", "shortname", "tickers")
-_SHORT_FORMS = ("acronym", "abbreviation", "abbrev", "abbr", "short", "ticker", "symbol",
-                "code", "initials")
-# one word of capitals ("DMC", "DMC.") or capitals with dots ("D.M.C.", "D.M.C")
-_ACRONYM_WORD = re.compile(r"[A-Z]{2,}\.?|(?:[A-Z]\.)+[A-Z]\.?")
+# a column meant to hold an abbreviation: an acronym there is its own value. A column's
+# name is read by its words ("short_name", "tickers") and by a word joining a short form
+# to a name for one ("shortname", "tickersymbol"); not "shortlisted_by" or "codeveloper"
+_SHORT_FORMS = frozenset({"acronym", "abbreviation", "abbrev", "abbr", "short", "ticker",
+                          "symbol", "code", "initials"})
+_SHORT_TAILS = ("name", "form", "symbol", "code")
+# one word of capitals ("DMC", "DMC.", "ÖBB") or capitals with dots ("D.M.C.", "D. M. C.")
+_ACRONYM_WORD = re.compile(r"[^\W\d_]{2,}\.?|(?:[^\W\d_]\. ?)+[^\W\d_]\.?")
 
 
 def _acronym_word(value: str) -> str | None:
     """``value`` as an acronym's letters ("D.M.C." -> "DMC"), or None when it is not one."""
     word = value.strip()
-    return word.replace(".", "") if _ACRONYM_WORD.fullmatch(word) else None
+    if not _ACRONYM_WORD.fullmatch(word):
+        return None
+    letters = word.replace(".", "").replace(" ", "")
+    return letters if letters.isupper() else None
 
 
 def _short_form_column(column: str) -> bool:
-    return any(t.startswith(s) or t.endswith(s) for t in slug(column).split("_")
-               for s in _SHORT_FORMS)
+    return any(singular(t) in _SHORT_FORMS or
+               any(t.startswith(s) and t[len(s):] in _SHORT_TAILS for s in _SHORT_FORMS)
+               for t in slug(column).split("_"))
 
 
 def _kept_acronym(value: str, own: str, column: str) -> bool:
@@ -152,8 +158,7 @@ def _kept_acronym(value: str, own: str, column: str) -> bool:
     if _short_form_column(column):
         return True
     short = normalize_entity(word)
-    return bool(own) and (short == own or short in own.split()
-                          or bool(acronym_hits(short, {own})))
+    return bool(own) and (short in own.split() or bool(acronym_hits(short, {own})))
 
 
 def _acronym_of(value: str, names: set[str], own: str, column: str) -> bool:

@@ -131,8 +131,7 @@ def empty_columns(schema: Schema, rows: Sequence[Row], sql: str) -> list[str]:
     them ("stedrurial_medal.laureate_id"): a join or a condition on one matches nothing."""
     if (parsed := read_tables(schema, sql)) is None:
         return []
-    tree, alias = parsed
-    read = set(alias.values())
+    tree, read, alias = parsed
     # (table, column) as the query names them; None for a column unqualified or qualified
     # by a CTE or a derived table, which may read any table
     named = {(alias.get(c.table.lower()) if c.table else None, c.name.lower())

@@ -49,10 +49,11 @@ def duckdb_keywords() -> frozenset[str]:
 
 @functools.cache
 def sqlglot_keywords() -> frozenset[str]:
-    """The words of the installed sqlglot's DuckDB keywords that DuckDB takes as names but
-    sqlglot cannot read as a column or table named so (``grant``, ``lock``, ``rollup``,
-    ``current_date``): the SQL gate parses with sqlglot and would refuse every query that
-    names such a column. Found by parsing each keyword in a column's and a table's places."""
+    """The words of the installed sqlglot's DuckDB keywords that sqlglot cannot read as a
+    column or table named so: DuckDB's own reserved words, and some DuckDB takes as names
+    (``grant``, ``lock``, ``rollup``, ``current_date``), which the SQL gate, parsing with
+    sqlglot, would refuse or misread. Found by parsing each keyword in a column's and a
+    table's places, so the set follows the installed sqlglot."""
     import sqlglot
     from sqlglot import exp
     from sqlglot.dialects.duckdb import DuckDB

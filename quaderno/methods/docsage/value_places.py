@@ -17,6 +17,7 @@ holds, as a discovered schema does).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import NamedTuple
 
 import sqlglot
 from sqlglot import exp
@@ -49,18 +50,28 @@ def _column(table: Table, name: str) -> str | None:
     return next((c.name for c in table.columns if c.name.lower() == name.lower()), None)
 
 
-def read_tables(schema: Schema, sql: str) -> tuple[exp.Expression, dict[str, str]] | None:
-    """``sql`` parsed, with the schema tables it reads by the name or alias it gives them
-    (lower-cased alias -> lower-cased table name); None for a query that does not parse.
-    The hints for a query that found nothing read the query so (:func:`value_places`,
+class ReadTables(NamedTuple):
+    """A query parsed (:func:`read_tables`): its tree, the schema tables it reads (lower
+    case), and by which name or alias each is written (an alias written for two tables in
+    two scopes keeps the last; ``tables`` keeps both)."""
+
+    tree: exp.Expression
+    tables: set[str]
+    alias: dict[str, str]
+
+
+def read_tables(schema: Schema, sql: str) -> ReadTables | None:
+    """``sql`` parsed, with the schema tables it reads; None for a query that does not
+    parse. The hints for a query that found nothing read the query so (:func:`value_places`,
     :func:`.reason.empty_columns`)."""
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")
     except SqlglotError:
         return None
-    tables = {t.name.lower() for t in schema.tables}
-    return tree, {t.alias_or_name.lower(): t.name.lower() for t in tree.find_all(exp.Table)
-                  if t.name.lower() in tables}
+    known = {t.name.lower() for t in schema.tables}
+    read = [t for t in tree.find_all(exp.Table) if t.name.lower() in known]
+    return ReadTables(tree, {t.name.lower() for t in read},
+                      {t.alias_or_name.lower(): t.name.lower() for t in read})
 
 
 def value_places(schema: Schema, rows: Sequence[Row], sql: str) -> list[str]:
@@ -70,9 +81,8 @@ def value_places(schema: Schema, rows: Sequence[Row], sql: str) -> list[str]:
     the query writes them; none for a query that does not parse."""
     if (parsed := read_tables(schema, sql)) is None:
         return []
-    tree, alias = parsed
+    tree, read, alias = parsed
     tables = {t.name.lower(): t for t in schema.tables}
-    read = set(alias.values())
     # folded value -> (table, column) -> the rows' spelling, for every TEXT cell
     held: dict[str, dict[tuple[str, str], str]] = {}
     for r in rows:
@@ -105,4 +115,4 @@ def value_places(schema: Schema, rows: Sequence[Row], sql: str) -> list[str]:
     return out
 
 
-__all__ = ["read_tables", "value_places"]
+__all__ = ["ReadTables", "read_tables", "value_places"]
