@@ -7,21 +7,20 @@ and into its ``chief_executive``, and ``sector = 'energy'`` then missed those co
 foreign keys refers to (another table, not its own, that holds names and nothing else, as
 ``commissions(commission_name)`` does) is misplaced when the column is not that reference:
 the entity the reference names, one the same chunk gives a row of in the referenced table
-(or either written as an acronym of three capitals or more, "DMC" or "D.M.C.": the
-initials of exactly one of those names; emptied, and not moved into the reference), or, for
-a row whose reference is empty, a proper name
-whose last word is that table's kind of body ("Sopael Markets Commission" for
-``commissions``: the commission of a namesake, which no chunk gives a row; not "Mexico City"
-for ``cities``). The cell is emptied with a correction (``reason="misplaced"``); when the
-reference itself is empty, and no text said it has ended (:mod:`.ended`), it takes the
-name. An acronym in a column named for a short form (``ticker``, ``shortname``) or that is
-the row's own (its initials, a word of its name, its key) stays, even where a referenced
-entity is keyed by it. Key columns and references are left as they are, and so is a table
-that refers to itself (a company's parent company is a company) or to a table with more to
-say than names (a match's winner rightly names one of its teams). Applied on every read after
-:mod:`.ended`, so stored tuples need no new key; CLEAR applies it again before the merge
-with the names every chunk gives the referenced entities, and after its committee
-(:func:`misplaced_rows`), whose votes re-read the chunk.
+(or either written as an acronym of three capitals or more, "DMC" or "D.M.C.": the initials
+of exactly one of those names; emptied, and not moved into the reference), or, for a row
+whose reference is empty, a proper name whose last word is that table's kind of body
+("Sopael Markets Commission" for ``commissions``: the commission of a namesake, which no
+chunk gives a row; not "Mexico City" for ``cities``). The cell is emptied with a correction
+(``reason="misplaced"``); when the reference itself is empty, and no text said it has ended
+(:mod:`.ended`), it takes the name. An acronym in a column named for a short form
+(``ticker``, ``shortname``) or that is the row's own (its initials, a word of its name, its
+key) stays, even where a referenced entity is keyed by it. Key columns and references are
+left as they are, and so is a table that refers to itself (a company's parent company is a
+company) or to a table with more to say than names (a match's winner rightly names one of
+its teams). Applied on every read after :mod:`.ended`, so stored tuples need no new key;
+CLEAR applies it again before the merge with the names every chunk gives the referenced
+entities, and after its committee (:func:`misplaced_rows`), whose votes re-read the chunk.
 """
 
 from __future__ import annotations
