@@ -1261,3 +1261,12 @@ def test_a_sampled_reread_repeats_no_agreement_sample_of_the_read_before_it(tmp_
     assert sampled[2] == (settings.sample_temperature, REREAD_SEED)
     assert store.rereads_none(OFFICES, one.tables[0], lm.model_id, settings) == {
         GREEDY, SAMPLED} and SAMPLED == f"sampled/seed{REREAD_SEED}/1"
+
+
+def test_a_rereads_samples_repeat_no_committee_ballot() -> None:
+    """Review 2 of 9a2ab7f: seed 10 gave the re-read's samples seeds 1001-1002, the
+    committee's own (1000 + s) on the same table alone and chunk."""
+    reread = {REREAD_SEED} | {REREAD_SEED * 100 + s for s in range(1, 9)}
+    committee = {1000 + s for s in range(9)}
+    reads = set(range(1, 9))
+    assert not reread & committee and not reread & reads

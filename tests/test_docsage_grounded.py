@@ -439,3 +439,13 @@ def test_not_found_from_an_empty_result_is_the_answer_without_a_re_ask(tmp_path)
     a = answer("docsage", model, tmp_path, question=QUESTION)
     assert a.answer == "not found" and len(model.synthesis) <= 1
     assert not any("from a result with values" in f for f in a.trace.fallbacks)
+
+
+def test_not_found_from_null_alone_is_the_answer(tmp_path):
+    """Review 2 of 0e3fc56: a NULL read from a matched row holds no value; "not found" from
+    it is kept, not re-asked and replaced by "NULL"."""
+    sql = ("SELECT CASE WHEN staff > 5000 THEN staff END FROM institution "
+           "WHERE name = 'Varnholt University'")
+    model = Inventing("not found", sql=sql)
+    a = answer("docsage", model, tmp_path, question=QUESTION)
+    assert a.answer == "not found" and len(model.synthesis) <= 1

@@ -80,3 +80,13 @@ def test_srag_is_registered_with_its_switches_and_a_bad_mode_is_named():
     assert spec.defaults == {"ask": "single", "clear": False}
     with pytest.raises(ValueError, match="'active', 'passive' or 'single', got 'one'"):
         SchemaDiscovery(mode="one")
+
+
+def test_srag_records_no_offered_tables_its_prompt_never_showed(tmp_path):
+    """Review 2 of f19cdf9: after a docsage question on the same store, srag's log named
+    the stored table as offered though the single-table prompt shows none."""
+    from test_docsage_method import Model as Full
+    answer("docsage", Full(), tmp_path)
+    model = OneTable()
+    a = answer("srag", model, tmp_path)
+    assert a.details.ask.offered == []

@@ -188,6 +188,7 @@ class SchemaDiscovery:
                   extract: TrialExtract, detect: Detector,
                   known: Sequence[Table] = ()) -> tuple[Schema, AskLog]:
         start_calls = len(ep.trace.calls)
+        known = () if self.mode == "single" else known   # its prompt offers none
         log = AskLog(mode=self.mode, offered=[describe_table(t) for t in known])
 
         def own_calls() -> int:

@@ -348,8 +348,9 @@ class SQLReasoner:
                     answer = ", ".join(str(v) for v in first) or NOT_FOUND
                     span.outputs = {"answer": answer, "cited_rows": [1] if first else []}
                     return Synthesis(answer, "", [1] if first else [], flagged, [])
-                if denies(answer) and not answers_nothing(table):
-                    # a result with values is no empty one: the measuring model answered
+                if denies(answer) and any(v is not None for r in table.rows for v in r):
+                    # a result with a value is no empty one (NULL alone may be the right
+                    # "not found", read from a matched row): the measuring model answered
                     # "not found" from one row holding the right average (oracle tables,
                     # network-set3 q002)
                     if attempt == 0:
