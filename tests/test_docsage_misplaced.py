@@ -39,6 +39,22 @@ def row(table: str, **values) -> Row:
     return Row(table=table, values=values, provenance=Provenance(chunk_id="d1#0"))
 
 
+def company(chunk: str, **values) -> Row:
+    return Row(table="companies", values=values, provenance=Provenance(chunk_id=chunk))
+
+
+def companies_with(*columns: str) -> Schema:
+    """``companies(company_name, *columns, commission_name)``, the commission a reference
+    to ``commissions(commission_name)``."""
+    return Schema.model_validate({"tables": [
+        {"name": "companies", "primary_key": ["company_name"],
+         "columns": [{"name": c} for c in ("company_name", *columns, "commission_name")],
+         "foreign_keys": [{"cols": ["commission_name"], "ref_table": "commissions",
+                           "ref_cols": ["commission_name"]}]},
+        {"name": "commissions", "primary_key": ["commission_name"],
+         "columns": [{"name": "commission_name"}]}]})
+
+
 def test_a_name_the_reference_holds_is_emptied_from_the_other_columns() -> None:
     rows = {"companies": [row("companies", company_name="Kriarngyrtia Energy",
                               sector="Drournlia Markets Commission",
@@ -187,13 +203,11 @@ def test_one_chunks_slip_does_not_empty_every_other_chunks_cells() -> None:
     """The review of f9552b8: one chunk's model wrote the sector into commission_name
     ("Energy"); names other chunks give are used only for a row naming no commission, and a
     name that is some member's sector is no commission's."""
-    def r(chunk, **values):
-        return Row(table="companies", values=values, provenance=Provenance(chunk_id=chunk))
-    rows = [r("c1", company_name="Gouqin Energy", sector="energy", commission_name="Energy"),
-            r("c2", company_name="Riaska", sector="energy",
+    rows = [company("c1", company_name="Gouqin Energy", sector="energy", commission_name="Energy"),
+            company("c2", company_name="Riaska", sector="energy",
               commission_name="Drournlia Markets Commission"),
-            r("c3", company_name="Bryskound", sector="energy", commission_name=None),
-            r("c4", company_name="Zorn", sector="Drournlia Markets Commission",
+            company("c3", company_name="Bryskound", sector="energy", commission_name=None),
+            company("c4", company_name="Zorn", sector="Drournlia Markets Commission",
               commission_name=None)]
     out = misplaced_rows(SCHEMA, rows)
     # the slip's own row cannot tell which of its two cells is wrong (as on one read)
@@ -208,13 +222,11 @@ def test_an_acronym_in_capitals_of_a_known_name_is_misplaced_too() -> None:
     would not have. An acronym counts written in capitals only, and of exactly one name;
     it is emptied and not moved into the reference (the review of 7592809: spelled so, it
     took over the commission's name at the alias merge)."""
-    def r(chunk, **values):
-        return Row(table="companies", values=values, provenance=Provenance(chunk_id=chunk))
-    rows = [r("c1", company_name="Riaska", sector="energy",
+    rows = [company("c1", company_name="Riaska", sector="energy",
               commission_name="Drournlia Markets Commission"),
-            r("c2", company_name="Bryskound", sector="DMC", commission_name=None),
-            r("c3", company_name="Zorn", sector="dmc", commission_name=None),
-            r("c4", company_name="Kelvo", sector="DMC.", chief_executive="U. Sorn",
+            company("c2", company_name="Bryskound", sector="DMC", commission_name=None),
+            company("c3", company_name="Zorn", sector="dmc", commission_name=None),
+            company("c4", company_name="Kelvo", sector="DMC.", chief_executive="U. Sorn",
               commission_name="Drournlia Markets Commission")]
     riaska, bryskound, zorn, kelvo = misplaced_rows(SCHEMA, rows)
     assert riaska == rows[0]
@@ -224,11 +236,11 @@ def test_an_acronym_in_capitals_of_a_known_name_is_misplaced_too() -> None:
     assert zorn == rows[2]                          # not written as an acronym
     assert kelvo.values["sector"] is None and kelvo.values["chief_executive"] == "U. Sorn"
     # an acronym of two known names is no one's
-    rows.append(r("c5", company_name="Gouqin", sector="energy",
+    rows.append(company("c5", company_name="Gouqin", sector="energy",
                   commission_name="Dalvo Mining Council"))
     assert misplaced_rows(SCHEMA, rows)[1] == rows[1]
     # on one chunk's read too
-    one = {"companies": [r("c6", company_name="Viathpox", sector="SMC",
+    one = {"companies": [company("c6", company_name="Viathpox", sector="SMC",
                            commission_name="Sopael Markets Commission")]}
     assert misplaced(SCHEMA, one)["companies"][0].values["sector"] is None
 
@@ -236,29 +248,19 @@ def test_an_acronym_in_capitals_of_a_known_name_is_misplaced_too() -> None:
 def test_an_acronym_that_is_the_rows_own_a_short_code_or_a_short_form_column_stays() -> None:
     """The review of 7592809: "DMC" of Delta Marine Carriers itself, two-letter codes ("AI",
     "IT", "EU" of two-word names) and a column meant for a short form were emptied."""
-    schema = Schema.model_validate({"tables": [
-        {"name": "companies", "primary_key": ["company_name"],
-         "columns": [{"name": "company_name"}, {"name": "sector"}, {"name": "country"},
-                     {"name": "short_name"}, {"name": "ticker"},
-                     {"name": "commission_acronym"}, {"name": "commission_name"}],
-         "foreign_keys": [{"cols": ["commission_name"], "ref_table": "commissions",
-                           "ref_cols": ["commission_name"]}]},
-        {"name": "commissions", "primary_key": ["commission_name"],
-         "columns": [{"name": "commission_name"}]}]})
+    schema = companies_with("sector", "country", "short_name", "ticker", "commission_acronym")
 
-    def r(chunk, **values):
-        return Row(table="companies", values=values, provenance=Provenance(chunk_id=chunk))
-    rows = [r("c1", company_name="Riaska", commission_name="Drournlia Markets Commission"),
-            r("c2", company_name="Ostrel", commission_name="Amnesty International"),
-            r("c3", company_name="Varn", commission_name="European Union"),
-            r("c4", company_name="Delta Marine Carriers", short_name="DMC", ticker="DMC",
+    rows = [company("c1", company_name="Riaska", commission_name="Drournlia Markets Commission"),
+            company("c2", company_name="Ostrel", commission_name="Amnesty International"),
+            company("c3", company_name="Varn", commission_name="European Union"),
+            company("c4", company_name="Delta Marine Carriers", short_name="DMC", ticker="DMC",
               sector="DMC", commission_name=None),
-            r("c5", company_name="Kelvo", sector="AI", country="EU",
+            company("c5", company_name="Kelvo", sector="AI", country="EU",
               commission_acronym="DMC", ticker="DMC", commission_name=None)]
     out = misplaced_rows(schema, rows)
     assert out == rows
     # the same code in a plain column of another company is still the commission's
-    rows.append(r("c6", company_name="Gouqin", sector="DMC", commission_name=None))
+    rows.append(company("c6", company_name="Gouqin", sector="DMC", commission_name=None))
     assert misplaced_rows(schema, rows)[-1].values["sector"] is None
 
 
@@ -267,39 +269,29 @@ def test_an_acronym_keyed_reference_dotted_letters_and_joined_column_names() -> 
     so bypassed the short-form and own-name checks; dotted "D.M.C." was no acronym; a
     column named ``shortname`` was not read as a short form; "DMC Holdings"' own "DMC" was
     emptied."""
-    schema = Schema.model_validate({"tables": [
-        {"name": "companies", "primary_key": ["company_name"],
-         "columns": [{"name": "company_name"}, {"name": "sector"}, {"name": "alias"},
-                     {"name": "shortname"}, {"name": "tickersymbol"},
-                     {"name": "commission_name"}],
-         "foreign_keys": [{"cols": ["commission_name"], "ref_table": "commissions",
-                           "ref_cols": ["commission_name"]}]},
-        {"name": "commissions", "primary_key": ["commission_name"],
-         "columns": [{"name": "commission_name"}]}]})
+    schema = companies_with("sector", "alias", "shortname", "tickersymbol")
 
-    def r(chunk, **values):
-        return Row(table="companies", values=values, provenance=Provenance(chunk_id=chunk))
-    keyed = [r("c1", company_name="Riaska", commission_name="DMC"),
-             r("c2", company_name="Delta Marine Carriers", alias="DMC", sector="D.M.C.",
+    keyed = [company("c1", company_name="Riaska", commission_name="DMC"),
+             company("c2", company_name="Delta Marine Carriers", alias="DMC", sector="D.M.C.",
                commission_name="DMC"),
-             r("c3", company_name="DMC Holdings", alias="DMC", commission_name=None),
-             r("c4", company_name="Ostrel", shortname="DMC", tickersymbol="D.M.C.",
+             company("c3", company_name="DMC Holdings", alias="DMC", commission_name=None),
+             company("c4", company_name="Ostrel", shortname="DMC", tickersymbol="D.M.C.",
                commission_name="DMC")]
     assert misplaced_rows(schema, keyed) == keyed
     # the exact name in a plain column of another company is still the commission's
-    keyed.append(r("c5", company_name="Gouqin", sector="DMC", commission_name=None))
+    keyed.append(company("c5", company_name="Gouqin", sector="DMC", commission_name=None))
     assert misplaced_rows(schema, keyed)[-1].values["sector"] is None
     # dotted letters are an acronym of the spelled-out name, and a short form stays short
-    spelled = [r("c1", company_name="Riaska", commission_name="Drournlia Markets Commission"),
-               r("c2", company_name="Kelvo", sector="D.M.C.", shortname="D.M.C",
+    spelled = [company("c1", company_name="Riaska", commission_name="Drournlia Markets Commission"),
+               company("c2", company_name="Kelvo", sector="D.M.C.", shortname="D.M.C",
                  commission_name=None)]
     kelvo = misplaced_rows(schema, spelled)[1]
     assert (kelvo.values["sector"], kelvo.values["shortname"]) == (None, "D.M.C")
     assert [(c.column, c.old) for c in kelvo.provenance.corrections] == [
         ("sector", "D.M.C.")]
     # two dotted letters are a code, not an acronym ("U.S." of "United States")
-    two = [r("c1", company_name="Riaska", commission_name="Umbral Sight"),
-           r("c2", company_name="Kelvo", sector="U.S.", commission_name=None)]
+    two = [company("c1", company_name="Riaska", commission_name="Umbral Sight"),
+           company("c2", company_name="Kelvo", sector="U.S.", commission_name=None)]
     assert misplaced_rows(schema, two) == two
 
 
@@ -307,24 +299,14 @@ def test_short_form_columns_are_whole_words_or_a_short_form_joined_to_a_name() -
     """The review of 79cdd73: reading a column's words by their starts and ends took
     ``shortlisted_by`` and ``codeveloper`` for short-form columns, and kept the commission's
     acronym there; "ÖBB" and "D. M. C." were no acronyms."""
-    schema = Schema.model_validate({"tables": [
-        {"name": "companies", "primary_key": ["company_name"],
-         "columns": [{"name": "company_name"}, {"name": "shortlisted_by"},
-                     {"name": "codeveloper"}, {"name": "stock_tickers"}, {"name": "sector"},
-                     {"name": "commission_name"}],
-         "foreign_keys": [{"cols": ["commission_name"], "ref_table": "commissions",
-                           "ref_cols": ["commission_name"]}]},
-        {"name": "commissions", "primary_key": ["commission_name"],
-         "columns": [{"name": "commission_name"}]}]})
+    schema = companies_with("shortlisted_by", "codeveloper", "stock_tickers", "sector")
 
-    def r(chunk, **values):
-        return Row(table="companies", values=values, provenance=Provenance(chunk_id=chunk))
-    rows = [r("c1", company_name="Riaska", commission_name="Drournlia Markets Commission"),
-            r("c2", company_name="Kelvo", shortlisted_by="DMC", codeveloper="D. M. C.",
+    rows = [company("c1", company_name="Riaska", commission_name="Drournlia Markets Commission"),
+            company("c2", company_name="Kelvo", shortlisted_by="DMC", codeveloper="D. M. C.",
               stock_tickers="DMC", commission_name=None),
-            r("c3", company_name="Riaska", commission_name="Österreich Bahn Behörde"),
-            r("c4", company_name="Varn", sector="ÖBB", commission_name=None)]
-    kelvo, varn = misplaced_rows(schema, rows)[1], misplaced_rows(schema, rows)[3]
+            company("c3", company_name="Riaska", commission_name="Österreich Bahn Behörde"),
+            company("c4", company_name="Varn", sector="ÖBB", commission_name=None)]
+    _, kelvo, _, varn = misplaced_rows(schema, rows)
     assert (kelvo.values["shortlisted_by"], kelvo.values["codeveloper"],
             kelvo.values["stock_tickers"]) == (None, None, "DMC")
     assert varn.values["sector"] is None
