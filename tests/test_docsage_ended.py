@@ -164,6 +164,25 @@ def test_a_short_name_has_no_acronym_to_be_written_as() -> None:
     assert not referring("League of Merounddian Cities").search("It left the LOMC.")
 
 
+def test_a_common_or_shared_acronym_names_no_group() -> None:
+    """Review 2: "USA", "CEO" and "USD" are no group's, as they are in ``named_groups``;
+    and "DMC" is neither group's when two of the rows' groups have those initials."""
+    usa = "United Sandar Association"
+    rows = [row(TABLE.name, "c", companyname="Kelvo Trust", commissionname=usa)]
+    (kept,) = ended_references(TABLE, rows, "Kelvo Trust left the USA in 2005.")
+    assert kept.values["commissionname"] == usa
+    (named,) = ended_references(TABLE, rows, f"Kelvo Trust left the {usa} in 2005.")
+    assert named.values["commissionname"] is None
+    dovrel = "Dovrel Mining Council"
+    rows = [row(TABLE.name, "c", companyname="Kelvo Trust", commissionname=DMC),
+            row(TABLE.name, "c", companyname="Rastou Bank", commissionname=dovrel)]
+    got = ended_references(TABLE, rows, "Kelvo Trust left the DMC in 2005.")
+    assert [r.values["commissionname"] for r in got] == [DMC, dovrel]
+    # with one group of those initials among the rows, "DMC" is it
+    (alone,) = ended_references(TABLE, rows[:1], "Kelvo Trust left the DMC in 2005.")
+    assert alone.values["commissionname"] is None
+
+
 @pytest.mark.parametrize("name", ["Bank of Kelvo", "Kelvo & Sons", "University of Tromsø",
                                   "Kelvo Trust", "Fondation de la Mer", "Society for Kelvo"])
 def test_a_name_with_joiners_before_the_cue_is_the_subject(name) -> None:

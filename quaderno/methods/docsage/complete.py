@@ -45,7 +45,8 @@ from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.misplaced import (all_back_links, name_references, other_kind_rows,
                                                table_kind)
-from quaderno.methods.docsage.normalize import (ACRONYM, BODY_KINDS, BODY_WORDS, LEGAL_SUFFIXES,
+from quaderno.methods.docsage.normalize import (ACRONYM, BODY_KINDS, BODY_WORDS, COMMON_ACRONYMS,
+                                                LEGAL_SUFFIXES,
                                                 acronym_hits, body_name, entity_name,
                                                 fold_text, folded_name, initials, is_null,
                                                 key_columns, key_name, normalize_entity)
@@ -199,12 +200,6 @@ def _plain_text(table: Table) -> list[str]:
             and BODY_KINDS & {singular(w) for w in slug(c.name).split("_")}]
 
 
-# capitals that name no body a question asks about: countries, roles, measures
-_COMMON_ACRONYMS = frozenset({"us", "usa", "uk", "eu", "un", "uae", "ceo", "cfo", "cto",
-                              "coo", "gdp", "ai", "it", "hr", "pr", "rd", "ipo", "vat", "id",
-                              "tv", "pc", "nba", "nfl", "fifa", "usd", "eur", "gbp"})
-
-
 def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str]:
     """The groups the question names, as the rows write them, in the question's order: the
     entities of a table of bodies (:func:`_groups_tables`), from its rows' keys and the
@@ -237,7 +232,7 @@ def named_groups(schema: Schema, rows: Sequence[Row], question: str) -> list[str
     for m in ACRONYM.finditer(question) if not shouting else ():   # "DMC", "D.M.C."
         short = fold_text(m[0]).replace(" ", "")
         hits = acronym_hits(short, groups)
-        if short not in groups and short not in _COMMON_ACRONYMS and len(hits) == 1:
+        if short not in groups and short not in COMMON_ACRONYMS and len(hits) == 1:
             # where the question writes it ("us" the pronoun is no "US")
             at.setdefault(hits[0], len(f" {' '.join(fold_text(question[:m.start()]).split())} "
                                        ) - 1)

@@ -56,10 +56,10 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from quaderno.methods.docsage.normalize import (NAME_JOINERS, NAME_PARTICLES, entity_key,
-                                                entity_name, fold_text, initials,
-                                                key_columns, key_name, name_acronym,
-                                                name_run, normalize_entity)
+from quaderno.methods.docsage.normalize import (COMMON_ACRONYMS, NAME_JOINERS, NAME_PARTICLES,
+                                                acronym_hits, entity_key, entity_name,
+                                                fold_text, initials, key_columns, key_name,
+                                                name_acronym, name_run, normalize_entity)
 from quaderno.methods.docsage.rows import Correction, Row, noted
 from quaderno.methods.docsage.schema import Schema, Table
 
@@ -284,14 +284,19 @@ def naming(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.I)
 
 
-def referring(name: str) -> re.Pattern[str]:
+def referring(name: str, names: Sequence[str] = ()) -> re.Pattern[str]:
     """Where a text names a referenced entity: :func:`naming` ``name``, or writes its
     acronym of three to six capitals as a word ("DMC" for the Drournlia Markets Commission,
-    the rule of :func:`.normalize.acronym_hits`; "dmc" and "DMCA" are not it)."""
-    acronym = name_acronym(normalize_entity(name)).upper()
-    if not 3 <= len(acronym) <= 6 or not acronym.isalpha():
+    the rule of :func:`.normalize.acronym_hits`; "dmc" and "DMCA" are not it). Not an
+    acronym of :data:`.normalize.COMMON_ACRONYMS` ("CEO", "USD"), nor one another of
+    ``names`` (the entities read beside it) shares: "DMC" is then neither's."""
+    norm = normalize_entity(name)
+    acronym = name_acronym(norm)
+    if not 3 <= len(acronym) <= 6 or not acronym.isalpha() or acronym in COMMON_ACRONYMS \
+            or acronym_hits(acronym, {normalize_entity(n) for n in names} - {norm}):
         return naming(name)
-    return re.compile(rf"(?i:(?<!\w){re.escape(name)}(?!\w))|(?<![\w.]){acronym}(?![\w.])")
+    return re.compile(rf"(?i:(?<!\w){re.escape(name)}(?!\w))|(?<![\w.]){acronym.upper()}"
+                      r"(?![\w.])")
 
 
 def _without(text: str, names: Sequence[str]) -> str:
@@ -353,7 +358,7 @@ def _ended(parts: Sequence[str], entity: str, ref: str,
     """The clause saying the relationship of ``entity`` to ``ref`` ended, or None.
     ``names``: the entities read beside them; one that holds the name of either ("New
     York" for "York") is not a mention of it."""
-    own, other = naming(entity), referring(ref)
+    own, other = naming(entity), referring(ref, names)
     longer = [n for n in names if len(n) > min(len(entity), len(ref))
               and n.lower() not in (entity.lower(), ref.lower())
               and (own.search(n) or other.search(n))]

@@ -82,6 +82,13 @@ def name_acronym(name: str) -> str:
     return initials([w for w in name.split() if w not in _ACRONYM_STOP])
 
 
+# capitals that name no body a question or a text refers to: countries, roles, measures,
+# currencies ("the CEO", "in USD"); never read as a group's acronym
+COMMON_ACRONYMS = frozenset({"us", "usa", "uk", "eu", "un", "uae", "ceo", "cfo", "cto",
+                             "coo", "gdp", "ai", "it", "hr", "pr", "rd", "ipo", "vat", "id",
+                             "tv", "pc", "nba", "nfl", "fifa", "usd", "eur", "gbp"})
+
+
 def acronym_hits(acronym: str, names: Iterable[str]) -> list[str]:
     """The normalized ``names`` of two words or more whose :func:`name_acronym` is
     ``acronym`` (normalized: one word of 2 to 6 letters; else none): "dmc" of "drournlia
