@@ -17,6 +17,9 @@ comma, a sign) that nothing the model was shown gives, read the same way:
   written;
 - two numbers a comma joins ("12,45") when each of them is given.
 
+:func:`unsaid_value` catches the answer that gives no number at all from a result of one
+number (a MAX, an AVG): a name instead of the value asked for.
+
 A bare number is never read in other thousands: "2" is not 2,300. The caller asks once more
 naming the numbers, then answers with the rows themselves (:meth:`SQLReasoner.synthesize`);
 an explanation is checked the same way, and left out when it gives such a number. A minus
@@ -133,6 +136,32 @@ def _given(w: Written, given: Given) -> bool:
         for part in (Written(str(p), w.start, p, 0, False, False) for p in w.parts))
 
 
+# words that say a number, or answer a question a number decides ("yes", "none"): an answer
+# saying one of these may rest on a one-value result without writing it in figures
+_SAYS_A_NUMBER = re.compile(
+    r"(?i)\b(?:yes|no|none|nothing|zero|one|two|three|four|five|six|seven|eight|nine|ten|"
+    r"eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|"
+    r"thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion|"
+    r"trillion|dozens?|half|once|twice)\b")
+
+
+def unsaid_value(answer: str, table: ResultTable) -> str | None:
+    """The value of a result of one numeric cell (a MAX, an AVG, a COUNT) when ``answer``
+    says no number: none in figures and none in words, no "yes" or "no"; else None. The
+    grounding check reads the numbers an answer gives, so an answer giving none passed it:
+    over the gold tables the measuring model answered "Drournlia Markets Commission" from
+    the one cell 63907.4 (regulator-set2 q001)."""
+    if len(table.rows) != 1 or len(table.rows[0]) != 1:
+        return None
+    (cell,) = table.rows[0]
+    if isinstance(cell, bool) or not isinstance(cell, int | float | Decimal) or \
+            not _cell_numbers(cell):
+        return None
+    if written_numbers(answer, 1) or _SAYS_A_NUMBER.search(answer):
+        return None
+    return str(cell)
+
+
 def rows_answer(table: ResultTable, rows: Sequence[int], most: int = 5) -> str:
     """The result rows (1-based) as the answer: their values, row by row, at most ``most``
     of them and then how many they were (the first row when ``rows`` names none)."""
@@ -144,4 +173,4 @@ def rows_answer(table: ResultTable, rows: Sequence[int], most: int = 5) -> str:
     return text
 
 
-__all__ = ["Given", "given_numbers", "rows_answer", "ungrounded"]
+__all__ = ["Given", "given_numbers", "rows_answer", "ungrounded", "unsaid_value"]

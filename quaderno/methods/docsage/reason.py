@@ -11,9 +11,10 @@ column no row fills is left out of the schema the query is written for
 that read such a column, is not run again: it is asked for once more, sampled (the 1.5B
 model repeated the refused query word for word in most measured runs, greedy decoding
 giving the same reply to the same mistake). The result rows are traced to their tuples and
-chunks, and the answer is synthesized from the result alone, citing rows; a number the
-answer gives that the result does not hold is asked about once, then the answer is the
-rows, and an explanation giving one is left out (docsage.grounded). When no query yields a
+chunks, and the answer is synthesized from the result alone, citing rows; an answer giving
+a number the result does not hold, saying "not found" of a result with values, or giving no
+number from a result of one is asked about once, then the answer is the rows, and an
+explanation giving such a number is left out (docsage.grounded). When no query yields a
 value, the answer is "not found" (recorded), never a guess from outside the database.
 
 :func:`answer_from_tables`: the "w/o SQL reasoning" ablation; the tables are put in the
@@ -25,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -32,7 +34,7 @@ from sqlglot import exp
 
 from quaderno.errors import SQLExecutionError, SQLRefusedError, StepError
 from quaderno.methods.docsage.empty_ids import without_empty_ids
-from quaderno.methods.docsage.grounded import rows_answer, ungrounded
+from quaderno.methods.docsage.grounded import rows_answer, ungrounded, unsaid_value
 from quaderno.methods.docsage.lineage import TracedResult, run_with_lineage
 from quaderno.methods.docsage.normalize import is_null, key_columns, multi_valued
 from quaderno.methods.docsage.records import ResultTable, SQLAttempt
@@ -44,6 +46,16 @@ from quaderno.methods.docsage.steps import ANSWER_FROM_TABLES, COMPILE_SQL, SYNT
 from quaderno.methods.episode import Episode
 
 NOT_FOUND = "not found"
+
+
+class Unborne(NamedTuple):
+    """Why an answer is not borne out by its result: ``kind`` ("denied", "ungrounded",
+    "unsaid"), what the record says, the hint the re-ask adds, the numbers no row holds."""
+
+    kind: str
+    said: str
+    hint: str
+    numbers: list[str] = []
 
 
 class Synthesis(NamedTuple):
@@ -99,10 +111,14 @@ def result_table(traced: TracedResult) -> ResultTable:
                        truncated=res.truncated)
 
 
+_DENIAL = re.compile(rf"\W*{NOT_FOUND}(?![\w-])", re.IGNORECASE)
+
+
 def denies(answer: str) -> bool:
-    """The answer says the result holds nothing ("not found", "Not found."), as the
-    synthesis prompt asks for an empty result."""
-    return answer.strip().strip(".").casefold().startswith(NOT_FOUND)
+    """The answer says the result holds nothing ("not found", "Not found.", "Not found in
+    the result"), as the synthesis prompt asks for an empty result; "Not founded until
+    1990" says something else."""
+    return _DENIAL.match(answer.strip()) is not None
 
 
 def answers_nothing(table: ResultTable) -> bool:
@@ -328,57 +344,44 @@ class SQLReasoner:
 
     async def synthesize(self, ep: Episode, sql: str, table: ResultTable) -> Synthesis:
         """The answer from the result alone, and the row numbers the model cited (maybe none:
-        see :func:`cited_or_shown`). An answer that gives a number the result does not hold
-        (:func:`~quaderno.methods.docsage.grounded.ungrounded`) is asked for once more,
-        naming it; a second such answer gives way to the rows themselves. So does an answer
-        saying nothing was found (:func:`denies`) from a result that holds values. An
-        explanation giving such a number is left out (empty), without a call of its own."""
+        see :func:`cited_or_shown`). An answer the result does not bear out is asked for
+        once more, saying why (:meth:`_unborne`): one giving a number the result does not
+        hold (:func:`~quaderno.methods.docsage.grounded.ungrounded`), one saying nothing was
+        found (:func:`denies`) from a result that holds values, or one giving no number from
+        a result of one number (:func:`~quaderno.methods.docsage.grounded.unsaid_value`). A
+        second such answer, or a failed re-ask, gives way to the rows themselves. An
+        explanation giving a number the result does not hold is left out (empty), without
+        a call of its own."""
         with ep.trace.span("docsage.synthesize", rows=len(table.rows)) as span:
-            hint, flagged = "", []
-            for attempt in range(2):
+            hint, flagged, cited = "", [], []
+            first: Unborne | None = None         # why the answer was asked for once more
+            for _ in range(2):
                 try:
                     answer, explanation, cited = await self._ask(ep, sql, table, hint)
                 except StepError:
-                    if flagged:       # the re-ask failed: the rows, as for a second invention
+                    if first is not None:       # as for a second answer not borne out
                         return self._rows_instead(ep, span, table, cited, flagged,
-                                                  "the re-asked synthesis failed")
+                                                  f"{first.said}; the re-asked synthesis "
+                                                  "failed")
                     ep.trace.fallback("synthesis failed; answered with the first result row",
                                       span)
-                    first = table.rows[0] if table.rows else []
-                    answer = ", ".join(str(v) for v in first) or NOT_FOUND
-                    span.outputs = {"answer": answer, "cited_rows": [1] if first else []}
-                    return Synthesis(answer, "", [1] if first else [], flagged, [])
-                if denies(answer) and any(v is not None for r in table.rows for v in r):
-                    # a result with a value is no empty one (NULL alone may be the right
-                    # "not found", read from a matched row): the measuring model answered
-                    # "not found" from one row holding the right average (oracle tables,
-                    # network-set3 q002)
-                    if attempt == 0:
-                        ep.trace.fallback(f"the answer was {answer!r} from a result with "
-                                          "values; asked once more", span)
-                        hint = (f"\n\nYour previous answer was {answer!r}, but the result "
-                                f"is not empty: it has {len(table.rows)} row"
-                                f"{'s' if len(table.rows) != 1 else ''} of a query written for "
-                                "the question. Answer the question from them.")
-                        continue
-                    return self._rows_instead(ep, span, table, cited, flagged,
-                                              f"the answer was {answer!r} again from a "
-                                              "result with values")
-                bad = ungrounded(answer, table, shown=self.shown_rows, question=ep.question,
-                                 sql=sql)
-                if not bad:
+                    row = table.rows[0] if table.rows else []
+                    answer = ", ".join(str(v) for v in row) or NOT_FOUND
+                    span.outputs = {"answer": answer, "cited_rows": [1] if row else []}
+                    return Synthesis(answer, "", [1] if row else [], flagged, [])
+                unborne = self._unborne(ep, sql, table, answer)
+                if unborne is None:
                     break
-                flagged += [b for b in bad if b not in flagged]
-                if attempt == 0:
-                    ep.trace.fallback(f"the answer gave {', '.join(bad)}, which no result "
-                                      "row holds; asked once more, naming it", span)
-                    hint = (f"\n\nYour previous answer was {answer!r}. It gives "
-                            f"{', '.join(bad)}, which no result row holds: answer with the "
-                            "result's own values.")
+                flagged += [b for b in unborne.numbers if b not in flagged]
+                if first is None:
+                    first = unborne
+                    ep.trace.fallback(f"{unborne.said}; asked once more", span)
+                    hint = unborne.hint
                     continue
-                return self._rows_instead(
-                    ep, span, table, cited, flagged,
-                    f"the answer again gave {', '.join(bad)}, which no result row holds")
+                why = unborne.said.replace("the answer ", "the answer again ", 1) \
+                    if unborne.kind == first.kind else \
+                    f"{unborne.said}, asked once more after {first.said}"
+                return self._rows_instead(ep, span, table, cited, flagged, why)
             # the explanation is held to the result too; it is not worth a call of its own:
             # one that gives a number no row holds is left out (a 1.5B model answered
             # 63907400000.0 and explained it as "639,074,000,000"); the record says why
@@ -391,6 +394,34 @@ class SQLReasoner:
             span.outputs = {"answer": answer, "cited_rows": cited, "ungrounded": flagged,
                             "explanation_ungrounded": said}
         return Synthesis(answer, explanation, cited, flagged, said)
+
+    def _unborne(self, ep: Episode, sql: str, table: ResultTable,
+                 answer: str) -> Unborne | None:
+        """Why ``answer`` is not borne out by ``table``, or None (:meth:`synthesize`)."""
+        if denies(answer) and any(v is not None for r in table.rows for v in r):
+            # a result with a value is no empty one (NULL alone may be the right "not
+            # found", read from a matched row): the measuring model answered "not found"
+            # from one row holding the right average (oracle tables, network-set3 q002)
+            rows = f"{len(table.rows)} row{'s' if len(table.rows) != 1 else ''}"
+            return Unborne("denied", f"the answer was {answer!r} from a result with values",
+                           f"\n\nYour previous answer was {answer!r}, but the result is not "
+                           f"empty: it has {rows} of a query written for the question. "
+                           "Answer the question from them.")
+        bad = ungrounded(answer, table, shown=self.shown_rows, question=ep.question, sql=sql)
+        if bad:
+            return Unborne("ungrounded", f"the answer gave {', '.join(bad)}, which no result "
+                           "row holds",
+                           f"\n\nYour previous answer was {answer!r}. It gives "
+                           f"{', '.join(bad)}, which no result row holds: answer with the "
+                           "result's own values.", bad)
+        value = unsaid_value(answer, table)
+        if value is not None:
+            return Unborne("unsaid", f"the answer gave no number from a result of one "
+                           f"value, {value}",
+                           f"\n\nYour previous answer was {answer!r}. The result is one "
+                           f"value, {value}, and your answer does not give it: answer the "
+                           "question with the result's value.")
+        return None
 
     def _rows_instead(self, ep: Episode, span: Any, table: ResultTable, cited: list[int],
                       flagged: list[str], why: str) -> Synthesis:
