@@ -378,6 +378,34 @@ def test_every_name_a_schema_accepts_passes_the_sql_gate_and_runs():
     assert not {"name", "year", "date"} & set(refused + quoted)
 
 
+def test_a_keyword_name_after_a_dot_or_in_a_string_passes_the_gate():
+    """Review 2: the gate asked for ``a.grant`` quoted, and for the word in ``E'grant'`` or
+    ``$$grant$$``, which sqlglot reads as a name and as strings; each costs the one repair.
+    Only the bare word is refused; each query that passes runs in DuckDB."""
+    from quaderno.errors import SQLRefusedError
+    from quaderno.methods.docsage.schema import sqlglot_keywords
+    from quaderno.methods.docsage.sqlgate import check_sql
+    passed = []
+    for word in sorted(sqlglot_keywords()):
+        try:
+            schema = Schema(tables=[Table(name="awards", columns=[
+                Column(name="laureate"), Column(name=word, type="INT")])])
+        except ValidationError:
+            continue
+        conn = duckdb.connect()
+        load_rows(conn, schema, [Row(table="awards", values={"laureate": word, word: 2},
+                                     provenance=Provenance(chunk_id="c1"))])
+        for query in (f"SELECT a.{word} FROM awards AS a WHERE a.laureate = '{word}'",
+                      f"SELECT a.{word} FROM awards AS a WHERE a.laureate = E'{word}'",
+                      f"SELECT a.{word} FROM awards a WHERE a.laureate = $${word}$$",
+                      f'SELECT "{word}" AS {word} FROM awards'):
+            assert conn.execute(check_sql(query, schema).sql).fetchall() == [(2,)], query
+        with pytest.raises(SQLRefusedError, match="keyword-name|double-quoted"):
+            check_sql(f"SELECT {word} FROM awards AS a WHERE a.{word} > 1", schema)
+        passed.append(word)
+    assert {"grant", "lock", "current_date"} <= set(passed)
+
+
 def test_constraints_on_the_wrong_column_types_are_dropped_with_notes():
     draft = SchemaDraft(
         tables=[DraftTable(name="t", columns=[

@@ -374,8 +374,15 @@ def _bare_keywords(sql: str, schema: Schema) -> list[str]:
         tokens = DuckDB().tokenize(sql)
     except SqlglotError:
         return []              # the parse refuses it, with its own message
-    return sorted({tok.text.lower() for tok in tokens if tok.text.lower() in words
-                   and tok.token_type not in (TokenType.IDENTIFIER, TokenType.STRING)})
+    # read as the keyword itself: not a quoted name, a string of any kind (E'grant',
+    # $$grant$$), a name after a dot (a.grant) or an alias after AS, which sqlglot reads
+    # as names
+    keywords = DuckDB.Tokenizer.KEYWORDS
+    return sorted({tok.text.lower() for before, tok in zip([None, *tokens], tokens, strict=False)
+                   if tok.text.lower() in words
+                   and tok.token_type == keywords.get(tok.text.upper())
+                   and (before is None or before.token_type not in (TokenType.DOT,
+                                                                    TokenType.ALIAS))})
 
 
 def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
