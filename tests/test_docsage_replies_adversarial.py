@@ -73,7 +73,7 @@ SCHEMA = {"tables": [{"name": "institution", "columns": [
 QUESTIONS = ["Which member institution is the oldest?",
              "How many staff do the members employ in total?"]
 METHODS = ["docsage", "docsage-no-clear", "docsage-no-sql", "docsage-passive",
-           "docsage-generic-schema", "docsage-no-logic-check"]
+           "docsage-generic-schema", "docsage-no-logic-check", "srag"]
 
 
 # -- hostile material ---------------------------------------------------------------------------
@@ -272,6 +272,7 @@ class HostileModel:
         r = self.rng(request)
         routes = [
             ("Design the smallest", "schema", self.schema),
+            ("Design ONE table", "schema", self.schema),
             ("Revise this relational schema", "schema", self.schema),
             ("A schema was built", "clarify", self.clarify),
             ("Answer the question from these documents only", "ask_answer", self.ask_answer),
@@ -701,7 +702,7 @@ def run(name: str, model: Any, store: Path, question: str, *, model_id: str = "h
     return asyncio.run(method.answer(question))
 
 
-SEEDS = range(36)
+SEEDS = range(42)     # each method at each of three shares of hostile replies, twice
 
 
 @pytest.fixture

@@ -75,6 +75,52 @@ def test_a_draft_of_several_tables_keeps_its_first_without_references(tmp_path):
     assert a.answer == "Varnholt University"
 
 
+def test_the_kept_table_holds_most_required_attributes_and_is_no_link():
+    """Review 2: the first table was kept, though it only linked the others or the question
+    required nothing of it; entity types naming a dropped table stayed."""
+    from quaderno.methods.docsage.ask import _one_table
+    from quaderno.methods.docsage.draft import SchemaDraft, to_schema
+    link = {"name": "located", "primary_key": ["name", "city"],
+            "columns": [{"name": "name"}, {"name": "city"}],
+            "foreign_keys": [
+                {"column": "name", "references_table": "institution",
+                 "references_column": "name"},
+                {"column": "city", "references_table": "cities", "references_column": "city"}]}
+    institution = {**TWO["tables"][0], "foreign_keys": []}
+    cities = TWO["tables"][1]
+    for tables, attributes in (
+            ([link, cities, institution], ["cities.city"]),      # the link never
+            ([cities, institution], ["institution.name", "institution.staff",
+                                     "cities.city"]),
+            ([institution, cities], ["cities.city", "institution.name"])):   # a tie: first
+        draft = SchemaDraft.model_validate({
+            **TWO, "tables": tables, "required_attributes": attributes,
+            "entity_types": ["institution", "cities"]})
+        schema, _ = to_schema(draft)
+        one, note = _one_table(schema)
+        expected = "cities" if tables[0] is link else "institution"
+        assert [t.name for t in one.tables] == [expected], [t["name"] for t in tables]
+        assert one.requirements.entity_types == [
+            e for e in ("institution", "cities") if e == expected]
+        assert all(a.startswith(f"{expected}.") for a in one.requirements.attributes)
+        assert note.startswith(f"the single-table draft had {len(tables)} tables; kept "
+                               f"{expected}, left out ")
+        assert expected not in note.split("left out ")[1].split(", ")
+
+
+def test_a_single_table_with_clear_is_named_by_all_its_switches(tmp_path):
+    """Review 2: ``srag`` with CLEAR on was named docsage-single-table but still called
+    itself the SRAG-style baseline; a combination of switches names each of them."""
+    a = answer("srag", OneTable(), tmp_path / "clear", clear=True)
+    assert a.method == "docsage-single-table"
+    assert a.details.variant == "single table"
+    assert a.details.clear["tau_low"] is not None
+    both = answer("docsage-passive", Model(), tmp_path / "both", clear=False,
+                  reasoning="tables")
+    assert both.method == "docsage-passive-no-clear-no-sql"
+    assert both.details.variant == "passive schema discovery, w/o CLEAR, w/o SQL reasoning"
+
+
 def test_srag_is_registered_with_its_switches_and_a_bad_mode_is_named():
     spec = METHODS["srag"]
     assert spec.defaults == {"ask": "single", "clear": False}

@@ -91,22 +91,36 @@ def _drafted(draft: SchemaDraft, version: int = 0, question: str = "",
     return schema, merged + joined + numbers + notes
 
 
-def _first_table(schema: Schema) -> tuple[Schema, str]:
-    """``schema``'s first table alone: its references to the others dropped, as are the
-    constraints and requirements naming them (single mode), with a note saying so."""
-    first = schema.tables[0]
+def _links(table: Table) -> bool:
+    """``table`` only links others: its key is made of two or more references."""
+    refs = {c for fk in table.foreign_keys for c in fk.cols}
+    return len(table.foreign_keys) > 1 and bool(table.primary_key) and \
+        set(table.primary_key) <= refs
+
+
+def _one_table(schema: Schema) -> tuple[Schema, str]:
+    """One table of ``schema`` alone (single mode), with a note saying so: the one holding
+    most of the attributes the question requires, the first of those tied, never a table
+    that only links others while another is there. Its references to the others are
+    dropped, as are the constraints, requirements and entity types naming them."""
+    req = schema.requirements
+    wanted = [a.split(".")[0] for a in req.attributes]
+    order = {t.name: i for i, t in enumerate(schema.tables)}
+    first = max(schema.tables, key=lambda t: (not _links(t), wanted.count(t.name),
+                                              -order[t.name]))
+    dropped = [t.name for t in schema.tables if t is not first]
     kept = first.model_copy(update={"foreign_keys": []})
     constraints = [c for c in schema.constraints
                    if all(t == first.name for t, _ in constraint_columns(c))]
-    req = schema.requirements
     requirements = req.model_copy(update={
+        "entity_types": [e for e in req.entity_types if e not in dropped],
         "attributes": [a for a in req.attributes if a.split(".")[0] == first.name],
         "join_path": [t for t in req.join_path if t == first.name]})
     one = schema.model_copy(update={"tables": [kept], "constraints": constraints,
                                     "requirements": requirements})
     return Schema.model_validate(one.model_dump()), (
         f"the single-table draft had {len(schema.tables)} tables; kept {first.name}, "
-        f"left out {', '.join(t.name for t in schema.tables[1:])}")
+        f"left out {', '.join(dropped)}")
 
 
 def _texts(hits: Sequence[Hit]) -> list[str]:
@@ -180,7 +194,7 @@ class SchemaDiscovery:
             raise StepError(step.name, f"the schema draft is unusable: {exc}",
                             raw=result.raw) from None
         if self.mode == "single" and len(schema.tables) > 1:
-            schema, note = _first_table(schema)
+            schema, note = _one_table(schema)
             notes.append(note)
         return schema, notes
 

@@ -290,16 +290,16 @@ class DocSage(BaseMethod):
 
     @property
     def variant(self) -> str:
-        if self.ask_mode == "off":
-            return "w/o schema discovery"
-        if self.ask_mode == "passive":
-            return "passive schema discovery"
-        if self.ask_mode == "single":
+        """The paper's name for this combination of switches ("w/o CLEAR", "passive schema
+        discovery, w/o SQL reasoning"), "full" for none; ``srag`` is the baseline."""
+        if self.name == "srag":
             return "single table (SRAG-style)"
+        parts = [{"off": "w/o schema discovery", "passive": "passive schema discovery",
+                  "single": "single table", "active": ""}[self.ask_mode]]
         if not self.clear_config.level_a:
-            return "w/o CLEAR"
-        if not self.clear_config.level_b:
-            return "w/o CLEAR (Logic Checking)"
+            parts.append("w/o CLEAR")
+        elif not self.clear_config.level_b:
+            parts.append("w/o CLEAR (Logic Checking)")
         if self.reasoning == "tables":
-            return "w/o SQL reasoning"
-        return "full"
+            parts.append("w/o SQL reasoning")
+        return ", ".join(p for p in parts if p) or "full"
