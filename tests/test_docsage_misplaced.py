@@ -264,6 +264,24 @@ def test_an_acronym_that_is_the_rows_own_a_short_code_or_a_short_form_column_sta
     assert misplaced_rows(schema, rows)[-1].values["sector"] is None
 
 
+def test_a_common_acronym_stays_though_a_group_has_its_initials() -> None:
+    """Review 1 of the tenth session: a country "USA" was emptied when a commission's
+    initials were USA; "USA", "U.S.A." and "USD" name no group here, as in ``named_groups``
+    and ``ended``."""
+    schema = companies_with("country", "currency", "sector")
+    usa = "United Sandar Association"
+    rows = [company("c1", company_name="Riaska", commission_name=usa),
+            company("c2", company_name="Kelvo", country="USA", currency="USD",
+                    commission_name=None),
+            company("c3", company_name="Ostrel", country="U.S.A.", commission_name=None),
+            company("c4", company_name="Varn", commission_name="Union of Sandar Dealers")]
+    assert misplaced_rows(schema, rows) == rows
+    # an acronym of no such list is still the group's
+    rows.append(company("c5", company_name="Gouqin", sector="USAD", commission_name=None))
+    rows[0] = company("c1", company_name="Riaska", commission_name="United Sandar Art Dealers")
+    assert misplaced_rows(schema, rows)[-1].values["sector"] is None
+
+
 def test_an_acronym_keyed_reference_dotted_letters_and_joined_column_names() -> None:
     """The review of 1971d90: a commission keyed "DMC" matched "DMC" by its exact name and
     so bypassed the short-form and own-name checks; dotted "D.M.C." was no acronym; a

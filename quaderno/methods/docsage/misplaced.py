@@ -30,8 +30,8 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from quaderno.methods.docsage.ended import ended_columns
-from quaderno.methods.docsage.normalize import (BODY_KINDS, BODY_WORDS, KIND_WORDS,
-                                                acronym_hits, fold_text, is_null,
+from quaderno.methods.docsage.normalize import (BODY_KINDS, BODY_WORDS, COMMON_ACRONYMS,
+                                                KIND_WORDS, acronym_hits, fold_text, is_null,
                                                 key_columns, key_name, normalize_entity)
 from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.rekey import named_after, singular
@@ -165,11 +165,13 @@ def _acronym_of(value: str, names: set[str], own: str, column: str) -> bool:
     "D.M.C."), of exactly one of ``names`` (normalized), and is not an acronym kept where
     it is (:func:`_kept_acronym`): the alias rule :func:`.aliases.alias_map` applies to
     keys, for a free cell only as capitals ("tech" is no acronym) and not as a two-letter
-    code (a sector "AI", a country "IT" or "EU")."""
+    code (a sector "AI", a country "IT" or "EU"), nor a common one (a country "USA", a
+    currency "USD": :data:`.normalize.COMMON_ACRONYMS`)."""
     word = _acronym_word(value)
     if word is None or len(word) < 3 or _kept_acronym(value, own, column):
         return False
-    return len(acronym_hits(normalize_entity(word), names)) == 1
+    short = normalize_entity(word)
+    return short not in COMMON_ACRONYMS and len(acronym_hits(short, names)) == 1
 
 
 def misplaced(schema: Schema, rows: Mapping[str, Sequence[Row]],
