@@ -183,6 +183,48 @@ def test_a_common_or_shared_acronym_names_no_group() -> None:
     assert alone.values["commissionname"] is None
 
 
+PRONOUN_ENDS = [
+    # a limit older notes listed: the pronoun's end was taken as every entity's named
+    (f"Kelvo Trust bought Brin Holdings, which left the {DMC} in 2005.", ["Brin Holdings"]),
+    (f"Kelvo Trust partnered with Brin Holdings, a member of the {DMC} until it left in 2005.",
+     ["Brin Holdings"]),
+    (f"Kelvo Trust, a member of the {DMC}, bought Brin Holdings after it left in 2005.",
+     ["Brin Holdings"]),
+    (f"Brin Holdings left the {DMC} in 2005 and sold its stake in Kelvo Trust.",
+     ["Brin Holdings"]),
+    # one list, one end: each entity's
+    (f"Kelvo Trust and Brin Holdings left the {DMC} in 2005.", ["Kelvo Trust", "Brin Holdings"]),
+    (f"Kelvo Trust, Ulm Savings and Brin Holdings left the {DMC} in 2005.",
+     ["Kelvo Trust", "Brin Holdings"]),
+    (f"Kelvo Trust, Ulm Savings, and Brin Holdings left the {DMC} in 2005.",
+     ["Kelvo Trust", "Brin Holdings"]),
+    # this entity named last before the cue
+    (f"Kelvo Trust, once a partner of Brin Holdings, was a member of the {DMC} until it left "
+     "in 2005.", ["Kelvo Trust"]),
+    (f"Kelvo Trust was a member of the {DMC} until it left in 2005.", ["Kelvo Trust"]),
+]
+
+
+@pytest.mark.parametrize("text,ended", PRONOUN_ENDS)
+def test_an_end_with_no_subject_is_the_entity_named_last_before_it(text, ended) -> None:
+    got = _read(text, "Kelvo Trust", "Brin Holdings", "Ulm Savings")
+    assert [n for n in ("Kelvo Trust", "Brin Holdings")
+            if got[n].values["commissionname"] is None] == ended
+
+
+@pytest.mark.parametrize("text,ended", PRONOUN_ENDS)
+def test_a_link_or_a_groups_member_ends_by_the_same_rule(text, ended) -> None:
+    from quaderno.methods.docsage.ended import ended_members
+    kept, gone = _links(text, "Kelvo Trust", "Brin Holdings", "Ulm Savings")
+    assert [r.values["companyname"] for r in gone if r.values["companyname"] != "Ulm Savings"
+            ] == ended
+    (table,) = schema_of({"tables": [{"name": "drournlia_markets_commission", "columns": [
+        {"name": "name"}, {"name": "employees", "type": "INT"}]}]}).tables
+    _, gone = ended_members(table, [row(table.name, "c", name=n) for n in
+                                    ("Kelvo Trust", "Brin Holdings", "Ulm Savings")], text)
+    assert [r.values["name"] for r in gone if r.values["name"] != "Ulm Savings"] == ended
+
+
 @pytest.mark.parametrize("name", ["Bank of Kelvo", "Kelvo & Sons", "University of Tromsø",
                                   "Kelvo Trust", "Fondation de la Mer", "Society for Kelvo"])
 def test_a_name_with_joiners_before_the_cue_is_the_subject(name) -> None:

@@ -15,7 +15,10 @@ place for its end, so such a cell is emptied (a correction quoting the clause,
   member of parliament", "withdrew from the Kessel Forum"), not of something else ("until
   it withdrew the bid", "left the firm in 1990": the verb's object names neither the group
   nor a word for one), not of another entity named just before it ("Trondheim as a former
-  member"); or
+  member"), nor, when no subject is written before the cue ("until it left", "which
+  left"), of another entity of the table named between this one and the cue ("Kelvo Trust
+  bought Brin Holdings, which left the commission in 2005": Brin Holdings'; "Kelvo Trust and
+  Brin Holdings left ...": both); or
 * the referenced entity is named in no clause with the row's entity but earlier in the text,
   and the row's entity is an item of a list after "former members" ("Former members: Kelvo
   Trust (left 2005)"; "York" is no item of "Former members: New York").
@@ -45,9 +48,10 @@ table is named (the chunk's title included), and a list of former members only i
 calling a list the group's members. A link of three entities, or a key with a part that
 is not a reference (a product, a season), is left as read. Known limits: the rule reads
 English only; a chunk holding two rosters ends a former member of the second in the first
-as well; an end said with a pronoun ("until it left in 2005") is taken as the entity's,
-whoever the pronoun stands for; a group written with another word first ("Former DMC
-member"), with "&", or keyed by an id is not found.
+as well; an end said with a pronoun in a sentence of its own ("It left in 2005.") is not
+read, and one whose pronoun stands for an entity the table does not hold ("hired the chief
+of Brin Holdings, who left ...") is taken as the entity's named before it; a group written
+with another word first ("Former DMC member"), with "&", or keyed by an id is not found.
 """
 
 from __future__ import annotations
@@ -322,14 +326,62 @@ def _subject(clause: str, end: int) -> str | None:
     return " ".join(run) or None
 
 
-def _ends(clause: str, own: re.Pattern[str], ref: str) -> bool:
+# an aside after a name, between commas: "Kelvo Trust, once a partner of Brin Holdings, was"
+_ASIDE = re.compile(r"\s*,(?=\s+[a-z])[^,;]*,")
+# what joins the names of one list: "Kelvo Trust, Ulm Savings and Brin Holdings left ..."
+_LIST_JOIN = re.compile(r"(?:[\s,&]|\band\b|\bor\b|\bas well as\b|\bboth\b)*", re.I)
+
+
+def _peers(names: Sequence[str]) -> re.Pattern[str] | None:
+    """Where a text names one of ``names`` (longest first, so that "Kelvo Trust Bank" is
+    not read as "Kelvo Trust"); None for none. Compiled once per chunk's rows."""
+    if not names:
+        return None
+    ordered = sorted(set(names), key=len, reverse=True)
+    return re.compile(rf"(?<!\w)(?:{'|'.join(map(re.escape, ordered))})(?!\w)", re.I)
+
+
+def _of_another(clause: str, at: int, own: re.Pattern[str], peers: re.Pattern[str],
+                skip: frozenset[str] = frozenset()) -> bool:
+    """The entity named last before ``at`` (a cue with no subject written before it) is
+    another of the table's, not in one list with this one: "Kelvo Trust bought Brin
+    Holdings, which left ..." is Brin Holdings' end, "Kelvo Trust and Brin Holdings left
+    ..." both's, and "Brin Holdings left ... and sold Kelvo Trust" not Kelvo Trust's. One
+    named in an aside after this entity ("Kelvo Trust, once a partner of Brin Holdings,
+    was ... until it left") is not the clause's subject. ``skip``: the names (folded) of
+    the entity and its reference among the peers."""
+    named = sorted([(m.start(), m.end(), True) for m in own.finditer(clause, 0, at)] +
+                   [(m.start(), m.end(), False) for m in peers.finditer(clause, 0, at)
+                    if m[0].casefold() not in skip])
+    kept: list[tuple[int, int, bool]] = []
+    aside_end = -1
+    for start, end, is_own in named:
+        if start < aside_end:
+            continue                      # in an aside after a name: not the subject
+        kept.append((start, end, is_own))
+        if (aside := _ASIDE.match(clause, end)) and aside.end() <= at:
+            aside_end = aside.end()
+    mine = [end for _, end, is_own in kept if is_own]
+    theirs = [start for start, _, is_own in kept if not is_own]
+    if not theirs or (mine and theirs[-1] < mine[-1]):
+        return False                      # none named, or this entity last
+    if not mine:
+        return True
+    return not _LIST_JOIN.fullmatch(peers.sub("", clause[mine[-1]:theirs[-1]]))
+
+
+def _ends(clause: str, own: re.Pattern[str], ref: str,
+          peers: re.Pattern[str] | None = None,
+          member: re.Pattern[str] | None = None, skip: frozenset[str] = frozenset()) -> bool:
     """Whether ``clause``, naming the entity (``own``) and ``ref``, says an end of theirs: a
     cue of :data:`_ENDED` that is not about another group ("a former member of parliament",
     "left the firm in 1990", "withdrew from the tender": what follows is neither a word of
     ``ref``, its initials, a group noun nor a pronoun for it) nor about another entity
     named just before it ("Trondheim as a former member"; "The Kelvo Trust", "Bank of
     Kelvo" and "Kelvo Trust and Varn Holdings" are Kelvo Trust's), nor a former member
-    a verb acts on ("hired a former member of the commission": someone else)."""
+    a verb acts on ("hired a former member of the commission": someone else); with no
+    subject written before the cue, nor of another of ``peers`` named last before it
+    (:func:`_of_another`; ``member``, where the peers are the reference's: its mention)."""
     named = _WORD.findall(ref)
     words = {w.lower() for w in named} - _STOPWORDS | _GROUP_NOUNS | \
         {initials([w for w in named if w[:1].isupper()]).lower()}
@@ -349,16 +401,24 @@ def _ends(clause: str, own: re.Pattern[str], ref: str) -> bool:
         if subject is not None and not own.search(subject) and \
                 not naming(subject).search(ref):
             continue                       # said of another entity
+        at = m.start() + verb.start() if verb is not None else m.start()
+        if subject is None and peers is not None and \
+                _of_another(clause, at, member or own, peers, skip):
+            continue                       # "..., which left": the entity named last
         return True
     return False
 
 
-def _ended(parts: Sequence[str], entity: str, ref: str,
-           names: Sequence[str] = ()) -> str | None:
+def _ended(parts: Sequence[str], entity: str, ref: str, names: Sequence[str] = (),
+           peers: re.Pattern[str] | None = None, peers_of_ref: bool = False) -> str | None:
     """The clause saying the relationship of ``entity`` to ``ref`` ended, or None.
     ``names``: the entities read beside them; one that holds the name of either ("New
-    York" for "York") is not a mention of it."""
+    York" for "York") is not a mention of it. ``peers``: the other members, of whom a
+    clause may say the end (:func:`_peers`, :func:`_of_another`): ``entity``'s, or with
+    ``peers_of_ref`` (a link read from its group's side) ``ref``'s."""
     own, other = naming(entity), referring(ref, names)
+    member = other if peers_of_ref else own
+    skip = frozenset({entity.casefold(), ref.casefold()})
     longer = [n for n in names if len(n) > min(len(entity), len(ref))
               and n.lower() not in (entity.lower(), ref.lower())
               and (own.search(n) or other.search(n))]
@@ -366,7 +426,8 @@ def _ended(parts: Sequence[str], entity: str, ref: str,
         parts = [_without(c, longer) for c in parts]
     both = [c for c in parts if own.search(c) and other.search(c)]
     if both:
-        if all(_ends(c, own, ref) and not _CURRENT.search(c) for c in both):
+        if all(_ends(c, own, ref, peers, member, skip) and not _CURRENT.search(c)
+               for c in both):
             return both[0]
         return None
     # "Former members: Kelvo Trust (left 2005), ...", in a text that names ``ref`` before
@@ -394,6 +455,7 @@ def ended_references(table: Table, rows: Sequence[Row], text: str) -> list[Row]:
     names = sorted({n for r in rows for n in (key_name(table, r.values),
                                               *(entity_name(r.values.get(fk.cols[0]))
                                                 for fk in table.foreign_keys)) if n})
+    peers = _peers([n for r in rows if (n := key_name(table, r.values))])
     out = []
     for row in rows:
         own = key_name(table, row.values)
@@ -403,7 +465,7 @@ def ended_references(table: Table, rows: Sequence[Row], text: str) -> list[Row]:
             ref = entity_name(row.values.get(col))
             if own is None or ref is None or len(fk.cols) != 1 or col in keys:
                 continue
-            quote = _ended(parts, own, ref, names)
+            quote = _ended(parts, own, ref, names, peers)
             if quote is not None:
                 changes.append(_end(col, row.values[col], quote))
         if changes:
@@ -427,12 +489,18 @@ def ended_links(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Row]
     parts = clauses(text)
     names = sorted({n for r in rows for k in keys if (n := entity_name(r.values.get(k)))})
     pairs = [(col, next(k for k in keys if k != col)) for col in linked]  # (reference, rest)
+    sides = {k: [n for r in rows if (n := entity_name(r.values.get(k)))] for k in keys}
+    peers = {k: _peers(v) for k, v in sides.items()}
     kept, ended = [], []
     for row in rows:
         correction = None
         for col, rest in pairs:
             ref, own = entity_name(row.values.get(col)), entity_name(row.values.get(rest))
-            quote = _ended(parts, own, ref, names) if own and ref else None
+            # the peers are the members': the side with more names ("city_name" beside
+            # one "league_name")
+            by_ref = len(set(sides[col])) > len(set(sides[rest]))
+            quote = _ended(parts, own, ref, names, peers[col if by_ref else rest],
+                           by_ref) if own and ref else None
             if quote is not None:
                 correction = _end(col, row.values[col], quote)
                 break
@@ -532,12 +600,14 @@ def ended_members(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Ro
     longer = {n for m in PROPER_NAME.finditer(text)
               for n in re.split(rf"^The\s+|\s+(?:(?:{_JOINER})\s+)+", m[0])
               if len(n) > len(group) and mention.search(n)}
-    names = sorted({n for r in rows if (n := key_name(table, r.values))} | {group} | longer)
+    members = {n for r in rows if (n := key_name(table, r.values))}
+    names = sorted({*members, group, *longer})
+    peers = _peers(sorted(members))
     key = key_columns(table)[0]
     kept, ended = [], []
     for row in rows:
         own = key_name(table, row.values)
-        quote = _ended(parts, own, group, names) if own and \
+        quote = _ended(parts, own, group, names, peers) if own and \
             compact(own) != compact(group) else None
         if quote is None:
             kept.append(row)
