@@ -15,7 +15,8 @@ from quaderno.eval.synth.collection import make_collection
 from quaderno.eval.synth.families import FAMILIES
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
-from quaderno.methods.docsage.ended import clauses, ended_links, ended_references
+from quaderno.methods.docsage.clauses import clauses
+from quaderno.methods.docsage.ended import ended_links, ended_references
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.store import TupleStore
 
@@ -684,7 +685,7 @@ def test_the_written_out_index_keeps_no_word_longer_than_64_characters() -> None
     """The review of 6946658: a word with a word's end at every character ("a-a-a-...")
     put each of its prefixes in the index whole (0.5 GB at 32,000 characters). A longer
     prefix is kept by its length and hash, and where it starts."""
-    from quaderno.methods.docsage.ended import _written_out, _writes_out
+    from quaderno.methods.docsage.clauses import _written_out, _writes_out
     text = "Zz " + "a-" * 5000 + "a"
     index = _written_out(text)
     assert max(len(w) for _, w in index.short) == 64 and len(index.short) == 64
@@ -697,16 +698,16 @@ def test_the_written_out_index_keeps_no_word_longer_than_64_characters() -> None
 
 def test_a_long_word_whose_hash_is_anothers_is_searched_for(monkeypatch) -> None:
     """Two long words with one hash keep the first's place; the second is still found."""
-    from quaderno.methods.docsage import ended
-    monkeypatch.setattr(ended, "_HASH_MOD", 1)          # every hash 0: all collide
+    from quaderno.methods.docsage import clauses as module
+    monkeypatch.setattr(module, "_HASH_MOD", 1)          # every hash 0: all collide
     first, second = "Kelskyrn" * 9, "Vhithfun" * 9
     text = f"Skoustil {first} left. Svan {second} joined."
-    index = ended._written_out(text)
+    index = module._written_out(text)
     assert index.long == {("S", 72, 0): text.index(first)}
-    assert ended._writes_out(index, text, "S", first)
-    assert ended._writes_out(index, text, "S", second)
-    assert not ended._writes_out(index, text, "S", "Tallinni" * 9)
-    assert [len(ended.clauses(f"{text} S. {w} came.")) for w in (second, "Tallinni" * 9)] \
+    assert module._writes_out(index, text, "S", first)
+    assert module._writes_out(index, text, "S", second)
+    assert not module._writes_out(index, text, "S", "Tallinni" * 9)
+    assert [len(module.clauses(f"{text} S. {w} came.")) for w in (second, "Tallinni" * 9)] \
         == [3, 4]
 
 
@@ -715,7 +716,7 @@ def test_a_text_of_long_words_after_initials_splits_in_linear_time() -> None:
     276,000 characters). Counted, not timed: the searches the fallback makes."""
     from unittest import mock
 
-    from quaderno.methods.docsage import ended
+    from quaderno.methods.docsage import clauses as ended
     text = " ".join(f"J. W{i:05d}" + "x" * 60 for i in range(2000))
     with mock.patch.object(ended.re, "search", wraps=ended.re.search) as searched:
         ended.clauses(text)

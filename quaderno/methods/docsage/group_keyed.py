@@ -45,8 +45,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from quaderno.methods.docsage.amounts import stated_mentions
-from quaderno.methods.docsage.ended import (PROPER_NAME, clauses, compact, group_forms,
-                                            group_named, naming)
+from quaderno.methods.docsage.clauses import clauses
+from quaderno.methods.docsage.ended import (PROPER_NAME, compact, group_forms, group_named,
+                                            naming)
 from quaderno.methods.docsage.normalize import entity_name, is_null, key_columns
 from quaderno.methods.docsage.rows import Correction, Row, noted
 from quaderno.methods.docsage.schema import Table
