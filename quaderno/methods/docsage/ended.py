@@ -499,6 +499,6 @@ def ended_columns(row: Row) -> set[str]:
     return {c.column for c in row.provenance.corrections if c.reason == "ended"}
 
 
-__all__ = ["PROPER_NAME", "clauses", "compact", "ended_by", "ended_columns", "ended_links",
+__all__ = ["PROPER_NAME", "compact", "ended_by", "ended_columns", "ended_links",
            "ended_members", "ended_references", "ends_relationships", "group_forms",
-           "group_named", "naming", "without_ended_links"]
+           "group_named", "naming", "referring", "without_ended_links"]
