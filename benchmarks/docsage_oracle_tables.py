@@ -44,12 +44,12 @@ from quaderno.eval.synth.collection import load_questions
 from quaderno.eval.synth.families import family
 from quaderno.llm.config import LLMConfig, make_lm
 from quaderno.llm.lm import LM
-from quaderno.methods.docsage.reason import (NOT_FOUND, SQLReasoner, answer_from_tables,
-                                             finds_nothing)
+from quaderno.methods.docsage.reason import SQLReasoner, answer_from_tables, finds_nothing
 from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.records import SQLAttempt
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Column, Schema, Table
+from quaderno.methods.docsage.synthesis import NOT_FOUND
 from quaderno.methods.episode import Episode
 
 log = logging.getLogger("docsage_oracle_tables")

@@ -453,7 +453,7 @@ def test_not_found_from_null_alone_is_the_answer(tmp_path):
 
 
 def test_only_an_answer_that_is_not_found_denies():
-    from quaderno.methods.docsage.reason import denies
+    from quaderno.methods.docsage.synthesis import denies
     for said in ("not found", "Not found.", "NOT FOUND", " not found: no row", "(Not found)",
                  "Not found in the result"):
         assert denies(said), said

@@ -8,7 +8,8 @@ import pytest
 
 from quaderno.corpus.chunk import Chunk
 from quaderno.methods.docsage.lineage import run_with_lineage
-from quaderno.methods.docsage.reason import numbered, result_table
+from quaderno.methods.docsage.reason import result_table
+from quaderno.methods.docsage.synthesis import numbered
 from quaderno.methods.docsage.records import StatedValue
 from quaderno.methods.docsage.rows import Correction, Provenance, Row
 from quaderno.methods.docsage.sandbox import SQLSandbox

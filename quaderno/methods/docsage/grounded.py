@@ -21,8 +21,8 @@ comma, a sign) that nothing the model was shown gives, read the same way:
 number (a MAX, an AVG): a name instead of the value asked for.
 
 A bare number is never read in other thousands: "2" is not 2,300. The caller asks once more
-naming the numbers, then answers with the rows themselves (:meth:`SQLReasoner.synthesize`);
-an explanation is checked the same way, and left out when it gives such a number. A minus
+naming the numbers, then answers with the rows themselves (:mod:`.synthesis`); an
+explanation is checked the same way, and left out when it gives such a number. A minus
 sign needs a negative number (the size of one may be written without: "fell by 5"); and a
 number the answer computes from the rows (a difference of two cells) counts as the model's
 own: the SQL is where arithmetic belongs.

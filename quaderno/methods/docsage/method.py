@@ -48,13 +48,14 @@ from quaderno.methods.docsage.detect import Signal, detect_all
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
                                               extract)
 from quaderno.methods.docsage.gather import extraction_scope, probe_set, sample_set
-from quaderno.methods.docsage.reason import (NOT_FOUND, SQLReasoner, answer_from_tables,
-                                             finds_nothing, numbered, render_tables)
+from quaderno.methods.docsage.reason import (SQLReasoner, answer_from_tables, finds_nothing,
+                                             render_tables)
 from quaderno.methods.docsage.records import AskLog
 from quaderno.methods.docsage.rows import Row, row_chunks
 from quaderno.methods.docsage.schema import Schema, generic_schema
 from quaderno.methods.docsage.stated import stated_values, with_stated
 from quaderno.methods.docsage.store import TupleStore
+from quaderno.methods.docsage.synthesis import NOT_FOUND, numbered
 from quaderno.methods.episode import Episode
 from quaderno.storage import check_name
 

@@ -11,11 +11,9 @@ column no row fills is left out of the schema the query is written for
 that read such a column, is not run again: it is asked for once more, sampled (the 1.5B
 model repeated the refused query word for word in most measured runs, greedy decoding
 giving the same reply to the same mistake). The result rows are traced to their tuples and
-chunks, and the answer is synthesized from the result alone, citing rows; an answer giving
-a number the result does not hold, saying "not found" of a result with values, or giving no
-number from a result of one is asked about once, then the answer is the rows, and an
-explanation giving such a number is left out (docsage.grounded). When no query yields a
-value, the answer is "not found" (recorded), never a guess from outside the database.
+chunks, and the answer is synthesized from the result alone, citing rows, and held to it
+(:mod:`.synthesis`). When no query yields a value, the answer is "not found" (recorded),
+never a guess from outside the database.
 
 :func:`answer_from_tables`: the "w/o SQL reasoning" ablation; the tables are put in the
 context and the LLM computes the answer itself.
@@ -25,16 +23,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
-import re
 from collections.abc import Sequence
-from typing import Any, NamedTuple
 
 from sqlglot import exp
 
 from quaderno.errors import SQLExecutionError, SQLRefusedError, StepError
 from quaderno.methods.docsage.empty_ids import without_empty_ids
-from quaderno.methods.docsage.grounded import rows_answer, ungrounded, unsaid_value
 from quaderno.methods.docsage.lineage import TracedResult, run_with_lineage
 from quaderno.methods.docsage.normalize import is_null, key_columns, multi_valued
 from quaderno.methods.docsage.records import ResultTable, SQLAttempt
@@ -42,39 +36,9 @@ from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.sandbox import SQLSandbox
 from quaderno.methods.docsage.schema import Schema
 from quaderno.methods.docsage.value_places import read_tables, value_places
-from quaderno.methods.docsage.steps import ANSWER_FROM_TABLES, COMPILE_SQL, SYNTHESIZE, fenced
+from quaderno.methods.docsage.steps import ANSWER_FROM_TABLES, COMPILE_SQL, fenced
+from quaderno.methods.docsage.synthesis import NOT_FOUND, Synthesizer, json_cell
 from quaderno.methods.episode import Episode
-
-NOT_FOUND = "not found"
-
-
-class Unborne(NamedTuple):
-    """Why an answer is not borne out by its result: ``kind`` ("denied", "ungrounded",
-    "unsaid"), what the record says, the hint the re-ask adds, the numbers no row holds."""
-
-    kind: str
-    said: str
-    hint: str
-    numbers: list[str] = []
-
-
-class Synthesis(NamedTuple):
-    """What the synthesis step answered: the answer, its explanation, the rows it cited,
-    the numbers its answers gave that the result does not hold, the numbers its explanation
-    gave that the result does not hold (the explanation is then left out: empty), and
-    whether the answer is the result rows because the model kept giving such numbers (or
-    failed when re-asked)."""
-
-    answer: str
-    explanation: str
-    cited: list[int]
-    ungrounded: list[str]
-    explanation_ungrounded: list[str]
-    from_rows: bool = False
-
-
-def _cell(value: Any) -> str:
-    return json.dumps(value, default=str, ensure_ascii=False)
 
 
 def sample_rows(schema: Schema, rows: Sequence[Row], per_table: int = 3) -> str:
@@ -83,7 +47,7 @@ def sample_rows(schema: Schema, rows: Sequence[Row], per_table: int = 3) -> str:
     for t in schema.tables:
         mine = [r for r in rows if r.table == t.name][:per_table]
         lines.append(f"{t.name}:" if mine else f"{t.name}: (no rows)")
-        lines += [f"  {_cell({c: r.values.get(c) for c in t.column_names})}" for r in mine]
+        lines += [f"  {json_cell({c: r.values.get(c) for c in t.column_names})}" for r in mine]
     return "\n".join(lines)
 
 
@@ -95,7 +59,7 @@ def render_tables(schema: Schema, rows: Sequence[Row], limit: int = 200) -> str:
         multi = multi_valued(t)
         per = f"; one row per {', '.join([*key_columns(t), *multi])}" if multi else ""
         out.append(f"TABLE {t.name} ({len(mine)} rows{per})\n" + " | ".join(t.column_names))
-        out += [" | ".join(_cell(r.values.get(c)) for c in t.column_names)
+        out += [" | ".join(json_cell(r.values.get(c)) for c in t.column_names)
                 for r in mine[:limit]]
         if len(mine) > limit:
             out.append(f"... {len(mine) - limit} more rows")
@@ -109,16 +73,6 @@ def result_table(traced: TracedResult) -> ResultTable:
                        sources=sources,
                        lineage="partial" if traced.partial else "full",
                        truncated=res.truncated)
-
-
-_DENIAL = re.compile(rf"\W*{NOT_FOUND}(?![\w-])", re.IGNORECASE)
-
-
-def denies(answer: str) -> bool:
-    """The answer says the result holds nothing ("not found", "Not found.", "Not found in
-    the result"), as the synthesis prompt asks for an empty result; "Not founded until
-    1990" says something else."""
-    return _DENIAL.match(answer.strip()) is not None
 
 
 def answers_nothing(table: ResultTable) -> bool:
@@ -158,22 +112,6 @@ def empty_columns(schema: Schema, rows: Sequence[Row], sql: str) -> list[str]:
             and all(is_null(r.values.get(c)) for r in rows if r.table == t.name)]
 
 
-def numbered(table: ResultTable, limit: int) -> str:
-    if not table.rows:
-        return "(no rows)"
-    written: dict[int, list[str]] = {}
-    for s in table.stated:
-        written.setdefault(s.row, []).append(f"{s.column} written {_cell(s.quote)}")
-    lines = [" | ".join(table.columns)]
-    lines += [f"[{i}] " + " | ".join(_cell(v) for v in row)
-              + (f"   (as the documents write it: {'; '.join(written[i])})" if i in written
-                 else "")
-              for i, row in enumerate(table.rows[:limit], start=1)]
-    if len(table.rows) > limit:
-        lines.append(f"... {len(table.rows) - limit} more rows")
-    return "\n".join(lines)
-
-
 # the one re-ask of a repair that repeated a failed query: sampled, with a fixed seed so a
 # run is reproducible (and the LLM cache does not replay the greedy reply)
 RESAMPLE_TEMPERATURE = 0.7
@@ -204,7 +142,7 @@ def _folded(sql: str) -> str:
     return " ".join(sql.split()).casefold()
 
 
-class SQLReasoner:
+class SQLReasoner(Synthesizer):
     """Compile, check, run, repair and synthesize. ``repairs``: re-asks after a refused or
     failed query (the issue: one); ``timeout_s`` and ``max_rows`` bound each query."""
 
@@ -341,110 +279,6 @@ class SQLReasoner:
                     ep.trace.fallback(f"query {attempts[-1].stage} error shown to the model "
                                       "for one repair", span)
         return best, attempts
-
-    async def synthesize(self, ep: Episode, sql: str, table: ResultTable) -> Synthesis:
-        """The answer from the result alone, and the row numbers the model cited (maybe none:
-        see :func:`cited_or_shown`). An answer the result does not bear out is asked for
-        once more, saying why (:meth:`_unborne`): one giving a number the result does not
-        hold (:func:`~quaderno.methods.docsage.grounded.ungrounded`), one saying nothing was
-        found (:func:`denies`) from a result that holds values, or one giving no number from
-        a result of one number (:func:`~quaderno.methods.docsage.grounded.unsaid_value`). A
-        second such answer, or a failed re-ask, gives way to the rows themselves. An
-        explanation giving a number the result does not hold is left out (empty), without
-        a call of its own."""
-        with ep.trace.span("docsage.synthesize", rows=len(table.rows)) as span:
-            hint, flagged, cited = "", [], []
-            first: Unborne | None = None         # why the answer was asked for once more
-            for _ in range(2):
-                try:
-                    answer, explanation, cited = await self._ask(ep, sql, table, hint)
-                except StepError:
-                    if first is not None:       # as for a second answer not borne out
-                        return self._rows_instead(ep, span, table, cited, flagged,
-                                                  f"{first.said}; the re-asked synthesis "
-                                                  "failed")
-                    ep.trace.fallback("synthesis failed; answered with the first result row",
-                                      span)
-                    row = table.rows[0] if table.rows else []
-                    answer = ", ".join(str(v) for v in row) or NOT_FOUND
-                    span.outputs = {"answer": answer, "cited_rows": [1] if row else []}
-                    return Synthesis(answer, "", [1] if row else [], flagged, [])
-                unborne = self._unborne(ep, sql, table, answer)
-                if unborne is None:
-                    break
-                flagged += [b for b in unborne.numbers if b not in flagged]
-                if first is None:
-                    first = unborne
-                    ep.trace.fallback(f"{unborne.said}; asked once more", span)
-                    hint = unborne.hint
-                    continue
-                why = unborne.said.replace("the answer ", "the answer again ", 1) \
-                    if unborne.kind == first.kind else \
-                    f"{unborne.said}, asked once more after {first.said}"
-                return self._rows_instead(ep, span, table, cited, flagged, why)
-            # the explanation is held to the result too; it is not worth a call of its own:
-            # one that gives a number no row holds is left out (a 1.5B model answered
-            # 63907400000.0 and explained it as "639,074,000,000"); the record says why
-            said = ungrounded(explanation, table, shown=self.shown_rows, question=ep.question,
-                              sql=sql)
-            if said:
-                ep.trace.fallback(f"the explanation gave {', '.join(said)}, which no result "
-                                  "row holds; left out", span)
-                explanation = ""
-            span.outputs = {"answer": answer, "cited_rows": cited, "ungrounded": flagged,
-                            "explanation_ungrounded": said}
-        return Synthesis(answer, explanation, cited, flagged, said)
-
-    def _unborne(self, ep: Episode, sql: str, table: ResultTable,
-                 answer: str) -> Unborne | None:
-        """Why ``answer`` is not borne out by ``table``, or None (:meth:`synthesize`)."""
-        if denies(answer) and any(v is not None for r in table.rows for v in r):
-            # a result with a value is no empty one (NULL alone may be the right "not
-            # found", read from a matched row): the measuring model answered "not found"
-            # from one row holding the right average (oracle tables, network-set3 q002)
-            rows = f"{len(table.rows)} row{'s' if len(table.rows) != 1 else ''}"
-            return Unborne("denied", f"the answer was {answer!r} from a result with values",
-                           f"\n\nYour previous answer was {answer!r}, but the result is not "
-                           f"empty: it has {rows} of a query written for the question. "
-                           "Answer the question from them.")
-        bad = ungrounded(answer, table, shown=self.shown_rows, question=ep.question, sql=sql)
-        if bad:
-            return Unborne("ungrounded", f"the answer gave {', '.join(bad)}, which no result "
-                           "row holds",
-                           f"\n\nYour previous answer was {answer!r}. It gives "
-                           f"{', '.join(bad)}, which no result row holds: answer with the "
-                           "result's own values.", bad)
-        value = unsaid_value(answer, table)
-        if value is not None:
-            return Unborne("unsaid", f"the answer gave no number from a result of one "
-                           f"value, {value}",
-                           f"\n\nYour previous answer was {answer!r}. The result is one "
-                           f"value, {value}, and your answer does not give it: answer the "
-                           "question with the result's value.")
-        return None
-
-    def _rows_instead(self, ep: Episode, span: Any, table: ResultTable, cited: list[int],
-                      flagged: list[str], why: str) -> Synthesis:
-        """The result rows as the answer (those cited, else those shown), recorded; no
-        explanation (the model's was for an answer no longer given)."""
-        ep.trace.fallback(f"{why}; answered with the result rows", span)
-        answer = rows_answer(table, self.cited_or_shown(table, cited))
-        span.outputs = {"answer": answer, "cited_rows": cited, "ungrounded": flagged,
-                        "explanation_ungrounded": []}
-        return Synthesis(answer, "", cited, flagged, [], from_rows=True)
-
-    async def _ask(self, ep: Episode, sql: str, table: ResultTable,
-                   hint: str) -> tuple[str, str, list[int]]:
-        result = await SYNTHESIZE.run(ep.lm, trace=ep.trace, question=ep.question, sql=sql,
-                                      rows=fenced(numbered(table, self.shown_rows)), hint=hint)
-        value = result.value
-        cited = [i for i in value.cited_rows if 1 <= i <= len(table.rows)]
-        return value.answer.strip() or NOT_FOUND, value.explanation, cited
-
-    def cited_or_shown(self, table: ResultTable, cited: list[int]) -> list[int]:
-        """The rows an answer rests on: those cited, else every row the model was shown."""
-        return cited or list(range(1, min(len(table.rows), self.shown_rows) + 1))
-
 
 async def answer_from_tables(ep: Episode, schema: Schema, rows: Sequence[Row],
                              limit: int = 200) -> tuple[str, str]:
