@@ -29,7 +29,7 @@ import string
 import timeit
 import tracemalloc
 
-from quaderno.methods.docsage.ended import clauses
+from quaderno.methods.docsage.clauses import clauses
 
 SENTENCE = "Skoustil Kelskyrn (S. Kelskyrn) left the DMC in 2005; J. R. Tolkien joined it. "
 

@@ -21,8 +21,9 @@ from quaderno.methods.docsage.confidence import (Calibration, LabelledCell, agre
                                                  calibrate, error_coverage, json_value_spans,
                                                  logprob_confidences, token_offsets)
 from quaderno.methods.docsage.extract import (ExtractionSettings, all_rows, extract,
-                                              extraction_model, locate_span)
+                                              extraction_model)
 from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.docsage.spans import locate_span
 from quaderno.methods.docsage.schema import Schema
 
 SCHEMA = Schema.model_validate({"tables": [

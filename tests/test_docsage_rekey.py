@@ -19,7 +19,7 @@ from quaderno.llm.lm import LM
 from quaderno.methods.docsage.ask import SchemaDiscovery
 from quaderno.methods.docsage.detect import (Signal, detect_all, invented_keys,
                                              missing_relationships)
-from quaderno.methods.docsage.extract import mentions
+from quaderno.methods.docsage.spans import mentions
 from quaderno.methods.docsage.patch import SchemaPatch, apply_patches
 from quaderno.methods.docsage.sqlgate import check_sql
 from quaderno.methods.episode import Episode

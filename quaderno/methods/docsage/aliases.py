@@ -32,7 +32,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from quaderno.methods.docsage.ended import ended_columns
-from quaderno.methods.docsage.extract import mentions
+from quaderno.methods.docsage.spans import mentions
 from quaderno.methods.docsage.normalize import (KIND_WORDS, acronym_hits, entity_key,
                                                 fold_text, is_null, key_columns,
                                                 normalize_entity, normalize_value)

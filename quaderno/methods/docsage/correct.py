@@ -37,8 +37,7 @@ from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.aliases import name_columns_of
 from quaderno.methods.docsage.amounts import read_cell, stated_mentions, stated_spans
 from quaderno.methods.docsage.extract import (ExtractionSettings, extract_chunk,
-                                              extraction_model, failed_calls, mentions,
-                                              surface_forms)
+                                              extraction_model, failed_calls)
 from quaderno.methods.docsage.group_keyed import named_for_subject
 from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, entity_key, fold_text,
                                                 is_null, key_columns, key_name, multi_valued,
@@ -46,6 +45,7 @@ from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, entity_
                                                 plausible_year)
 from quaderno.methods.docsage.rows import Correction, Row, coerce
 from quaderno.methods.docsage.schema import Column, Table
+from quaderno.methods.docsage.spans import mentions, surface_forms
 from quaderno.methods.docsage.figures import number_stated
 
 log = logging.getLogger(__name__)

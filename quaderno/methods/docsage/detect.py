@@ -38,7 +38,7 @@ from quaderno.methods.docsage.aliases import canonicalize, merge_entities
 from quaderno.methods.docsage.anomalies import alignment_conflicts, fk_matches, value_anomalies
 from quaderno.methods.docsage.constraints import check
 from quaderno.methods.docsage.draft import slug
-from quaderno.methods.docsage.extract import mentions
+from quaderno.methods.docsage.spans import mentions
 from quaderno.methods.docsage.joins import join_fix
 from quaderno.methods.docsage.normalize import is_null
 from quaderno.methods.docsage.patch import SchemaPatch

@@ -5,9 +5,10 @@ already hold for that chunk; its output model is built per table set with
 ``pydantic.create_model`` so the backend can constrain decoding to the JSON schema (all keys
 present, ``null`` allowed, typed). Replies that only mean "missing" ("None", "N/A", "not
 mentioned") become NULL. Each row gets the character span of its evidence in the chunk where
-the values can be found in the text, the extracting model, and a confidence per value
-(:mod:`confidence`: token log-probabilities, or agreement across samples). The model copies
-numbers' digits; their scale ("billion", "M") is read from the chunk by :mod:`amounts`.
+the values can be found in the text (:mod:`.spans`), the extracting model, and a confidence
+per value (:mod:`confidence`: token log-probabilities, or agreement across samples). The
+model copies numbers' digits; their scale ("billion", "M") is read from the chunk by
+:mod:`amounts`.
 
 Extracted rows go through an optional :class:`~quaderno.methods.docsage.store.TupleStore`,
 so a chunk is extracted once per (table definition, model, settings); a table whose columns
@@ -25,7 +26,6 @@ import functools
 import hashlib
 import json
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
@@ -44,8 +44,9 @@ from quaderno.methods.docsage.group_keyed import named_for_subject
 from quaderno.methods.docsage.lists import split_lists
 from quaderno.methods.docsage.misplaced import all_back_links, misplaced
 from quaderno.methods.docsage.normalize import is_null, key_columns
-from quaderno.methods.docsage.rows import Correction, Provenance, Row, coerce
+from quaderno.methods.docsage.rows import Correction, Provenance, Row
 from quaderno.methods.docsage.schema import Column, Schema, Table
+from quaderno.methods.docsage.spans import locate_span
 from quaderno.methods.docsage.store import delta_table, join_rows
 from quaderno.methods.docsage.unstated import unstated
 
@@ -206,74 +207,6 @@ def clean_values(table: Table, values: dict[str, Any]) -> dict[str, Any]:
         v = values.get(col.name)
         out[col.name] = None if is_null(v) else (v.strip() if isinstance(v, str) else v)
     return out
-
-
-def surface_forms(value: Any, col_type: str) -> list[str]:
-    """Ways a value may be written in text, most specific first."""
-    if value is None or isinstance(value, bool):
-        return []
-    forms = [str(value).strip()]
-    typed, ok = coerce(value, col_type)
-    if ok and isinstance(typed, (int, float)) and not isinstance(typed, bool):
-        if float(typed).is_integer():
-            n = int(typed)
-            forms += [f"{n:,}", str(n)]
-        else:
-            forms += [f"{typed:g}", f"{typed:,g}"]
-    if ok and col_type == "DATE" and typed is not None:
-        forms += [typed.isoformat(), str(typed.year)]
-    return [f for f in dict.fromkeys(forms) if len(f) >= 1]
-
-
-def _occurrences(text: str, forms: Sequence[str],
-                 number: bool = False) -> list[tuple[int, int]]:
-    """Where ``text`` writes one of ``forms`` as whole words (the first form found); a
-    ``number`` also not inside a larger one (the 1 of "1,234.5" or "1.5")."""
-    low = text.casefold()
-    for form in forms:
-        pattern = re.escape(form.casefold())
-        if form[:1].isalnum():
-            pattern = (r"(?<!\d[.,])" if number else "") + r"(?<!\w)" + pattern
-        if form[-1:].isalnum():
-            pattern += r"(?!\w)" + (r"(?![.,]\d)" if number else "")
-        found = [(m.start(), m.end()) for m in re.finditer(pattern, low)]
-        if found:
-            return found
-    return []
-
-
-def mentions(text: str, value: Any, col_type: str) -> bool:
-    """True when ``text`` states ``value`` in one of its :func:`surface_forms` (as a whole
-    word: the id 1 is not in "1991", nor a number's in "1,234.5"), whitespace runs and line
-    breaks read as one space."""
-    forms = [" ".join(f.split()) for f in surface_forms(value, col_type)]
-    return bool(_occurrences(" ".join(text.split()), [f for f in forms if f],
-                             number=col_type in ("INT", "DOUBLE")))
-
-
-def locate_span(text: str, table: Table, values: dict[str, Any]) -> tuple[int, int] | None:
-    """The character span of a row's evidence in ``text``: from the entity name (the key
-    columns) to the values found nearest to it; None when no value can be found."""
-    anchor: tuple[int, int] | None = None
-    found: list[tuple[int, int]] = []
-    for name in key_columns(table):
-        occ = _occurrences(text, surface_forms(values.get(name), table.column(name).type))
-        if occ:
-            anchor = anchor or occ[0]
-            found.append(occ[0])
-    keys = set(key_columns(table))
-    for col in table.columns:
-        if col.name in keys:
-            continue
-        occ = _occurrences(text, surface_forms(values.get(col.name), col.type))
-        if not occ:
-            continue
-        if anchor is None:
-            anchor = occ[0]
-        found.append(min(occ, key=lambda o, a=anchor: abs(o[0] - a[0])))
-    if not found:
-        return None
-    return min(s for s, _ in found), max(e for _, e in found)
 
 
 def _indexed_rows(result_value: BaseModel, tables: Sequence[Table],
@@ -654,4 +587,4 @@ def all_rows(results: Sequence[ChunkResult]) -> list[Row]:
 __all__ = ["ChunkResult", "ExtractionSettings", "all_rows", "clean_values", "doc_id_of",
            "extract", "extract_chunk", "extraction_model", "extraction_schema_text",
            "extraction_step", "failed_calls", "prompt_fingerprint", "read_values",
-           "locate_span", "mentions", "row_model", "surface_forms"]
+           "row_model"]
