@@ -716,8 +716,8 @@ def test_a_text_of_long_words_after_initials_splits_in_linear_time() -> None:
     276,000 characters). Counted, not timed: the searches the fallback makes."""
     from unittest import mock
 
-    from quaderno.methods.docsage import clauses as ended
+    from quaderno.methods.docsage import clauses as module
     text = " ".join(f"J. W{i:05d}" + "x" * 60 for i in range(2000))
-    with mock.patch.object(ended.re, "search", wraps=ended.re.search) as searched:
-        ended.clauses(text)
+    with mock.patch.object(module.re, "search", wraps=module.re.search) as searched:
+        module.clauses(text)
     assert searched.call_count == 0
