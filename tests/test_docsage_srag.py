@@ -106,6 +106,18 @@ def test_the_kept_table_holds_most_required_attributes_and_is_no_link():
         assert note.startswith(f"the single-table draft had {len(tables)} tables; kept "
                                f"{expected}, left out ")
         assert expected not in note.split("left out ")[1].split(", ")
+    # review 1: a link with a column of its own is what the question may need, and entity
+    # types are compared as table names are ("Cities" for cities)
+    membership = {**link, "name": "membership",
+                  "columns": [*link["columns"], {"name": "joined_year", "type": "INT"}]}
+    draft = SchemaDraft.model_validate({
+        **TWO, "tables": [institution, cities, membership],
+        "required_attributes": ["membership.joined_year", "membership.name"],
+        "entity_types": ["Institution", "Cities", "membership"]})
+    one, _ = _one_table(to_schema(draft)[0])
+    assert [t.name for t in one.tables] == ["membership"]
+    assert one.requirements.attributes == ["membership.joined_year", "membership.name"]
+    assert one.requirements.entity_types == ["membership"]
 
 
 def test_a_single_table_with_clear_is_named_by_all_its_switches(tmp_path):

@@ -30,11 +30,12 @@ from typing import Literal
 from quaderno.errors import StepError
 from quaderno.index.hits import Hit
 from quaderno.methods.docsage.detect import Signal, rank
-from quaderno.methods.docsage.draft import SchemaDraft, from_schema, to_schema
+from quaderno.methods.docsage.draft import SchemaDraft, from_schema, slug, to_schema
 from quaderno.methods.docsage.joins import declare, named_references
 from quaderno.methods.docsage.own_key import own_keys
 from quaderno.methods.docsage.patch import apply_patches
 from quaderno.methods.docsage.records import AskLog, AskRound, Clarification
+from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import (Column, Schema, Table, constraint_columns,
                                              generic_schema)
@@ -92,10 +93,10 @@ def _drafted(draft: SchemaDraft, version: int = 0, question: str = "",
 
 
 def _links(table: Table) -> bool:
-    """``table`` only links others: its key is made of two or more references."""
+    """``table`` only links others: two or more references and no column besides them (a
+    membership with its ``joined_year`` holds something of its own)."""
     refs = {c for fk in table.foreign_keys for c in fk.cols}
-    return len(table.foreign_keys) > 1 and bool(table.primary_key) and \
-        set(table.primary_key) <= refs
+    return len(table.foreign_keys) > 1 and set(table.column_names) <= refs
 
 
 def _one_table(schema: Schema) -> tuple[Schema, str]:
@@ -113,7 +114,8 @@ def _one_table(schema: Schema) -> tuple[Schema, str]:
     constraints = [c for c in schema.constraints
                    if all(t == first.name for t, _ in constraint_columns(c))]
     requirements = req.model_copy(update={
-        "entity_types": [e for e in req.entity_types if e not in dropped],
+        "entity_types": [e for e in req.entity_types
+                         if singular(slug(e)) not in {singular(slug(d)) for d in dropped}],
         "attributes": [a for a in req.attributes if a.split(".")[0] == first.name],
         "join_path": [t for t in req.join_path if t == first.name]})
     one = schema.model_copy(update={"tables": [kept], "constraints": constraints,
