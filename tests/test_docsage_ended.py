@@ -182,6 +182,13 @@ def test_a_common_or_shared_acronym_names_no_group() -> None:
     # with one group of those initials among the rows, "DMC" is it
     (alone,) = ended_references(TABLE, rows[:1], "Kelvo Trust left the DMC in 2005.")
     assert alone.values["commissionname"] is None
+    # review 1: also before a full stop; and a body's own acronym is no common one
+    (alone,) = ended_references(TABLE, rows[:1], "Kelvo Trust, a former member of the DMC.")
+    assert alone.values["commissionname"] is None
+    nba = "National Basketball Association"
+    rows = [row(TABLE.name, "c", companyname="Kelvo Trust", commissionname=nba)]
+    (left,) = ended_references(TABLE, rows, "Kelvo Trust left the NBA in 2005.")
+    assert left.values["commissionname"] is None
 
 
 PRONOUN_ENDS = [

@@ -142,7 +142,7 @@ def referring(name: str, names: Sequence[str] = ()) -> re.Pattern[str]:
             or acronym_hits(acronym, {normalize_entity(n) for n in names} - {norm}):
         return naming(name)
     return re.compile(rf"(?i:(?<!\w){re.escape(name)}(?!\w))|(?<![\w.]){acronym.upper()}"
-                      r"(?![\w.])")
+                      r"(?!\w|\.\w)")
 
 
 def _without(text: str, names: Sequence[str]) -> str:

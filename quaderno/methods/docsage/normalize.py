@@ -83,10 +83,11 @@ def name_acronym(name: str) -> str:
 
 
 # capitals that name no body a question or a text refers to: countries, roles, measures,
-# currencies ("the CEO", "in USD"); never read as a group's acronym
+# currencies ("the CEO", "in USD"); never read as a group's acronym. No body's own ("NBA",
+# "FIFA"): a group may be written so
 COMMON_ACRONYMS = frozenset({"us", "usa", "uk", "eu", "un", "uae", "ceo", "cfo", "cto",
                              "coo", "gdp", "ai", "it", "hr", "pr", "rd", "ipo", "vat", "id",
-                             "tv", "pc", "nba", "nfl", "fifa", "usd", "eur", "gbp"})
+                             "tv", "pc", "usd", "eur", "gbp"})
 
 
 def acronym_hits(acronym: str, names: Iterable[str]) -> list[str]:
