@@ -498,9 +498,16 @@ def test_the_value_of_a_one_number_result_is_asked_for():
     # the oracle tables' Set2 Comparison answer, from SELECT MAX(revenue)
     assert unsaid_value("Drournlia Markets Commission", one) == "63907.4"
     for said in ("63,907.4 million", "$64B", "Yes, it is", "No", "three of them",
-                 "None of them"):
+                 "None of them", "Not a single member institution does", "It never was"):
         assert unsaid_value(said, one) is None, said
     assert unsaid_value("Row 1", one) == "63907.4"       # a row's label is no number
+    # review 1: "the one with" says no number
+    assert unsaid_value("The one with the highest revenue is the Commission", one) == \
+        "63907.4"
+    # a count of 0 or 1 may answer "is it?" in words ("Kelvo Trust is a member")
+    for count in (0, 1):
+        assert unsaid_value("Kelvo Trust is a member", table([count])) is None
+    assert unsaid_value("Kelvo Trust is a member", table([2])) == "2"
     assert unsaid_value("Varnholt", table([Decimal("2.5")])) == "2.5"
     assert unsaid_value("Varnholt", table([7])) == "7"
     # a name, a flag, NULL, a non-number or two cells: the answer may say no number
@@ -526,3 +533,5 @@ def test_an_answer_giving_no_number_of_a_one_number_result_is_asked_once(tmp_pat
     assert len(model.synthesis) == 2 and a.details.from_rows is True
     assert a.answer.startswith("2300")
     assert any("the answer again gave no number" in f for f in a.trace.fallbacks)
+    assert a.details.from_rows_why == ("the answer again gave no number from a result of one "
+                                       "value, 2300")

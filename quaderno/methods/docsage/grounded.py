@@ -136,10 +136,12 @@ def _given(w: Written, given: Given) -> bool:
         for part in (Written(str(p), w.start, p, 0, False, False) for p in w.parts))
 
 
-# words that say a number, or answer a question a number decides ("yes", "none"): an answer
-# saying one of these may rest on a one-value result without writing it in figures
+# words that say a number, or answer a question a number decides ("yes", "none", "never"):
+# an answer saying one of these may rest on a one-value result without writing it in
+# figures; "the one with ..." says none
 _SAYS_A_NUMBER = re.compile(
-    r"(?i)\b(?:yes|no|none|nothing|zero|one|two|three|four|five|six|seven|eight|nine|ten|"
+    r"(?i)\b(?:yes|no|not|never|neither|nor|none|nothing|nobody|zero|"
+    r"(?<!\bthe\s)(?<!\bthis\s)(?<!\bthat\s)one|two|three|four|five|six|seven|eight|nine|ten|"
     r"eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|"
     r"thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion|"
     r"trillion|dozens?|half|once|twice)\b")
@@ -155,8 +157,8 @@ def unsaid_value(answer: str, table: ResultTable) -> str | None:
         return None
     (cell,) = table.rows[0]
     if isinstance(cell, bool) or not isinstance(cell, int | float | Decimal) or \
-            not _cell_numbers(cell):
-        return None
+            not _cell_numbers(cell) or (isinstance(cell, int) and cell in (0, 1)):
+        return None             # a count of 0 or 1 may answer "is it?" in words
     if written_numbers(answer, 1) or _SAYS_A_NUMBER.search(answer):
         return None
     return str(cell)
