@@ -36,6 +36,17 @@ def test_an_answer_replaced_by_the_rows_and_the_ended_links_are_printed():
             "left out") in printed(d)
 
 
+def test_rows_given_for_another_fault_than_a_number_say_why():
+    """Review 1: the rows replaced an answer of "not found" from rows (or one naming no
+    number of a one-number result) with nothing printed to say so."""
+    why = "the answer again gave no number from a result of one value, 2300"
+    d = DocSageDetails(variant="full", result=ResultTable(columns=["m"], rows=[[2300]]),
+                       from_rows=True, from_rows_why=why)
+    assert f"{why}; the answer is the result rows" in printed(d)
+    d.from_rows_why = ""
+    assert "not borne out by the result; the answer is the result rows" in printed(d)
+
+
 def test_text_from_documents_is_printed_as_text():
     hostile = {**LINK, "quote": "Former members: [/bold][link=file:///etc]Oslo[/link]."}
     out = printed(DocSageDetails(variant="full", clear={"links_ended": [hostile]}))

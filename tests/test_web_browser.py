@@ -207,6 +207,20 @@ def test_docsage_lists_the_links_left_out_as_ended_as_text(page):
     assert page.evaluate("document.body.dataset.pwned") is None
 
 
+def test_docsage_says_why_the_answer_is_the_rows_when_no_number_was_invented(page):
+    """Review 1: an answer of "not found" from rows, or one naming no number of a
+    one-number result, became the rows with no note; the view says why, as text."""
+    why = "the answer was '<b>not found</b>' from a result with values, asked once more"
+    page.evaluate("""async (why) => {
+        const { docsageView } = await import("/web/views.js");
+        docsageView({ from_rows: true, from_rows_why: why, ungrounded: [] }, () => {});
+    }""", why)
+    assert page.inner_text("#docsage-view p.ungrounded") == (
+        "The answer was '<b>not found</b>' from a result with values, asked once more: the "
+        "answer is the result rows.")
+    assert page.locator("#docsage-view b").count() == 0
+
+
 def test_misknow_shows_the_judgment_and_both_rounds(page):
     ask(page, MISKNOW_QUESTION, "misknow", ["mma"])
     page.wait_for_selector("#misknow-box:not([hidden])", timeout=60000)

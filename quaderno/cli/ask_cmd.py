@@ -161,6 +161,10 @@ def print_docsage(d: DocSageDetails) -> None:
                 else "asked once more, it answered from the result")
         console.print(Text(f"the model's answer gave {', '.join(d.ungrounded)}, which no "
                            f"result row holds; {then}", style="yellow"), soft_wrap=True)
+    elif d.from_rows:
+        why = d.from_rows_why or "the model's answer was not borne out by the result"
+        console.print(Text(f"{why}; the answer is the result rows", style="yellow"),
+                      soft_wrap=True)
     if d.explanation_ungrounded:
         console.print(Text(f"the model's explanation gave {', '.join(d.explanation_ungrounded)}"
                            ", which no result row holds; it is left out", style="yellow"),

@@ -111,9 +111,11 @@ class DocSageDetails(BaseModel):
     result: ResultTable | None = None
     cited_rows: list[int] = Field(default_factory=list)
     # numbers the synthesized answer gave that the result does not hold (docsage.grounded),
-    # and whether the answer is the result rows because the model kept giving them
+    # and whether the answer is the result rows because the model's answers were not borne
+    # out by the result (such numbers, "not found" from rows, no number from one), and why
     ungrounded: list[str] = Field(default_factory=list)
     from_rows: bool = False
+    from_rows_why: str = ""
     # numbers its explanation gave that the result does not hold: the explanation is left out
     explanation_ungrounded: list[str] = Field(default_factory=list)
 

@@ -275,6 +275,7 @@ class DocSage(BaseMethod):
         synthesis = await self.reasoner.synthesize(ep, ran, table)
         answer, explanation, cited = synthesis.answer, synthesis.explanation, synthesis.cited
         details.ungrounded, details.from_rows = synthesis.ungrounded, synthesis.from_rows
+        details.from_rows_why = synthesis.why
         details.explanation_ungrounded = synthesis.explanation_ungrounded
         with ep.trace.span("docsage.stated", stated=len(table.stated)) as span:
             # a number given in figures only gets the documents' own words for it, from a

@@ -38,8 +38,8 @@ class Synthesis(NamedTuple):
     """What the synthesis step answered: the answer, its explanation, the rows it cited,
     the numbers its answers gave that the result does not hold, the numbers its explanation
     gave that the result does not hold (the explanation is then left out: empty), and
-    whether the answer is the result rows because the model kept giving such numbers (or
-    failed when re-asked)."""
+    whether the answer is the result rows because the model's answers were not borne out
+    (or it failed when re-asked), and why."""
 
     answer: str
     explanation: str
@@ -47,6 +47,7 @@ class Synthesis(NamedTuple):
     ungrounded: list[str]
     explanation_ungrounded: list[str]
     from_rows: bool = False
+    why: str = ""
 
 
 def json_cell(value: Any) -> str:
@@ -176,7 +177,7 @@ class Synthesizer:
         answer = rows_answer(table, self.cited_or_shown(table, cited))
         span.outputs = {"answer": answer, "cited_rows": cited, "ungrounded": flagged,
                         "explanation_ungrounded": []}
-        return Synthesis(answer, "", cited, flagged, [], from_rows=True)
+        return Synthesis(answer, "", cited, flagged, [], from_rows=True, why=why)
 
     async def _ask(self, ep: Episode, sql: str, table: ResultTable,
                    hint: str) -> tuple[str, str, list[int]]:

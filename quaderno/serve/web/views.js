@@ -163,6 +163,11 @@ export function docsageView(d, openChunkAnyKb) {
     view.append(el("p", { class: "ungrounded" }, d.from_rows
       ? `The model's answers gave ${numbers}, which no result row holds: the answer is the result rows.`
       : `The model's first answer gave ${numbers}, which no result row holds; asked once more, it answered from the result.`));
+  } else if (d.from_rows) {
+    // "not found" from rows with values, or no number from a one-number result
+    const why = d.from_rows_why || "the model's answer was not borne out by the result";
+    view.append(el("p", { class: "ungrounded" },
+      `${why.charAt(0).toUpperCase()}${why.slice(1)}: the answer is the result rows.`));
   }
   // link rows left out because their chunk says the relationship ended (ended.py)
   const ended = (d.clear && d.clear.links_ended) || [];
