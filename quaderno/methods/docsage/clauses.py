@@ -38,7 +38,7 @@ def clauses(text: str) -> list[str]:
     text = _SPACES.sub(" ", text)
     parts: list[list[str]] = []     # each clause's pieces, joined by a space at the end
     run = _Run(0, False, False)     # the run of initials the last clause ends with
-    written: set[tuple[str, str]] | None = None
+    written: _Written | None = None  # indexed once, at the first initial
     for piece in _CLAUSE.split(text):
         piece = piece.strip() if piece else ""
         if not piece:
