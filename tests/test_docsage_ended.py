@@ -206,6 +206,14 @@ PRONOUN_ENDS = [
      ["Kelvo Trust", "Brin Holdings"]),
     (f"Kelvo Trust, Ulm Savings, and Brin Holdings left the {DMC} in 2005.",
      ["Kelvo Trust", "Brin Holdings"]),
+    # review 2: with no word standing for the other entity, the clause's subject may be the
+    # one that left: each is ended, as before the rule
+    (f"Kelvo Trust bought Brin Holdings in 2001 and left the {DMC} in 2005.",
+     ["Kelvo Trust", "Brin Holdings"]),
+    (f"Kelvo Trust and its partner Brin Holdings left the {DMC} in 2005.",
+     ["Kelvo Trust", "Brin Holdings"]),
+    (f"Kelvo Trust (owner of Brin Holdings) left the {DMC} in 2005.",
+     ["Kelvo Trust", "Brin Holdings"]),
     # this entity named last before the cue
     (f"Kelvo Trust, once a partner of Brin Holdings, was a member of the {DMC} until it left "
      "in 2005.", ["Kelvo Trust"]),
@@ -231,6 +239,30 @@ def test_a_link_or_a_groups_member_ends_by_the_same_rule(text, ended) -> None:
     _, gone = ended_members(table, [row(table.name, "c", name=n) for n in
                                     ("Kelvo Trust", "Brin Holdings", "Ulm Savings")], text)
     assert [r.values["name"] for r in gone if r.values["name"] != "Ulm Savings"] == ended
+
+
+def test_a_peer_inside_the_groups_name_and_a_tie_of_sides_in_links() -> None:
+    """Review 2: "Oslo" inside "Oslo League" was read as the city named last, so Bergen's
+    end was lost and Oslo's taken; and with as many leagues as cities, one reading of a row
+    took its peers from the leagues."""
+    table = schema_of({"tables": [
+        {"name": "leagues", "primary_key": ["league"], "columns": [{"name": "league"}]},
+        {"name": "cities", "primary_key": ["city"], "columns": [{"name": "city"}]},
+        {"name": "league_city", "primary_key": ["league", "city"],
+         "columns": [{"name": "league"}, {"name": "city"}],
+         "foreign_keys": [
+             {"column": "league", "references_table": "leagues", "references_column": "league"},
+             {"column": "city", "references_table": "cities", "references_column": "city"}]}]}
+    ).table("league_city")
+
+    def gone(text, pairs):
+        rows = [row(table.name, "c", league=g, city=c) for g, c in pairs]
+        return [(r.values["league"], r.values["city"]) for r in ended_links(table, rows, text)[1]]
+    assert gone("Bergen was a member of the Oslo League until it left in 2005.",
+                [("Oslo League", "Bergen"), ("Oslo League", "Oslo")]) == [("Oslo League", "Bergen")]
+    pairs = [(g, c) for g in ("North League", "South League") for c in ("Oslo", "Bergen")]
+    assert gone("Oslo hosted Bergen, a member of the North League until it left in 2005.",
+                pairs) == [("North League", "Bergen")]
 
 
 @pytest.mark.parametrize("name", ["Bank of Kelvo", "Kelvo & Sons", "University of Tromsø",

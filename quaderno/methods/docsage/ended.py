@@ -15,10 +15,11 @@ place for its end, so such a cell is emptied (a correction quoting the clause,
   member of parliament", "withdrew from the Kessel Forum"), not of something else ("until
   it withdrew the bid", "left the firm in 1990": the verb's object names neither the group
   nor a word for one), not of another entity named just before it ("Trondheim as a former
-  member"), nor, when no subject is written before the cue ("until it left", "which
-  left"), of another entity of the table named between this one and the cue ("Kelvo Trust
-  bought Brin Holdings, which left the commission in 2005": Brin Holdings'; "Kelvo Trust and
-  Brin Holdings left ...": both); or
+  member"), nor, when no subject is written before the cue, of another entity of the table
+  named after this one with a word standing for it before the cue ("Kelvo Trust bought
+  Brin Holdings, which left the commission in 2005", "... until it left": Brin Holdings';
+  "Kelvo Trust bought Brin Holdings in 2001 and left ...": either may have, both are
+  ended), or named only before it while this one comes after; or
 * the referenced entity is named in no clause with the row's entity but earlier in the text,
   and the row's entity is an item of a list after "former members" ("Former members: Kelvo
   Trust (left 2005)"; "York" is no item of "Former members: New York").
@@ -49,8 +50,10 @@ calling a list the group's members. A link of three entities, or a key with a pa
 is not a reference (a product, a season), is left as read. Known limits: the rule reads
 English only; a chunk holding two rosters ends a former member of the second in the first
 as well; an end said with a pronoun in a sentence of its own ("It left in 2005.") is not
-read, and one whose pronoun stands for an entity the table does not hold ("hired the chief
-of Brin Holdings, who left ...") is taken as the entity's named before it; a group written
+read, one whose pronoun stands for an entity the table does not hold ("hired the chief of
+Brin Holdings, who left ...") is taken as the entity's named before it, and one after a
+name inside a longer one read beside it is not told apart ("Kelvo Trust bought Kelvo Trust
+Bank, which left ..."); a group written
 with another word first ("Former DMC member"), with "&", or keyed by an id is not found.
 """
 
@@ -61,7 +64,7 @@ from collections.abc import Iterator, Sequence
 
 from quaderno.methods.docsage.clauses import clauses
 from quaderno.methods.docsage.normalize import (COMMON_ACRONYMS, NAME_JOINERS, NAME_PARTICLES,
-                                                acronym_hits, entity_key, entity_name,
+                                                acronym_hits, body_name, entity_key, entity_name,
                                                 fold_text, initials, key_columns, key_name,
                                                 name_acronym, name_run, normalize_entity)
 from quaderno.methods.docsage.rows import Correction, Row, noted
@@ -172,6 +175,10 @@ def _subject(clause: str, end: int) -> str | None:
 _ASIDE = re.compile(r"\s*,(?=\s+[a-z])[^,;]*,")
 # what joins the names of one list: "Kelvo Trust, Ulm Savings and Brin Holdings left ..."
 _LIST_JOIN = re.compile(r"(?:[\s,&]|\band\b|\bor\b|\bas well as\b|\bboth\b)*", re.I)
+# what stands for the entity named just before a cue: "Brin Holdings, which left", "...
+# Brin Holdings until it left"; without one ("bought Brin Holdings in 2001 and left", "and
+# its partner Brin Holdings left") the clause's subject may be the one that left
+_POINTER = re.compile(r"\b(?:which|who|whom|whose|that|it|they|its|their)\b", re.I)
 
 
 def _peers(names: Sequence[str]) -> re.Pattern[str] | None:
@@ -184,17 +191,26 @@ def _peers(names: Sequence[str]) -> re.Pattern[str] | None:
 
 
 def _of_another(clause: str, at: int, own: re.Pattern[str], peers: re.Pattern[str],
-                skip: frozenset[str] = frozenset()) -> bool:
-    """The entity named last before ``at`` (a cue with no subject written before it) is
-    another of the table's, not in one list with this one: "Kelvo Trust bought Brin
-    Holdings, which left ..." is Brin Holdings' end, "Kelvo Trust and Brin Holdings left
-    ..." both's, and "Brin Holdings left ... and sold Kelvo Trust" not Kelvo Trust's. One
-    named in an aside after this entity ("Kelvo Trust, once a partner of Brin Holdings,
-    was ... until it left") is not the clause's subject. ``skip``: the names (folded) of
-    the entity and its reference among the peers."""
-    named = sorted([(m.start(), m.end(), True) for m in own.finditer(clause, 0, at)] +
+                skip: frozenset[str] = frozenset(),
+                within: Sequence[re.Pattern[str]] = ()) -> bool:
+    """The end at ``at`` (a cue with no subject written before it) is another entity's of
+    the table: one named only before it while this one is named only after it ("Brin
+    Holdings left ... and sold Kelvo Trust"), or one named after this one with a word
+    standing for it between it and the cue (:data:`_POINTER`: "Kelvo Trust bought Brin
+    Holdings, which left ..."), not in one list with this one ("Kelvo Trust and Brin
+    Holdings, which both left ..."). One named in an aside after this entity ("Kelvo Trust,
+    once a partner of Brin Holdings, was ... until it left") is not the clause's subject.
+    ``skip``: the names (folded) of the entity and its reference among the peers;
+    ``within``: where the clause names them, inside which a peer's name is theirs ("Oslo"
+    in "Oslo League")."""
+    inside = [m.span() for p in within for m in p.finditer(clause, 0, at)]
+
+    def theirs_inside(m: re.Match[str]) -> bool:
+        return any(a <= m.start() and m.end() <= b and (a, b) != m.span() for a, b in inside)
+    named = sorted([(m.start(), m.end(), True) for m in own.finditer(clause, 0, at)
+                    if not theirs_inside(m)] +
                    [(m.start(), m.end(), False) for m in peers.finditer(clause, 0, at)
-                    if m[0].casefold() not in skip])
+                    if m[0].casefold() not in skip and not theirs_inside(m)])
     kept: list[tuple[int, int, bool]] = []
     aside_end = -1
     for start, end, is_own in named:
@@ -204,17 +220,20 @@ def _of_another(clause: str, at: int, own: re.Pattern[str], peers: re.Pattern[st
         if (aside := _ASIDE.match(clause, end)) and aside.end() <= at:
             aside_end = aside.end()
     mine = [end for _, end, is_own in kept if is_own]
-    theirs = [start for start, _, is_own in kept if not is_own]
-    if not theirs or (mine and theirs[-1] < mine[-1]):
+    theirs = [(start, end) for start, end, is_own in kept if not is_own]
+    if not theirs or (mine and theirs[-1][0] < mine[-1]):
         return False                      # none named, or this entity last
     if not mine:
         return True
-    return not _LIST_JOIN.fullmatch(peers.sub("", clause[mine[-1]:theirs[-1]]))
+    if not _POINTER.search(clause, theirs[-1][1], at):
+        return False                      # "... and left": maybe the clause's subject
+    return not _LIST_JOIN.fullmatch(peers.sub("", clause[mine[-1]:theirs[-1][0]]))
 
 
 def _ends(clause: str, own: re.Pattern[str], ref: str,
           peers: re.Pattern[str] | None = None,
-          member: re.Pattern[str] | None = None, skip: frozenset[str] = frozenset()) -> bool:
+          member: re.Pattern[str] | None = None, skip: frozenset[str] = frozenset(),
+          within: Sequence[re.Pattern[str]] = ()) -> bool:
     """Whether ``clause``, naming the entity (``own``) and ``ref``, says an end of theirs: a
     cue of :data:`_ENDED` that is not about another group ("a former member of parliament",
     "left the firm in 1990", "withdrew from the tender": what follows is neither a word of
@@ -245,7 +264,7 @@ def _ends(clause: str, own: re.Pattern[str], ref: str,
             continue                       # said of another entity
         at = m.start() + verb.start() if verb is not None else m.start()
         if subject is None and peers is not None and \
-                _of_another(clause, at, member or own, peers, skip):
+                _of_another(clause, at, member or own, peers, skip, within):
             continue                       # "..., which left": the entity named last
         return True
     return False
@@ -266,10 +285,13 @@ def _ended(parts: Sequence[str], entity: str, ref: str, names: Sequence[str] = (
               and (own.search(n) or other.search(n))]
     if longer:
         parts = [_without(c, longer) for c in parts]
-    both = [c for c in parts if own.search(c) and other.search(c)]
+    # a name inside the other's is no mention of it ("Oslo" in "the Oslo League")
+    both = [c for c in parts
+            if own.search(_without(c, [ref]) if own.search(ref) else c)
+            and other.search(_without(c, [entity]) if other.search(entity) else c)]
     if both:
-        if all(_ends(c, own, ref, peers, member, skip) and not _CURRENT.search(c)
-               for c in both):
+        if all(_ends(c, own, ref, peers, member, skip, (own, other))
+               and not _CURRENT.search(c) for c in both):
             return both[0]
         return None
     # "Former members: Kelvo Trust (left 2005), ...", in a text that names ``ref`` before
@@ -333,14 +355,17 @@ def ended_links(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Row]
     pairs = [(col, next(k for k in keys if k != col)) for col in linked]  # (reference, rest)
     sides = {k: [n for r in rows if (n := entity_name(r.values.get(k)))] for k in keys}
     peers = {k: _peers(v) for k, v in sides.items()}
+    # the members' side: the one with more names ("city_name" beside one "league_name"),
+    # else the one with fewer names of bodies ("North League"), chosen once, so that both
+    # readings of a row take their peers from it
+    members = max(keys, key=lambda k: (len(set(sides[k])),
+                                       -sum(bool(body_name(n)) for n in set(sides[k]))))
     kept, ended = [], []
     for row in rows:
         correction = None
         for col, rest in pairs:
             ref, own = entity_name(row.values.get(col)), entity_name(row.values.get(rest))
-            # the peers are the members': the side with more names ("city_name" beside
-            # one "league_name")
-            by_ref = len(set(sides[col])) > len(set(sides[rest]))
+            by_ref = col == members
             quote = _ended(parts, own, ref, names, peers[col if by_ref else rest],
                            by_ref) if own and ref else None
             if quote is not None:
