@@ -331,14 +331,24 @@ def test_a_number_invented_twice_gives_way_to_the_rows(tmp_path):
     assert any("answered with the result rows" in f for f in a.trace.fallbacks)
 
 
+class FailsWhenReasked(Inventing):
+    """As :class:`Inventing`, but a synthesis prompt holding ``hint`` (the re-ask's) gets a
+    reply that is no JSON."""
+
+    def __init__(self, *replies, hint, **kw):
+        super().__init__(*replies, **kw)
+        self.hint = hint
+
+    def __call__(self, request):
+        if any(self.hint in m.content for m in request.messages):
+            self.synthesis.append("re-asked")
+            return "no JSON at all"
+        return super().__call__(request)
+
+
 def test_a_failed_re_ask_gives_way_to_the_rows(tmp_path):
-    class FailsWhenReasked(Inventing):
-        def __call__(self, request):
-            if any("which no result row holds" in m.content for m in request.messages):
-                self.synthesis.append("re-asked")
-                return "no JSON at all"
-            return super().__call__(request)
-    model = FailsWhenReasked("Varnholt University, with 2,450 staff", sql=SQL)
+    model = FailsWhenReasked("Varnholt University, with 2,450 staff", sql=SQL,
+                             hint="which no result row holds")
     a = answer("docsage", model, tmp_path, question=QUESTION)
     d = a.details
     assert d.ungrounded == ["2,450"] and d.from_rows is True
@@ -466,13 +476,8 @@ def test_only_an_answer_that_is_not_found_denies():
 def test_a_failed_re_ask_after_not_found_gives_way_to_the_rows(tmp_path):
     """Review 2: the re-ask after "not found" failing answered with the first row, as if
     nothing had been asked; it is the rows, as for a second "not found"."""
-    class FailsWhenReasked(Inventing):
-        def __call__(self, request):
-            if any("is not empty" in m.content for m in request.messages):
-                self.synthesis.append("re-asked")
-                return "no JSON at all"
-            return super().__call__(request)
-    a = answer("docsage", FailsWhenReasked("not found", sql=SQL), tmp_path, question=QUESTION)
+    a = answer("docsage", FailsWhenReasked("not found", sql=SQL, hint="is not empty"), tmp_path,
+               question=QUESTION)
     assert a.details.from_rows is True and a.details.ungrounded == []
     assert re.match(r"Varnholt University, 2300", a.answer)
     assert any("'not found' from a result with values; the re-asked synthesis failed" in f
