@@ -53,8 +53,8 @@ as well; an end said with a pronoun in a sentence of its own ("It left in 2005."
 read, one whose pronoun stands for an entity the table does not hold ("hired the chief of
 Brin Holdings, who left ...") is taken as the entity's named before it, and one after a
 name inside a longer one read beside it is not told apart ("Kelvo Trust bought Kelvo Trust
-Bank, which left ..."); a group written
-with another word first ("Former DMC member"), with "&", or keyed by an id is not found.
+Bank, which left ..."); a group written with another word first ("Former DMC member"),
+with "&", or keyed by an id is not found.
 """
 
 from __future__ import annotations
