@@ -110,12 +110,12 @@ def _one_table(schema: Schema) -> tuple[Schema, str]:
     first = max(schema.tables, key=lambda t: (not _links(t), wanted.count(t.name),
                                               -order[t.name]))
     dropped = [t.name for t in schema.tables if t is not first]
+    dropped_types = {singular(slug(d)) for d in dropped}     # as entity types name them
     kept = first.model_copy(update={"foreign_keys": []})
     constraints = [c for c in schema.constraints
                    if all(t == first.name for t, _ in constraint_columns(c))]
     requirements = req.model_copy(update={
-        "entity_types": [e for e in req.entity_types
-                         if singular(slug(e)) not in {singular(slug(d)) for d in dropped}],
+        "entity_types": [e for e in req.entity_types if singular(slug(e)) not in dropped_types],
         "attributes": [a for a in req.attributes if a.split(".")[0] == first.name],
         "join_path": [t for t in req.join_path if t == first.name]})
     one = schema.model_copy(update={"tables": [kept], "constraints": constraints,
