@@ -218,6 +218,21 @@ PRONOUN_ENDS = [
     (f"Kelvo Trust, once a partner of Brin Holdings, was a member of the {DMC} until it left "
      "in 2005.", ["Kelvo Trust"]),
     (f"Kelvo Trust was a member of the {DMC} until it left in 2005.", ["Kelvo Trust"]),
+    # an aside before the comma and the cue: the subject is the name before it (a limit
+    # older notes listed: "owner of Brin Holdings," made Brin Holdings the subject)
+    (f"Kelvo Trust, owner of Brin Holdings, left the {DMC} in 2005.", ["Kelvo Trust"]),
+    (f"Kelvo Trust, Brin Holdings' owner, left the {DMC} in 2005.", ["Kelvo Trust"]),
+    (f"Brin Holdings, which Kelvo Trust bought, left the {DMC} in 2005.", ["Brin Holdings"]),
+    # someone of an entity left, not the entity (another older limit)
+    (f"Kelvo Trust hired the chief of Brin Holdings, who left the {DMC} in 2005.", []),
+    (f"Kelvo Trust bought Brin Holdings, whose founder left the {DMC} in 2005.", []),
+    (f"Kelvo Trust bought Brin Holdings; Brin Holdings' founder later left the {DMC} in 2005.",
+     []),
+    (f"Kelvo Trust bought Brin Holdings, a member of the {DMC} until its chief executive left "
+     "in 2005.", []),
+    # a conjunction after "their" starts another verb: the entities' own end
+    (f"Kelvo Trust and Brin Holdings ended their partnership and left the {DMC} in 2005.",
+     ["Kelvo Trust", "Brin Holdings"]),
 ]
 
 

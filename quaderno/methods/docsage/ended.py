@@ -19,7 +19,10 @@ place for its end, so such a cell is emptied (a correction quoting the clause,
   named after this one with a word standing for it before the cue ("Kelvo Trust bought
   Brin Holdings, which left the commission in 2005", "... until it left": Brin Holdings';
   "Kelvo Trust bought Brin Holdings in 2001 and left ...": either may have, both are
-  ended), or named only before it while this one comes after; or
+  ended), or named only before it while this one comes after; nor of someone of an entity
+  ("whose founder left", "its chief executive left", "the chief of Brin Holdings, who
+  left"). After an aside between commas, the cue's subject is the name before the aside
+  ("Kelvo Trust, owner of Brin Holdings, left": Kelvo Trust's); or
 * the referenced entity is named in no clause with the row's entity but earlier in the text,
   and the row's entity is an item of a list after "former members" ("Former members: Kelvo
   Trust (left 2005)"; "York" is no item of "Former members: New York").
@@ -50,11 +53,9 @@ calling a list the group's members. A link of three entities, or a key with a pa
 is not a reference (a product, a season), is left as read. Known limits: the rule reads
 English only; a chunk holding two rosters ends a former member of the second in the first
 as well; an end said with a pronoun in a sentence of its own ("It left in 2005.") is not
-read, one whose pronoun stands for an entity the table does not hold ("hired the chief of
-Brin Holdings, who left ...") is taken as the entity's named before it, and one after a
-name inside a longer one read beside it is not told apart ("Kelvo Trust bought Kelvo Trust
-Bank, which left ..."); a group written with another word first ("Former DMC member"),
-with "&", or keyed by an id is not found.
+read, and one after a name inside a longer one read beside it is not told apart ("Kelvo
+Trust bought Kelvo Trust Bank, which left ..."); a group written with another word first
+("Former DMC member"), with "&", or keyed by an id is not found.
 """
 
 from __future__ import annotations
@@ -155,6 +156,20 @@ def _without(text: str, names: Sequence[str]) -> str:
     return text
 
 
+# an aside after a name, between commas: "Kelvo Trust, once a partner of Brin Holdings, was",
+# "Kelvo Trust, Brin Holdings' owner, left"
+_ASIDE = re.compile(r"\s*,(?=\s+(?:[a-z]|[^\W\d_][^,;]*?['\u2019]s?\s+[a-z]))[^,;]*,")
+# a verb's subject that is someone of an entity, not the entity: "whose founder left", "its
+# chief executive later left", "Brin Holdings' founder left" (up to three lowercase words)
+_SOMEONE_OF = re.compile(r"(?:\b(?:its|their|whose|his|her)|\w['\u2019]s?)"
+                         r"(?:[ \t]+(?!(?:and|or|but|then|so|yet|both|all|each)\b)[a-z][\w-]*)"
+                         r"{1,3}[ \t]+$")
+# ... or a person named by what they are of an entity: "hired the chief of Brin Holdings,
+# who left"
+_PERSON_OF = re.compile(r"\b[a-z][\w-]*[ \t]+of[ \t]+(?:the[ \t]+)?[^\W\d_a-z][^,;]*?,"
+                        r"[ \t]*(?:who|whom)(?:[ \t]+[a-z][\w-]*)?[ \t]+$")
+
+
 def _subject(clause: str, end: int) -> str | None:
     """The names a cue at ``end`` follows as its subject ("Kelvo Trust and Varn Holdings
     were former members"): the run of capitalized words and joiners before "as", "is",
@@ -162,7 +177,12 @@ def _subject(clause: str, end: int) -> str | None:
     sep = _SUBJECT_END.search(clause, 0, end)
     if sep is None:
         return None
-    words = re.findall(r"[^\s,]+|,", clause[:sep.start()])
+    before = sep.start()
+    # "Kelvo Trust, owner of Brin Holdings, left": the subject is before the aside
+    opening = clause.rfind(",", 0, before)
+    if opening >= 0 and (aside := _ASIDE.match(clause, opening)) and aside.end() == before + 1:
+        before = opening
+    words = re.findall(r"[^\s,]+|,", clause[:before])
     run: list[str] = []
     while words and _SUBJECT_WORD.match(words[-1]):
         run.insert(0, words.pop())
@@ -171,8 +191,6 @@ def _subject(clause: str, end: int) -> str | None:
     return " ".join(run) or None
 
 
-# an aside after a name, between commas: "Kelvo Trust, once a partner of Brin Holdings, was"
-_ASIDE = re.compile(r"\s*,(?=\s+[a-z])[^,;]*,")
 # what joins the names of one list: "Kelvo Trust, Ulm Savings and Brin Holdings left ..."
 _LIST_JOIN = re.compile(r"(?:[\s,&]|\band\b|\bor\b|\bas well as\b|\bboth\b)*", re.I)
 # what stands for the entity named just before a cue: "Brin Holdings, which left", "...
@@ -240,7 +258,8 @@ def _ends(clause: str, own: re.Pattern[str], ref: str,
     ``ref``, its initials, a group noun nor a pronoun for it) nor about another entity
     named just before it ("Trondheim as a former member"; "The Kelvo Trust", "Bank of
     Kelvo" and "Kelvo Trust and Varn Holdings" are Kelvo Trust's), nor a former member
-    a verb acts on ("hired a former member of the commission": someone else); with no
+    a verb acts on ("hired a former member of the commission": someone else), nor what
+    someone of an entity did (:data:`_SOMEONE_OF`, :data:`_PERSON_OF`); with no
     subject written before the cue, nor of another of ``peers`` named last before it
     (:func:`_of_another`; ``member``, where the peers are the reference's: its mention)."""
     named = _WORD.findall(ref)
@@ -258,11 +277,14 @@ def _ends(clause: str, own: re.Pattern[str], ref: str,
             continue                       # of another group, or of something else
         if m[0][:1].lower() == "f" and _OBJECT_OF.search(clause, 0, m.start()):
             continue                       # a former member someone hired or met
+        at = m.start() + verb.start() if verb is not None else m.start()
+        if verb is not None and (_SOMEONE_OF.search(clause, 0, at)
+                                 or _PERSON_OF.search(clause, 0, at)):
+            continue                       # "whose founder left": someone of an entity
         subject = _subject(clause, m.start())
         if subject is not None and not own.search(subject) and \
                 not naming(subject).search(ref):
             continue                       # said of another entity
-        at = m.start() + verb.start() if verb is not None else m.start()
         if subject is None and peers is not None and \
                 _of_another(clause, at, member or own, peers, skip, within):
             continue                       # "..., which left": the entity named last
