@@ -406,6 +406,26 @@ def test_a_keyword_name_after_a_dot_or_in_a_string_passes_the_gate():
     assert {"grant", "lock", "current_date"} <= set(passed)
 
 
+def test_a_keyword_called_with_its_parentheses_is_no_name_to_quote():
+    """A schema column named ``rollup`` made the gate ask to quote ROLLUP in ``GROUP BY
+    ROLLUP (region)``, where no column can be meant (a known limit of older notes). The
+    bare column is still refused; the query with the keyword runs in DuckDB."""
+    from quaderno.errors import SQLRefusedError
+    from quaderno.methods.docsage.sqlgate import check_sql
+    schema = Schema(tables=[Table(name="sales", columns=[
+        Column(name="region"), Column(name="rollup", type="INT")])])
+    conn = duckdb.connect()
+    load_rows(conn, schema, [Row(table="sales", values={"region": r, "rollup": n},
+                                 provenance=Provenance(chunk_id="c1"))
+                             for r, n in (("north", 2), ("south", 3))])
+    query = ('SELECT region, SUM("rollup") AS total FROM sales GROUP BY ROLLUP (region) '
+             "ORDER BY region NULLS LAST")
+    assert conn.execute(check_sql(query, schema).sql).fetchall() == [
+        ("north", 2), ("south", 3), (None, 5)]
+    with pytest.raises(SQLRefusedError, match="rollup is a name of the schema"):
+        check_sql("SELECT region, rollup FROM sales GROUP BY ROLLUP (region, rollup)", schema)
+
+
 def test_constraints_on_the_wrong_column_types_are_dropped_with_notes():
     draft = SchemaDraft(
         tables=[DraftTable(name="t", columns=[

@@ -376,13 +376,17 @@ def _bare_keywords(sql: str, schema: Schema) -> list[str]:
         return []              # the parse refuses it, with its own message
     # read as the keyword itself: not a quoted name, a string of any kind (E'grant',
     # $$grant$$), a name after a dot (a.grant) or an alias after AS, which sqlglot reads
-    # as names
+    # as names; nor a keyword called with its parentheses (GROUP BY ROLLUP (region)),
+    # which no name can be
     keywords = DuckDB.Tokenizer.KEYWORDS
-    return sorted({tok.text.lower() for before, tok in zip([None, *tokens], tokens, strict=False)
+    return sorted({tok.text.lower()
+                   for before, tok, after in zip([None, *tokens[:-1]], tokens, [*tokens[1:], None],
+                                                 strict=True)
                    if tok.text.lower() in words
                    and tok.token_type == keywords.get(tok.text.upper())
                    and (before is None or before.token_type not in (TokenType.DOT,
-                                                                    TokenType.ALIAS))})
+                                                                    TokenType.ALIAS))
+                   and (after is None or after.token_type != TokenType.L_PAREN)})
 
 
 def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
