@@ -15,7 +15,8 @@ from quaderno.index.hits import Hit
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.ask import SchemaDiscovery, relevant_tables
-from quaderno.methods.docsage.detect import Signal, missing_relationships
+from quaderno.methods.docsage.detect import missing_relationships
+from quaderno.methods.docsage.signals import Signal
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Table, generic_schema
 from quaderno.methods.episode import Episode

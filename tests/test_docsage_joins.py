@@ -207,7 +207,7 @@ LINK_TEXTS = {"m1": "Gilyx and Mergras are cities of the League of Merounddian C
 
 
 def test_a_link_table_is_re_keyed_by_both_references_not_one() -> None:
-    from quaderno.methods.docsage.detect import invented_keys
+    from quaderno.methods.docsage.invented import invented_keys
     schema = schema_of(LINKED)
     rows = [row("league_city", "m1", id=1, league_id=1, city_id=1),
             row("league_city", "m1", id=2, league_id=1, city_id=2),

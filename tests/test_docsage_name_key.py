@@ -19,7 +19,8 @@ from quaderno.corpus.chunk import Chunk
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.ask import SchemaDiscovery
-from quaderno.methods.docsage.detect import detect_all, invented_keys
+from quaderno.methods.docsage.detect import detect_all
+from quaderno.methods.docsage.invented import invented_keys
 from quaderno.methods.docsage.patch import apply_patches
 from quaderno.methods.docsage.rekey import entity_of_key, name_to_add
 from quaderno.methods.docsage.sqlgate import check_sql

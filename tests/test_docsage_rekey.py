@@ -17,8 +17,9 @@ from quaderno.errors import SQLRefusedError
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.ask import SchemaDiscovery
-from quaderno.methods.docsage.detect import (Signal, detect_all, invented_keys,
-                                             missing_relationships)
+from quaderno.methods.docsage.detect import detect_all, missing_relationships
+from quaderno.methods.docsage.invented import invented_keys
+from quaderno.methods.docsage.signals import Signal
 from quaderno.methods.docsage.spans import mentions
 from quaderno.methods.docsage.patch import SchemaPatch, apply_patches
 from quaderno.methods.docsage.sqlgate import check_sql

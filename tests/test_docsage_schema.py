@@ -10,7 +10,8 @@ import pytest
 from pydantic import ValidationError
 
 from quaderno.errors import ParseError
-from quaderno.methods.docsage.detect import Signal, missing_relationships, rank
+from quaderno.methods.docsage.detect import missing_relationships
+from quaderno.methods.docsage.signals import Signal, rank
 from quaderno.methods.docsage.draft import (DraftColumn, DraftConstraint, DraftForeignKey,
                                             DraftTable, SchemaDraft, from_schema, slug, to_schema)
 from quaderno.methods.docsage.normalize import normalize_value

@@ -15,7 +15,7 @@ from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.clear import ClearConfig, run_clear
 from quaderno.methods.docsage.confidence import Calibration
-from quaderno.methods.docsage.detect import _new_key
+from quaderno.methods.docsage.invented import _new_key
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.rows import Correction, Provenance, Row
 from quaderno.methods.docsage.schema import Schema

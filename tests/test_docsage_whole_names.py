@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from docsage_fakes import row, schema_of
 from quaderno.methods.docsage.ask import _drafted
-from quaderno.methods.docsage.detect import invented_keys
+from quaderno.methods.docsage.invented import invented_keys
 from quaderno.methods.docsage.draft import SchemaDraft
 from quaderno.methods.docsage.patch import apply_patches
 from quaderno.methods.docsage.whole_names import whole_names

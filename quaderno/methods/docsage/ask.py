@@ -29,7 +29,7 @@ from typing import Literal
 
 from quaderno.errors import StepError
 from quaderno.index.hits import Hit
-from quaderno.methods.docsage.detect import Signal, rank
+from quaderno.methods.docsage.signals import Signal, rank
 from quaderno.methods.docsage.draft import SchemaDraft, from_schema, slug, to_schema
 from quaderno.methods.docsage.joins import declare, named_references
 from quaderno.methods.docsage.own_key import own_keys

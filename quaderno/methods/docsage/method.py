@@ -44,7 +44,8 @@ from quaderno.methods.docsage.clear import ClearConfig, episode_retriever, run_c
 from quaderno.methods.docsage.correct import VoteRule
 from quaderno.methods.docsage.complete import completion, named_groups, rosters
 from quaderno.methods.docsage.confidence import Calibration
-from quaderno.methods.docsage.detect import Signal, detect_all
+from quaderno.methods.docsage.detect import detect_all
+from quaderno.methods.docsage.signals import Signal
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
                                               extract)
 from quaderno.methods.docsage.gather import extraction_scope, probe_set, sample_set

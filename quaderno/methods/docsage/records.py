@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from quaderno.methods.docsage.detect import Signal
+from quaderno.methods.docsage.signals import Signal
 
 
 class Clarification(BaseModel):

@@ -3,7 +3,7 @@
 The 1.5B measuring model drew ``laureates(laureate_id, first_name, last_name, ...)`` for
 a question about laureates: the documents name each laureate in one piece ("Gryrnstu
 Pougryrn"), the id was invented, and without a column naming the entity ASK had nothing to
-re-key the table by (:func:`.detect._new_key` looks for ``name`` or ``laureate_name``), so
+re-key the table by (:func:`.invented._new_key` looks for ``name`` or ``laureate_name``), so
 the table kept its invented key and the question's join matched nothing. :func:`whole_names`
 turns such a pair into one ``name`` column, in the draft the model wrote, before it becomes
 a :class:`~quaderno.methods.docsage.schema.Schema`: the primary key, foreign keys (this
