@@ -400,7 +400,10 @@ def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
             f"{w} is a name of the schema that SQL reads as a keyword: write it double-quoted, "
             f'"{w}"' for w in bare), sql)
     try:
-        statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
+        # a comment after the last semicolon ("SELECT ...; -- the top one") parses as a
+        # Semicolon holding it: no statement (one after it is, and is refused below)
+        statements = [s for s in sqlglot.parse(sql, read="duckdb")
+                      if s is not None and not isinstance(s, exp.Semicolon)]
     except SqlglotError as e:
         raise _refuse("parse", f"the SQL does not parse as DuckDB: {str(e)[:300]}", sql) from e
     if len(statements) != 1:
