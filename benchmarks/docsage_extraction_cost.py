@@ -47,7 +47,9 @@ def member_table(collection: Path) -> Table:
 def cost_rows(lm, chunks: list[Chunk], schema: Schema, sizes: list[int],
               store_dir: Path) -> list[dict]:
     """One row per size (then a repeat of the largest): the calls, tokens, seconds and tuples
-    of extracting the first n chunks through one tuple store."""
+    of extracting the first n chunks through one tuple store. ``tuples`` counts every tuple
+    of the first n chunks, the stored ones too; ``new_tuples`` those of the chunks this step
+    extracted, which its calls, tokens and seconds paid for."""
     store, rows, done = TupleStore(store_dir), [], 0
     for n in sizes + [sizes[-1]]:
         trace = Trace(label=f"n={n}")
@@ -59,9 +61,32 @@ def cost_rows(lm, chunks: list[Chunk], schema: Schema, sizes: list[int],
                      "prompt_tokens": usage.prompt_tokens,
                      "completion_tokens": usage.completion_tokens,
                      "seconds": time.perf_counter() - start,
-                     "tuples": len(all_rows(results))})
+                     "tuples": len(all_rows(results)),
+                     "new_tuples": len(all_rows(results[done:])) if n > done else 0})
         done = max(done, n)
     return rows
+
+
+def per(amount: float, count: int, digits: int) -> str:
+    """``amount / count`` to ``digits`` places; "–" for nothing to divide by."""
+    return f"{amount / count:.{digits}f}" if count else "–"
+
+
+def table_lines(rows: list[dict]) -> list[str]:
+    """The markdown table of :func:`cost_rows`: per new document and per new tuple (a tuple
+    of a chunk the step extracted, not one the store already held)."""
+    out = ["| documents | new docs | calls | prompt tok | completion tok | seconds | tuples | "
+           "new tuples | s/new doc | s/new tuple | calls/new tuple | tok/new tuple |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        new, secs, fresh = row["new"], row["seconds"], row["new_tuples"]
+        tokens = row["prompt_tokens"] + row["completion_tokens"]
+        label = str(row["documents"]) if new else f"{row['documents']} (repeat)"
+        out.append(f"| {label} | {new} | {row['calls']} | {row['prompt_tokens']} | "
+                   f"{row['completion_tokens']} | {secs:.1f} | {row['tuples']} | {fresh} | "
+                   f"{per(secs, new, 1)} | {per(secs, fresh, 2)} | "
+                   f"{per(row['calls'], fresh, 2)} | {per(tokens, fresh, 0)} |")
+    return out
 
 
 def main() -> None:
@@ -83,17 +108,9 @@ def main() -> None:
     sizes = [int(x) for x in args.sizes.split(",")]
     print(f"# extraction cost vs documents ({args.collection.name}, {args.llm} model, table "
           f"{schema.tables[0].name} with {len(schema.tables[0].columns)} columns)\n")
-    print("| documents | new docs | calls | prompt tok | completion tok | seconds | tuples | "
-          "s/new doc | s/tuple |\n|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
-        for row in cost_rows(lm, chunks, schema, sizes, Path(tmp)):
-            n, new, secs, tuples = row["documents"], row["new"], row["seconds"], row["tuples"]
-            label = str(n) if new else f"{n} (repeat)"
-            per_doc = f"{secs / new:.1f}" if new else "–"
-            per_tuple = f"{secs / tuples:.2f}" if tuples and new else "–"
-            print(f"| {label} | {new} | {row['calls']} | {row['prompt_tokens']} | "
-                  f"{row['completion_tokens']} | {secs:.1f} | {tuples} | {per_doc} | "
-                  f"{per_tuple} |", flush=True)
+        print("\n".join(table_lines(cost_rows(lm, chunks, schema, sizes, Path(tmp)))),
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -50,6 +50,30 @@ def count(xs: list[float]) -> str:
     return f"{m:,.0f}" if m == int(m) else f"{m:,.1f}"
 
 
+def per_tuple(recs: list) -> tuple[str, str, str, str]:
+    """(tuples read, calls, tokens and seconds per tuple) over ``recs``: the questions' whole
+    cost over the tuples their own extraction calls read (``details.tuples_new``), never
+    over those the tuple store held. A record made before that count was kept counts the
+    tuples CLEAR extracted where the store held none of them: a lower bound of what its
+    calls read, so the figures are upper bounds, marked "≤". "–" where no tuple was read,
+    and seconds only where the response cache answered no call (a replay's seconds are no
+    cost)."""
+    known = [r.details.tuples_new for r in recs]
+    bound = any(n == 0 for n in known)
+    if bound:
+        known = [n or (c.get("tuples_extracted", 0) if not c.get("cache_hits") else 0)
+                 for n, c in zip(known, (r.details.clear for r in recs), strict=True)]
+    tuples = sum(known)
+    if not tuples or any(n == 0 for n in known):
+        return (str(tuples) if tuples else "–"), "–", "–", "–"
+    mark = "≤" if bound else ""
+    calls = sum(r.llm_calls for r in recs)
+    tokens = sum(r.prompt_tokens + r.completion_tokens for r in recs)
+    fresh = not any(r.cached_calls for r in recs)
+    secs = f"{mark}{sum(r.latency_s for r in recs) / tuples:.1f}" if fresh else "–"
+    return f"{mark}{tuples}", f"{mark}{calls / tuples:.1f}", f"{mark}{tokens / tuples:,.0f}", secs
+
+
 def run_config(run: Path) -> tuple[str, list[str]]:
     """A run's method and code versions (the commit after the "+"; every version a resumed
     run was made with, the runner's ``code_versions``), "?" where not recorded."""
@@ -137,10 +161,16 @@ def main(out_dir: Path, collections: Path) -> None:
     print("\nCost per question: LLM calls (and how many of them the response cache answered: "
           "configurations that share DocSage's schema and extraction with an earlier one re-use "
           "its replies, so their seconds are not a fresh cost), prompt and completion tokens, "
-          "seconds; for DocSage also chunks read, tuples extracted, extraction calls (tuple-"
-          "store misses), tuple-store hits and seconds per extracted tuple.\n")
+          "seconds; for DocSage also chunks read, tuples in CLEAR's tables, CLEAR's extraction "
+          "calls (tuple-store misses) and tuple-store hits; then per extracted tuple: the "
+          "tuples the question's own extraction calls read (ASK's trials included, not those "
+          "the store held), and the question's calls, tokens and seconds per such tuple. "
+          "\"≤\": a run made before that count was kept, read as the tuples CLEAR extracted "
+          "with no store hit, a lower bound, so the cost per tuple is an upper bound; "
+          "seconds only for runs the response cache answered no call of.\n")
     print("| config | bin | calls | cached | prompt tok | compl tok | seconds | chunks | tuples | "
-          "extract calls | store hits | s/tuple |\n|" + "---|" * 12)
+          "extract calls | store hits | read tuples | calls/tuple | tok/tuple | s/tuple |\n|"
+          + "---|" * 15)
     for config, by_bin in runs.items():
         for b in BINS:
             recs = by_bin.get(b, [])
@@ -152,7 +182,9 @@ def main(out_dir: Path, collections: Path) -> None:
                       if r.details is not None and getattr(r.details, "kind", "") == "docsage"]
             tuples = [c.get("tuples_extracted", 0) for c in clear]
             secs = sum(r.latency_s for r in recs)
-            per_tuple = f"{secs / sum(tuples):.1f}" if clear and sum(tuples) else "–"
+            docsage = [r for r in recs
+                       if r.details is not None and getattr(r.details, "kind", "") == "docsage"]
+            read = " | ".join(per_tuple(docsage)) if docsage else "– | – | – | –"
             print(f"| {config} | {b} | {count([r.llm_calls for r in recs])} | "
                   f"{count([r.cached_calls for r in recs])} | "
                   f"{count([r.prompt_tokens for r in recs])} | "
@@ -160,7 +192,7 @@ def main(out_dir: Path, collections: Path) -> None:
                   f"{secs / len(recs):.1f} | {count(chunks)} | "
                   f"{count(tuples)} | "
                   f"{count([c.get('llm_calls_extract', 0) for c in clear])} | "
-                  f"{count([c.get('cache_hits', 0) for c in clear])} | {per_tuple} |")
+                  f"{count([c.get('cache_hits', 0) for c in clear])} | {read} |")
     print("\nPer question (config, bin, type, score, answer vs gold):\n")
     for config, by_bin in runs.items():
         for b in BINS:

@@ -197,11 +197,16 @@ def test_ablations_change_only_their_stage(tmp_path):
 
 def test_extraction_is_paid_once_across_questions(tmp_path):
     first = Model()
-    answer("docsage", first, tmp_path, "Which member institution is the oldest?")
+    one = answer("docsage", first, tmp_path, "Which member institution is the oldest?")
     second = Model()
-    answer("docsage", second, tmp_path, "How many staff do the members employ in total?")
+    two = answer("docsage", second, tmp_path, "How many staff do the members employ in total?")
     assert first.extractions() >= 4
     assert second.extractions() <= 0.3 * first.extractions()
+    # the details tell the tuples this question's calls read (ASK's trials included) from
+    # those the store held: the benchmark divides a question's cost by the first only
+    assert one.details.tuples_new == one.details.clear["tuples_extracted"] >= 3
+    assert two.details.clear["tuples_extracted"] == one.details.clear["tuples_extracted"]
+    assert two.details.tuples_new == two.details.clear["tuples_new"] == 0
 
 
 REPRINT = Chunk(id="reprint#0", kb="unis", title="reprint",

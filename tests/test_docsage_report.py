@@ -109,3 +109,32 @@ def test_the_report_opens_with_every_method_run_at_one_commit(tmp_path, capsys) 
             "c": {"set1": ("docsage", ["v2"])}, "d": {"set1": ("docsage-no-sql", ["v2"])},
             "e": {"set1": ("docsage-passive", ["v2"])}}
     assert mod.one_commit(runs, made)[0] == "v1"
+
+
+def _docsage_record(tuples_new: int, clear: dict, calls: int = 10, cached: int = 0,
+                    seconds: float = 50.0) -> ResultRecord:
+    return ResultRecord.model_validate({
+        "id": "q1", "question": "How many?", "answers": ["3"], "prediction": "3",
+        "method": "docsage", "metrics": {"synth_score": 1.0}, "llm_calls": calls,
+        "cached_calls": cached, "prompt_tokens": 900, "completion_tokens": 100,
+        "latency_s": seconds, "details": {"kind": "docsage", "variant": "full",
+                                          "tuples_new": tuples_new, "clear": clear}})
+
+
+def test_cost_per_tuple_is_over_the_tuples_the_questions_own_calls_read() -> None:
+    """Review (audit): seconds per tuple divided a question's time by tuples the tuple store
+    held too; a run of 0 extraction calls and 39 store hits printed 0.2 s/tuple."""
+    per_tuple = _report_module().per_tuple
+    # every tuple from the store: no tuple read, no cost per tuple
+    held = _docsage_record(0, {"tuples_extracted": 40, "llm_calls_extract": 0,
+                               "cache_hits": 39})
+    assert per_tuple([held]) == ("–", "–", "–", "–")
+    # 5 tuples read by the question's calls, 40 in its tables: cost over the 5
+    read = _docsage_record(5, {"tuples_extracted": 40, "cache_hits": 35})
+    assert per_tuple([read]) == ("5", "2.0", "200", "10.0")
+    # a replay from the response cache: calls and tokens per tuple, no seconds
+    assert per_tuple([_docsage_record(5, {}, cached=10, seconds=0.5)]) == \
+        ("5", "2.0", "200", "–")
+    # an older record (no count kept) with no store hit: CLEAR's tuples, a lower bound
+    old = _docsage_record(0, {"tuples_extracted": 4, "cache_hits": 0})
+    assert per_tuple([old]) == ("≤4", "≤2.5", "≤250", "≤12.5")

@@ -106,6 +106,9 @@ class DocSageDetails(BaseModel):
     completed: list[str] = Field(default_factory=list)  # chunks read to fill needed cells
     completion_searches: list[CompletionSearch] = Field(default_factory=list)  # in order
     clear: dict = Field(default_factory=dict)
+    # tuples this question's own extraction calls read (ASK's trials, completion, CLEAR),
+    # not those the tuple store held: what its extraction cost paid for
+    tuples_new: int = 0
     tables: dict[str, list[dict]] = Field(default_factory=dict)  # first rows of each table
     sql: list[SQLAttempt] = Field(default_factory=list)
     result: ResultTable | None = None

@@ -152,6 +152,7 @@ async def run_clear(lm: LM, schema: Schema, chunks: Sequence[Chunk], *,
         ended = [r for res in results for r in res.ended]
         report.llm_calls_extract = sum(r.calls for r in results)
         report.cache_hits = sum(r.hits for r in results)
+        report.tuples_new = sum(r.fresh for r in results)
         report.cache_misses = sum(r.misses for r in results)
         if config.level_a and settings.confidence == "none":
             trace.fallback("docsage.clear: Level A needs confidences; extraction settings "

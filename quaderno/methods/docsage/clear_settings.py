@@ -34,6 +34,8 @@ class ClearReport(BaseModel):
     chunks: int = 0
     failed_chunks: int = 0
     tuples_extracted: int = 0
+    # of them, read by extraction calls (completion's and CLEAR's), not held by the store
+    tuples_new: int = 0
     tuples_final: int = 0
     # rows whose entity the committee did not find, a namesake's rows (``namesakes``), and
     # rows naming a body their table refers to as their own entity, or a body in a table of

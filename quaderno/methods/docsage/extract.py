@@ -248,6 +248,9 @@ class ChunkResult(BaseModel):
     calls: int = 0
     hits: int = 0
     misses: int = 0
+    # rows its own calls read (re-reads included), as the model wrote them: not those the
+    # store held
+    fresh: int = 0
     failed: bool = False
     # link rows the text says have ended (ended.ended_links), and members it says have left
     # a body whose table holds them (ended.ended_members), left out of ``rows``
@@ -494,6 +497,7 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                     return result
             for t in missing:
                 result.rows[t.name] = rows.get(t.name, [])
+                result.fresh += len(result.rows[t.name])
                 if store is not None:
                     keep(chunk, t, result.rows[t.name])
                     if len(missing) == 1 and not partial and not result.rows[t.name] \
@@ -534,6 +538,7 @@ async def extract(lm: LM, chunks: Sequence[Chunk], schema: Schema,
                 result.calls += calls
                 if again:
                     result.rows[owed.name] = again
+                    result.fresh += len(again)
                     if store is not None:
                         keep(chunk, owed, again)
                     break

@@ -130,15 +130,19 @@ class DocSage(BaseMethod):
             self.name = "srag"          # one table, no CLEAR: the baseline's own name
 
     # -- stages ---------------------------------------------------------------------------
-    async def _trial(self, ep: Episode, schema: Schema, probe: Sequence[Hit]) -> list[Row]:
+    async def _trial(self, ep: Episode, schema: Schema, probe: Sequence[Hit],
+                     fresh: list[int]) -> list[Row]:
         """ASK's trial extraction on the probe set (through the store, so the final
-        extraction re-uses it for every table that did not change)."""
+        extraction re-uses it for every table that did not change); ``fresh`` is appended
+        with the tuples its calls read."""
         results = await extract(self.extractor, [h.chunk for h in probe], schema,
                                 self.settings, store=self.store, trace=ep.trace,
                                 concurrency=self.clear_config.concurrency)
+        fresh.append(sum(r.fresh for r in results))
         return all_rows(results)
 
-    async def _schema(self, ep: Episode, ranked: Sequence[Hit]) -> tuple[Schema, AskLog]:
+    async def _schema(self, ep: Episode, ranked: Sequence[Hit],
+                      fresh: list[int]) -> tuple[Schema, AskLog]:
         if self.discovery is None:
             return generic_schema(), AskLog(mode="generic", stop_reason="generic schema")
         sample = sample_set(ranked, top=self.sample_k)
@@ -147,7 +151,7 @@ class DocSage(BaseMethod):
                                 ep.question) if self.store and self.offer_known else []
 
         async def trial(schema: Schema, hits: Sequence[Hit]) -> list[Row]:
-            return await self._trial(ep, schema, hits)
+            return await self._trial(ep, schema, hits, fresh)
         texts = {h.chunk.id: h.chunk.render() for h in probe}  # as extraction saw them
 
         def detect(schema: Schema, rows: Sequence[Row]) -> list[Signal]:
@@ -216,7 +220,8 @@ class DocSage(BaseMethod):
         with ep.trace.span("docsage.gather", k=self.pool_k) as span:
             ranked = await ep.retrieve(ep.question, self.pool_k, cite=False)
             span.outputs = {"chunks": len(ranked)}
-        schema, ask_log = await self._schema(ep, ranked)
+        trial_fresh: list[int] = []     # tuples each ASK trial's calls read
+        schema, ask_log = await self._schema(ep, ranked, trial_fresh)
         if self.prune:
             pruned = schema.pruned()
             dropped = sum(len(t.columns) for t in schema.tables) - sum(
@@ -252,6 +257,7 @@ class DocSage(BaseMethod):
                                  completed=[h.chunk.id for h in filled],
                                  completion_searches=searched,
                                  clear=clear.report.model_dump(mode="json"),
+                                 tuples_new=sum(trial_fresh) + clear.report.tuples_new,
                                  tables={t.name: [r.values for r in rows if r.table == t.name][:20]
                                          for t in schema.tables})
         if self.reasoning == "tables":
