@@ -21,6 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from quaderno.eval.records import read_results
+from quaderno.eval.synth.templates import TEST_TEMPLATES
 
 CATEGORIES = ("Comparison", "Statistics", "Relationship")
 BINS = ("set1", "set2", "set3")
@@ -30,12 +31,30 @@ METHODS = ("docsage", "docsage-passive", "docsage-generic-schema", "docsage-no-l
 
 
 def question_index(collections: Path) -> dict[str, dict]:
+    """Every collection's questions by id, each marked ``heldout`` when its collection was
+    rendered with the test template family alone (``quaderno synth make --templates 4``)."""
     out = {}
     for qfile in collections.glob("*/questions.jsonl"):
+        manifest = qfile.parent / "manifest.json"
+        families = json.loads(manifest.read_text()).get("template_families", []) \
+            if manifest.is_file() else []
+        heldout = bool(families) and set(families) <= set(TEST_TEMPLATES)
         for line in qfile.read_text().splitlines():
             q = json.loads(line)
-            out[q["id"]] = q
+            out[q["id"]] = q | {"heldout": heldout}
     return out
+
+
+def every_run(runs: dict[str, dict[str, list]], made: dict, questions: dict[str, dict],
+              head: list[str]) -> None:
+    """The table of every run: its method, code versions and accuracy per bin and category."""
+    print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+    for config, by_bin in runs.items():
+        cells, every = scores(by_bin, questions)
+        methods = ", ".join(sorted({m for m, _ in made[config].values()}))
+        codes = ", ".join(sorted({c for _, cs in made[config].values() for c in cs}))
+        print(f"| {config} | {methods} | {codes} | " + " | ".join(cells) +
+              f" | {mean(every)} | {len(every)} |")
 
 
 def mean(xs: list[float]) -> str:
@@ -133,7 +152,19 @@ def main(out_dir: Path, collections: Path) -> None:
     print(f"# DocSage on the fictional multi-entity benchmark ({out_dir.name})\n")
     head = ["config", "method", "code", *(f"{b} {c[:4]}" for b in BINS for c in CATEGORIES),
             "all", "n"]
-    found = one_commit(runs, made)
+    held = {config: by_bin for config, by_bin in runs.items()
+            if all(questions.get(r.id, {}).get("heldout")
+                   for recs in by_bin.values() for r in recs)}
+    if held:
+        print("## Held-out collections\n")
+        print("Seed 1, rendered with the test template family alone (`quaderno synth make "
+              "--templates 4`): wording never read while DocSage's rules were written. "
+              "Accuracy (synth_score) per category and bin; n = questions answered.\n")
+        every_run(held, made, questions, head)
+        print("\n## Development collections\n")
+        print("Seed 0, template families 0-3: the collections DocSage's rules were written "
+              "against, question by question. Their accuracy is no held-out accuracy.\n")
+    found = one_commit({c: b for c, b in runs.items() if c not in held}, made)
     if found:
         version, by_method = found
         print(f"## Every configuration at one commit ({version})\n")
@@ -151,13 +182,7 @@ def main(out_dir: Path, collections: Path) -> None:
         print("\n## Every run\n")
     print("Accuracy (synth_score) per category and bin; n = questions answered; the method "
           "and the code version each run was made with.\n")
-    print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
-    for config, by_bin in runs.items():
-        cells, every = scores(by_bin, questions)
-        methods = ", ".join(sorted({m for m, _ in made[config].values()}))
-        codes = ", ".join(sorted({c for _, cs in made[config].values() for c in cs}))
-        print(f"| {config} | {methods} | {codes} | " + " | ".join(cells) +
-              f" | {mean(every)} | {len(every)} |")
+    every_run({c: b for c, b in runs.items() if c not in held}, made, questions, head)
     print("\nCost per question: LLM calls (and how many of them the response cache answered: "
           "configurations that share DocSage's schema and extraction with an earlier one re-use "
           "its replies, so their seconds are not a fresh cost), prompt and completion tokens, "

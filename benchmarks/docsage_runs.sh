@@ -8,6 +8,8 @@
 #   DOCSAGE_OPTS="max_chunks=16 probe_size=8" benchmarks/docsage_runs.sh measuring 1
 #                                              # smaller extraction budgets for every DocSage
 #                                              # configuration (recorded in each config.json)
+#   SPLIT=heldout benchmarks/docsage_runs.sh measuring 3
+#                                              # the held-out collections (below)
 #
 # CLEAR's Level A threshold is calibrated per extraction model on the train families first
 # (benchmarks/docsage_calibrate.py) and passed as DOCSAGE_OPTS="calibration=FILE ..."; the
@@ -15,7 +17,11 @@
 #
 # One collection per bin, from the test families (never the train families that calibrate
 # CLEAR): award set1 (8 laureates), regulator set2 (16 companies), network set3 (101 cities),
-# seed 0, one question of each of the eight types. Retrieval is hybrid BM25 + MiniLM. All
+# one question of each of the eight types. SPLIT=development (the default): seed 0, template
+# families 0-3, the collections DocSage's rules were written against (their accuracy is no
+# held-out accuracy). SPLIT=heldout: seed 1 rendered with the test template family alone
+# (`--templates 4`, wording never read while writing the rules), folders *-s1-t4, knowledge
+# bases ds-<bin>-t4, runs named heldout-<config>-<bin>. Retrieval is hybrid BM25 + MiniLM. All
 # runs over one collection share the workspace's DocSage tuple store, so extraction is paid
 # once per chunk and table definition whatever the order. Schema discovery is offered the
 # tables the store holds, so a draft depends on which configurations ran before it: for an
@@ -35,6 +41,11 @@ Q=".venv/bin/quaderno"
 export QUADERNO_TIMEOUT=${QUADERNO_TIMEOUT:-900}
 BINS=${BINS:-"set1 set2 set3"}
 CONFIGS=${CONFIGS:-all}
+case ${SPLIT:-development} in
+  development) SEED=0; MAKE_FLAGS=(); SUFFIX=s0; KB_SUFFIX=""; RUN_PREFIX="" ;;
+  heldout) SEED=1; MAKE_FLAGS=(--templates 4); SUFFIX=s1-t4; KB_SUFFIX=-t4; RUN_PREFIX=heldout- ;;
+  *) echo "SPLIT must be development or heldout, got ${SPLIT}" >&2; exit 2 ;;
+esac
 if [ "$LLM" = measuring ]; then
   LLM_FLAGS=(--llm openai --model measuring --base-url http://127.0.0.1:8800/v1 --concurrency 1)
 else
@@ -43,10 +54,10 @@ fi
 declare -A FAMILY=([set1]=award [set2]=regulator [set3]=network)
 declare -A ENTITIES=([set1]=8 [set2]=16 [set3]=101)
 for bin in $BINS; do
-  fam=${FAMILY[$bin]}; dir=$COLL/$fam-$bin-s0
+  fam=${FAMILY[$bin]}; dir=$COLL/$fam-$bin-$SUFFIX
   if [ ! -f "$dir/questions.jsonl" ]; then
-    $Q synth make -f "$fam" -b "$bin" -s 0 --entities "${ENTITIES[$bin]}" --per-type 1 \
-      --out "$COLL" > /dev/null
+    $Q synth make -f "$fam" -b "$bin" -s "$SEED" --entities "${ENTITIES[$bin]}" --per-type 1 \
+      "${MAKE_FLAGS[@]}" --out "$COLL" > /dev/null
   fi
   # questions in an order whose first three span the three categories, so --limit 3 asks
   # a comparison, a statistics and a relationship question
@@ -61,9 +72,9 @@ qs = [json.loads(line) for line in (folder / "questions.jsonl").read_text().spli
 qs.sort(key=lambda q: order.index(q["type"]) if q["type"] in order else len(order))
 (folder / "questions-ordered.jsonl").write_text("".join(json.dumps(q) + "\n" for q in qs))
 PY
-  if ! $Q kb list --home "$HOME_DIR" 2>/dev/null | grep -q "ds-$bin"; then
-    $Q kb add "ds-$bin" "$dir/documents.jsonl" --home "$HOME_DIR"
-    $Q index build "ds-$bin" --embedder minilm --home "$HOME_DIR"
+  if ! $Q kb list --json --home "$HOME_DIR" 2>/dev/null | grep -q "\"ds-$bin$KB_SUFFIX\""; then
+    $Q kb add "ds-$bin$KB_SUFFIX" "$dir/documents.jsonl" --home "$HOME_DIR"
+    $Q index build "ds-$bin$KB_SUFFIX" --embedder minilm --home "$HOME_DIR"
   fi
 done
 run() {  # name, method, then options; over the bin $BIN
@@ -80,9 +91,10 @@ sys.exit(sys.argv[2] not in get_spec(sys.argv[1]).options.model_fields)" "$metho
   fi
   while [ $# -gt 0 ]; do opts+=(--opt "$1"); shift; done
   local fam=${FAMILY[$BIN]}
-  $Q eval -d "$COLL/$fam-$BIN-s0/questions-ordered.jsonl" --format synth --limit "$LIMIT" \
-    --method "$method" --pool kb --kb "ds-$BIN" --retrieval hybrid --measure synth_score \
-    --out "$OUT" --name "$name-$BIN" --home "$HOME_DIR" "${LLM_FLAGS[@]}" "${opts[@]}"
+  $Q eval -d "$COLL/$fam-$BIN-$SUFFIX/questions-ordered.jsonl" --format synth \
+    --limit "$LIMIT" --method "$method" --pool kb --kb "ds-$BIN$KB_SUFFIX" --retrieval hybrid \
+    --measure synth_score --out "$OUT" --name "$RUN_PREFIX$name-$BIN" --home "$HOME_DIR" \
+    "${LLM_FLAGS[@]}" "${opts[@]}"
 }
 # bin by bin (every configuration of set1 before set2), most informative first
 for BIN in $BINS; do

@@ -138,3 +138,27 @@ def test_cost_per_tuple_is_over_the_tuples_the_questions_own_calls_read() -> Non
     # an older record (no count kept) with no store hit: CLEAR's tuples, a lower bound
     old = _docsage_record(0, {"tuples_extracted": 4, "cache_hits": 0})
     assert per_tuple([old]) == ("≤4", "≤2.5", "≤250", "≤12.5")
+
+
+def test_runs_on_held_out_collections_are_reported_apart(tmp_path, capsys) -> None:
+    """A run over a collection rendered with the test template family alone is held-out
+    accuracy; the development collections' runs are listed under their own heading."""
+    out = _runs_beside_one_question(tmp_path)
+    (tmp_path / "collections" / "c1" / "manifest.json").write_text(
+        json.dumps({"template_families": [0, 1, 2, 3]}))
+    held = tmp_path / "collections" / "c2"
+    held.mkdir()
+    (held / "manifest.json").write_text(json.dumps({"template_families": [4]}))
+    (held / "questions.jsonl").write_text(json.dumps(
+        {"id": "h1", "category": "Statistics", "type": "Stat", "gold": {"answer": "3"}}) + "\n")
+    _run(out, "dev-set1", "docsage", "5a069df", 1.0)
+    _run(out, "heldout-set1", "docsage", "5a069df", 0.0)
+    (out / "heldout-set1" / "results.jsonl").write_text(
+        (out / "heldout-set1" / "results.jsonl").read_text().replace('"q1"', '"h1"'))
+    _report_module().main(out, tmp_path / "collections")
+    text = capsys.readouterr().out
+    accuracy = text.partition("Cost per question")[0]       # the cost table lists every run
+    held_part, _, dev_part = accuracy.partition("## Development collections")
+    assert "## Held-out collections" in held_part
+    assert "| heldout | docsage | 5a069df |" in held_part and "| dev |" not in held_part
+    assert "| dev | docsage | 5a069df |" in dev_part and "| heldout |" not in dev_part

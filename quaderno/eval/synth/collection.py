@@ -30,7 +30,7 @@ from quaderno.eval.synth.families import family as get_family
 from quaderno.eval.synth.gold import connect, table_columns, table_rows
 from quaderno.eval.synth.questions import Question, generate
 from quaderno.eval.synth.render import Document, Renderer
-from quaderno.eval.synth.templates import ALL_TEMPLATES
+from quaderno.eval.synth.templates import ALL_TEMPLATES, KNOWN_TEMPLATES
 from quaderno.eval.synth.world import World, build_world
 
 GENERATOR_VERSION = "synth-1.0"
@@ -72,7 +72,11 @@ class Collection:
 
     @property
     def name(self) -> str:
-        return f"{self.family}-{self.bin}-s{self.seed}"
+        """``{family}-{bin}-s{seed}``, and ``-t`` with the template families when they are
+        not the default (``award-set1-s1-t4``: the held-out test family alone)."""
+        tf = "" if self.template_families == ALL_TEMPLATES else \
+            "-t" + "".join(map(str, self.template_families))
+        return f"{self.family}-{self.bin}-s{self.seed}{tf}"
 
 
 def _needed(c: Collection, q: Question) -> set[tuple[str, str, str]]:
@@ -146,9 +150,9 @@ def make_collection(family: str, bin_name: str, seed: int, *, entities: int | No
         raise ConfigError(f"filler must be 0 or more, got {filler}")
     if per_type < 1:
         raise ConfigError(f"per_type must be positive, got {per_type}")
-    bad = [t for t in template_families if t not in ALL_TEMPLATES]
+    bad = [t for t in template_families if t not in KNOWN_TEMPLATES]
     if bad or not template_families:
-        raise ConfigError(f"template families must be some of {ALL_TEMPLATES}, got "
+        raise ConfigError(f"template families must be some of {KNOWN_TEMPLATES}, got "
                           f"{template_families}")
     world = build_world(fam, n, seed)
     columns, rows = table_columns(fam), table_rows(world)
@@ -214,7 +218,7 @@ def manifest(c: Collection, contents: dict[str, str]) -> dict[str, Any]:
 
 
 def write_collection(c: Collection, out: str | Path) -> Path:
-    """Write ``c`` under ``out/{family}-{bin}-s{seed}``; returns that folder."""
+    """Write ``c`` under ``out/{c.name}`` (:attr:`Collection.name`); returns that folder."""
     folder = Path(out) / c.name
     contents = files(c)
     for rel, text in contents.items():

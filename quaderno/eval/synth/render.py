@@ -18,7 +18,8 @@ from typing import Any
 from quaderno.eval.synth.families import Attr, Family
 from quaderno.eval.synth.templates import (ALL_TEMPLATES, CORRECTION, CURRENT, FILLER, JOIN,
                                            LINK, NEGATED, NEGATED_MONEY, OLD_MONEY, OLD_VALUE,
-                                           ROLE_WORDS, an, bank, choose, value_text)
+                                           ROLE_WORDS, TEST_FIXED, TEST_TEMPLATES, an, bank,
+                                           choose, value_text)
 from quaderno.eval.synth.world import NOW, Entity, World
 
 ROSTER_SIZE = 8
@@ -86,6 +87,15 @@ class Renderer:
                  template_families: tuple[int, ...] = ALL_TEMPLATES, filler: int = 1) -> None:
         self.w, self.rng, self.tf, self.n_filler = world, rng, template_families, filler
         self.fam: Family = world.family
+        # the test family rewords the sentences families 0-3 share (TEST_FIXED)
+        self.test = any(t in TEST_TEMPLATES for t in template_families)
+
+    def _fixed(self, kind: str, usual: tuple[str, ...] | str) -> str:
+        """The wording of a sentence families 0-3 share: one of ``usual``, or the test
+        family's (:data:`.templates.TEST_FIXED`)."""
+        if self.test:
+            return self.rng.choice(TEST_FIXED[kind])
+        return usual if isinstance(usual, str) else self.rng.choice(usual)
 
     # -- sentences ---------------------------------------------------------------------
     def _ref(self, e: Entity, first: bool, alias_only: bool) -> str:
@@ -151,7 +161,9 @@ class Renderer:
             if d.alias_only:
                 d.title = f"{rng.choice(e.aliases)} — {d.kind}"
         intro = f"{e.name} ({e.aliases[0]})" if e.aliases else e.name
-        docs[0].sentences.append((f"{intro} is {an(fam.member)} of the {self.w.topic}.",
+        head = self._fixed("intro", "{intro} is {member_a} of the {topic}.")
+        docs[0].sentences.append((head.format(intro=intro, member_a=an(fam.member),
+                                              topic=self.w.topic),
                                   [Fact("membership", e.name, "member", True)]))
         items: list[tuple[str, Any]] = [("attr", a) for a in fam.attrs
                                         if e.values.get(a.column) is not None]
@@ -173,11 +185,12 @@ class Renderer:
                     lead = s.split(" ", 1)[0]
                     if lead in _LOWER_LEADS:
                         s = s[0].lower() + s[1:]
-                    s = _fill(rng.choice(CURRENT), now=NOW) + s
+                    s = _fill(self._fixed("current", CURRENT), now=NOW) + s
                 d.sentences.append((s, fs))
         for col, denied in e.negated.items():
             a, d = fam.attr(col), rng.choice(docs)
-            tpl = rng.choice(NEGATED_MONEY if a.kind == "money" else NEGATED)
+            tpl = self._fixed("negated_money", NEGATED_MONEY) if a.kind == "money" else \
+                self._fixed("negated", NEGATED)
             s = _fill(tpl, ent=self._fit(tpl, self._ref(e, not d.sentences, d.alias_only), e),
                       noun=a.noun, v=value_text(a, denied, rng))
             d.sentences.append((s, [Fact(fam.members, e.name, col, denied, False,
@@ -189,7 +202,9 @@ class Renderer:
                                    self.filler(self._ref(e, False, d.alias_only), e))
         for col, (old, year) in e.old_values.items():
             a = fam.attr(col)
-            s = _fill(rng.choice(OLD_MONEY if a.kind == "money" else OLD_VALUE), year=year,
+            old_tpl = self._fixed("old_money", OLD_MONEY) if a.kind == "money" else \
+                self._fixed("old_value", OLD_VALUE)
+            s = _fill(old_tpl, year=year,
                       ent=self._ref(e, True, False), v=value_text(a, old, rng), noun=a.noun)
             docs.append(Document("", f"{e.name} — news {year}", "news", e.name,
                                  [(f"(Published {year}.) {s}",
@@ -226,7 +241,7 @@ class Renderer:
         return {a.column for a in self.fam.attrs if a.kind == "year"}
 
     def _correction(self, e: Entity, a: Attr, ref: str) -> tuple[str, list[Fact]]:
-        tpl = self.rng.choice(CORRECTION)
+        tpl = self._fixed("correction", CORRECTION)
         text = _fill(tpl, ent=self._fit(tpl, ref, e), v=e.values[a.column],
                      wrong=e.corrections[a.column], event=a.event, event_noun=a.event_noun)
         return text, [Fact(self.fam.members, e.name, a.column, e.values[a.column]),
@@ -239,11 +254,14 @@ class Renderer:
         holders = [m for m in self.w.members if m.link == e.name]
         role = ROLE_WORDS[fam.link_role]
         if holders and fam.link_is_person:
-            d.sentences.append((f"{e.name} is the {role} of {holders[0].name}.",
+            tpl = self._fixed("holder", "{ent} is the {role} of {holder}.")
+            d.sentences.append((tpl.format(ent=e.name, role=role, holder=holders[0].name),
                                 [Fact(fam.members, holders[0].name, fam.link_role, e.name)]))
         else:
-            d.sentences.append((f"{e.name} is listed as {an(role)} in the records of the "
-                                f"{self.w.topic}.", []))
+            tpl = self._fixed("listed", "{ent} is listed as {role_a} in the records of the "
+                                        "{topic}.")
+            d.sentences.append((tpl.format(ent=e.name, role_a=an(role), topic=self.w.topic),
+                                []))
         for a in fam.link_attrs:
             d.sentences.append(self.attr_sentence(e, a, fam.link_table, self._ref(e, False,
                                                                                   False)))
@@ -252,15 +270,20 @@ class Renderer:
     def distractor_doc(self, e: Entity) -> Document:
         fam, w = self.fam, self.w
         d = Document("", e.name, "distractor", e.name)
+        said = {"ent": e.name, "member_a": an(fam.member), "topic": w.topic,
+                "rival": w.rival_topic, "joined": e.joined, "left": e.left}
         if e.role == "former":
-            head = (f"{e.name} was {an(fam.member)} of the {w.topic} from {e.joined} "
-                    f"until it left in {e.left}.")
+            head = self._fixed("former", "{ent} was {member_a} of the {topic} from "
+                                         "{joined} until it left in {left}.").format(**said)
         elif e.role == "namesake":
             head = f"{e.name} is {an(fam.member)} of the {w.rival_topic}."
             if self.rng.random() < 0.5:
-                head += f" It is not the {fam.member} of the same name in the {w.topic}."
+                head += self._fixed("namesake", " It is not the {member} of the same name in "
+                                                "the {topic}.").format(member=fam.member,
+                                                                       topic=w.topic)
         else:
-            head = f"{e.name} is {an(fam.member)} of the {w.rival_topic}, not of the {w.topic}."
+            head = self._fixed("rival", "{ent} is {member_a} of the {rival}, not of the "
+                                        "{topic}.").format(**said)
         d.sentences.append((head, []))
         for a in fam.attrs:  # distractors' values are facts of nobody's gold table
             if self.rng.random() < 0.7:
@@ -277,15 +300,17 @@ class Renderer:
             listed = [self.rng.choice([m.name] + m.aliases) for m in part]
             d = Document("", f"{self.w.topic} — members, part {i // ROSTER_SIZE + 1}",
                          "roster", "")
-            d.sentences.append((f"Members of the {self.w.topic} ({self.w.topic_alias}) include "
-                                + ", ".join(listed) + ".",
+            tpl = self._fixed("roster", "Members of the {topic} ({alias}) include {names}.")
+            d.sentences.append((tpl.format(topic=self.w.topic, alias=self.w.topic_alias,
+                                           names=", ".join(listed)),
                                 [Fact("membership", m.name, "member", True) for m in part]))
             out.append(d)
         formers = [e for e in self.w.distractors if e.role == "former"]
         if formers and out:
+            item = self._fixed("former_item", "{ent} (left {left})")
+            items = ", ".join(item.format(ent=e.name, left=e.left) for e in formers)
             out[-1].sentences.append((
-                "Former members: " + ", ".join(f"{e.name} (left {e.left})" for e in formers)
-                + ".", []))
+                self._fixed("formers", "Former members: {items}.").format(items=items), []))
         return out
 
     def render(self, prefix: str) -> list[Document]:

@@ -18,6 +18,12 @@ from quaderno.eval.synth.families import Attr
 TRAIN_TEMPLATES: tuple[int, ...] = (0, 1)
 HELDOUT_TEMPLATES: tuple[int, ...] = (2, 3)
 ALL_TEMPLATES: tuple[int, ...] = (0, 1, 2, 3)
+#: written after DocSage's rules were, and never read while developing them: the held-out
+#: benchmark renders with this family alone, which also rewords what families 0-3 share (a
+#: member's introduction, rosters, former members, namesakes, corrections, denials, old
+#: figures; :data:`TEST_FIXED`), since rules were written against those sentences too
+TEST_TEMPLATES: tuple[int, ...] = (4,)
+KNOWN_TEMPLATES: tuple[int, ...] = ALL_TEMPLATES + TEST_TEMPLATES
 
 Bank = tuple[tuple[int, str], ...]
 
@@ -28,6 +34,8 @@ YEAR: Bank = (
     (2, "It was in {v} that {ent} {event}."), (2, "{v} marks the {event_noun} of {ent}."),
     (3, "Records give {v} for the {event_noun} of {ent}."),
     (3, "{ent} has a {event_noun} year of {v}, the archive shows."),
+    (4, "{ent} traces its {event_noun} back to {v}."),
+    (4, "The year {v} saw the {event_noun} of {ent}."),
 )
 COUNT: Bank = (
     (0, "{ent} has {v} {noun}."), (0, "{ent} counts {v} {noun}."),
@@ -36,18 +44,24 @@ COUNT: Bank = (
     (2, "Some {v} {noun} are associated with {ent}."),
     (3, "A total of {v} {noun} was recorded for {ent}."),
     (3, "Tallies of {noun} put {ent} at {v}."),
+    (4, "The count for {ent} stands at {v} {noun}."),
+    (4, "In total, {v} {noun} belong to {ent}."),
 )
 MONEY: Bank = (
     (0, "{ent} has {noun_a} of {v}."), (0, "{ent} reported {noun_a} of {v}."),
     (1, "The {noun} of {ent} amounts to {v}."), (1, "{ent} states its {noun} as {v}."),
     (2, "At {v}, the {noun} of {ent} draws attention."), (2, "{v} is the {noun} stated for {ent}."),
     (3, "Figures put the {noun} of {ent} at {v}."), (3, "{ent} disclosed {v} as {noun}."),
+    (4, "{ent} closed the year with {noun_a} of {v}."),
+    (4, "The latest statement gives {noun_a} of {v} for {ent}."),
 )
 CATEGORY: Bank = (
     (0, "{ent} {phrase}."), (1, "According to the profile, {ent} {phrase}."),
     (2, "Observers note that {ent} {phrase}."),
     (3, "As for {label}, {ent} is recorded under {v}."),
     (3, "{label_cap}: {v}, in the case of {ent}."),
+    (4, "On file, the {label} of {ent} is {v}."),
+    (4, "Regarding {ent}, the {label} given is {v}."),
 )
 LINK: Bank = (
     (0, "The {role} of {ent} is {link}."), (0, "{ent} lists {link} as its {role}."),
@@ -55,6 +69,7 @@ LINK: Bank = (
     (2, "{ent}, whose {role} is {link}, keeps a low profile."),
     (2, "{link} acts as the {role} behind {ent}."),
     (3, "Records connect {ent} to {link} as its {role}."), (3, "{ent} reports to {link} ({role})."),
+    (4, "{link} holds the post of {role} at {ent}."), (4, "For {ent}, the {role} is {link}."),
 )
 JOIN: Bank = (
     (0, "{ent} {join} the {topic} in {v}."), (0, "{ent} has been part of the {topic} since {v}."),
@@ -62,6 +77,8 @@ JOIN: Bank = (
     (2, "Since {v}, {ent} belongs to the {topic}."), (2, "In {v} {ent} entered the {topic}."),
     (3, "Membership of {ent} in the {topic} began in {v}."),
     (3, "{ent} was welcomed into the {topic} in {v}."),
+    (4, "{ent} gained membership of the {topic} in {v}."),
+    (4, "The {topic} has counted {ent} among its members since {v}."),
 )
 CORRECTION = (
     "An earlier report gave the {event_noun} year of {ent} as {wrong}; the correct year is {v}.",
@@ -78,6 +95,28 @@ NEGATED = ("Claims that {ent} has {v} {noun} are unfounded.",
 NEGATED_MONEY = ("Reports of {v} as the {noun} of {ent} were denied.",
                  "It is not true that the {noun} of {ent} reached {v}.")
 CURRENT = ("As of {now}, ", "Latest figures ({now}): ", "Updated in {now}: ")
+#: the test family's wording of what families 0-3 write one way (:data:`TEST_TEMPLATES`)
+TEST_FIXED: dict[str, tuple[str, ...]] = {
+    "intro": ("The {topic} lists {intro} as {member_a}.",),
+    "former": ("{ent} had been {member_a} of the {topic} since {joined}; its membership "
+               "ended in {left}.",
+               "{ent} gave up its place in the {topic} in {left}, after joining in {joined}."),
+    "namesake": (" Despite the shared name, it has no tie to the {topic}.",),
+    "rival": ("{ent} is {member_a} of the {rival} and has never belonged to the {topic}.",),
+    "roster": ("The {topic} ({alias}) counts the following among its members: {names}.",),
+    "formers": ("Past members: {items}.",),
+    "former_item": ("{ent} (departed {left})",),
+    "correction": ("{ent} {event} in {v}; the year {wrong} found elsewhere is a misprint.",
+                   "The often cited {wrong} is wrong: {ent} {event} in {v}."),
+    "negated": ("No source supports the claim that {ent} has {v} {noun}.",
+                "The figure of {v} {noun} once attributed to {ent} was withdrawn."),
+    "negated_money": ("The supposed {noun} of {v} for {ent} was never confirmed.",),
+    "old_value": ("{ent} had {v} {noun} in {year}.",),
+    "old_money": ("For {year}, {ent} posted {noun} of {v}.",),
+    "current": ("At the latest count ({now}), ", "Most recently ({now}), "),
+    "holder": ("{holder} has {ent} as its {role}.",),
+    "listed": ("{ent} appears as {role_a} in the files of the {topic}.",),
+}
 FILLER = (
     "{ent} hosts an annual open day that draws visitors from the region.",
     "Local newspapers regularly cover events at {ent}.",
