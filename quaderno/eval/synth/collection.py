@@ -33,7 +33,8 @@ from quaderno.eval.synth.render import Document, Renderer
 from quaderno.eval.synth.templates import ALL_TEMPLATES, KNOWN_TEMPLATES
 from quaderno.eval.synth.world import World, build_world
 
-GENERATOR_VERSION = "synth-1.0"
+# synth-1.1: template family 4 (TEST_TEMPLATES); families 0-3 render as in synth-1.0
+GENERATOR_VERSION = "synth-1.1"
 
 
 class BinSpec(BaseModel):
