@@ -162,6 +162,30 @@ def test_max_iters_and_call_budget_bound_the_loop():
     assert log.stop_reason == "LLM-call budget of 4 spent" and len(log.rounds) == 1
 
 
+def test_the_call_budget_bounds_the_questions_of_a_round():
+    """The budget was checked only as a round began: a round with three signals asked all
+    three, and a budget of 4 ended at 6 calls (the session's audit)."""
+    class Three:
+        def __call__(self, schema, rows):
+            return [Signal(kind="value_anomaly", table="institution", column=c,
+                           detail=f"odd {c}") for c in ("founded", "name", "staff")]
+    lm = LM(FakeLLM(respond=Script()))
+
+    def go(budget):
+        ep = Episode("q", method="docsage", lm=lm, retriever=Retriever())
+        log = asyncio.run(SchemaDiscovery(mode="active", call_budget=budget).run(
+            ep, hits("d1"), hits("d1"), extract=trial, detect=Three()))[1]
+        return log, ep
+    log, ep = go(4)
+    assert log.llm_calls <= 4
+    assert len(log.rounds[0].signals) == 3 and len(log.rounds[0].clarifications) == 1
+    assert any("asked about 1 of 3 signals" in f for f in ep.trace.fallbacks)
+    log, _ = go(2)                         # no room for a question and the update
+    assert log.llm_calls == 1 and log.stop_reason == "LLM-call budget of 2 spent"
+    log, _ = go(25)
+    assert len(log.rounds[0].clarifications) == 3
+
+
 def test_passive_discovery_refines_once_and_asks_nothing():
     script = Script()
     schema, log, ep = run(SchemaDiscovery(mode="passive"), script)

@@ -283,7 +283,18 @@ class SchemaDiscovery:
                     if not round_.signals:
                         log.stop_reason = "no signal could be repaired or asked"
                         return schema
-                    round_.clarifications = await self._clarify(ep, schema, round_.signals)
+                    # the budget holds: one call for the questions, one per answer and one
+                    # for the update (a malformed reply's retry aside)
+                    room = self.call_budget - own_calls() - 2
+                    if room < 1:
+                        log.stop_reason = f"LLM-call budget of {self.call_budget} spent"
+                        return schema
+                    asked = round_.signals[:room]
+                    if len(asked) < len(round_.signals):
+                        ep.trace.fallback(f"asked about {len(asked)} of "
+                                          f"{len(round_.signals)} signals: the rest would pass "
+                                          f"ASK's call budget of {self.call_budget}")
+                    round_.clarifications = await self._clarify(ep, schema, asked)
                     if not any(c.answered for c in round_.clarifications):
                         log.stop_reason = "no clarification question was answered"
                         return schema
