@@ -66,3 +66,15 @@ def test_the_stored_tables_the_draft_was_offered_are_printed():
     out = printed(DocSageDetails(variant="full", ask=ask))
     assert ("schema draft offered 2 stored table(s): city(name TEXT, population INT); "
             "league([b]x[/b] TEXT)") in out
+
+
+def test_a_tables_row_count_is_printed_whole():
+    """--json keeps a table's first 20 rows; the count printed was theirs ("20+ rows")."""
+    from quaderno.methods.docsage.schema import Column, Schema, Table
+    schema = Schema(tables=[Table(name="cities", columns=[Column(name="name")])])
+    d = DocSageDetails(variant="full", db_schema=schema,
+                       tables={"cities": [{"name": f"c{i}"} for i in range(20)]},
+                       table_sizes={"cities": 101})
+    assert "table cities(name) — 101 rows" in printed(d)
+    d.table_sizes = {}                         # a record made before the count was kept
+    assert "table cities(name) — 20+ rows" in printed(d)

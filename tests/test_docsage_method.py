@@ -207,6 +207,8 @@ def test_extraction_is_paid_once_across_questions(tmp_path):
     assert one.details.tuples_new == one.details.clear["tuples_extracted"] >= 3
     assert two.details.clear["tuples_extracted"] == one.details.clear["tuples_extracted"]
     assert two.details.tuples_new == two.details.clear["tuples_new"] == 0
+    assert one.details.table_sizes == {t: len(rows) for t, rows in one.details.tables.items()}
+    assert sum(one.details.table_sizes.values()) >= 3
 
 
 REPRINT = Chunk(id="reprint#0", kb="unis", title="reprint",

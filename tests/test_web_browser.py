@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -161,6 +162,8 @@ def test_docsage_rows_link_to_their_source_chunk(page):
     page.wait_for_selector("#docsage-box:not([hidden])", timeout=60000)
     view = page.inner_text("#docsage-view")
     assert "institution" in view and "founded" in view
+    # every row is shown, so the heading gives the whole count, not "first N"
+    assert re.search(r"Table institution \(\d+ rows\)", view), view
     assert "SELECT name, founded, staff FROM institution" in page.inner_text(
         "#docsage-view pre.sql")
     assert page.inner_text("#answer") == "Varnholt University"

@@ -144,9 +144,12 @@ def print_docsage(d: DocSageDetails) -> None:
                            + "; ".join(d.ask.offered), style="dim"), soft_wrap=True)
     if d.db_schema is not None:
         for t in d.db_schema.tables:
-            n = len(d.tables.get(t.name, []))
+            shown = len(d.tables.get(t.name, []))
+            n = d.table_sizes.get(t.name)
+            rows = f"{n} rows" if n is not None else \
+                f"{shown}{'+' if shown >= 20 else ''} rows"    # a record made before sizes
             console.print(f"[dim]table {escape(t.name)}({escape(', '.join(t.column_names))})"
-                          f" — {n}{'+' if n >= 20 else ''} rows[/]", soft_wrap=True)
+                          f" — {rows}[/]", soft_wrap=True)
     ran = [a for a in d.sql if a.stage == "ok"]
     if ran:
         console.print(Text(f"SQL: {ran[-1].sql}", style="cyan"), soft_wrap=True)

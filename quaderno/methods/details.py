@@ -110,6 +110,7 @@ class DocSageDetails(BaseModel):
     # not those the tuple store held: what its extraction cost paid for
     tuples_new: int = 0
     tables: dict[str, list[dict]] = Field(default_factory=dict)  # first rows of each table
+    table_sizes: dict[str, int] = Field(default_factory=dict)  # every table's row count
     sql: list[SQLAttempt] = Field(default_factory=list)
     result: ResultTable | None = None
     cited_rows: list[int] = Field(default_factory=list)

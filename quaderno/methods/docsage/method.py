@@ -259,7 +259,9 @@ class DocSage(BaseMethod):
                                  clear=clear.report.model_dump(mode="json"),
                                  tuples_new=sum(trial_fresh) + clear.report.tuples_new,
                                  tables={t.name: [r.values for r in rows if r.table == t.name][:20]
-                                         for t in schema.tables})
+                                         for t in schema.tables},
+                                 table_sizes={t.name: sum(r.table == t.name for r in rows)
+                                              for t in schema.tables})
         if self.reasoning == "tables":
             answer, explanation = await answer_from_tables(ep, schema, rows)
             # the chunks behind the tables shown (every cell's: a corrected or merged cell

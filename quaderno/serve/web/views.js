@@ -129,7 +129,10 @@ export function docsageView(d, openChunkAnyKb) {
   for (const [name, rows] of Object.entries(d.tables || {})) {
     if (!rows.length) continue;
     const cols = Object.keys(rows[0]);
-    view.append(el("h3", {}, `Table ${name} (first ${rows.length} rows)`),
+    const size = (d.table_sizes || {})[name];
+    const shown = size === undefined || size > rows.length
+      ? `first ${rows.length}${size === undefined ? "" : ` of ${size}`} rows` : `${size} rows`;
+    view.append(el("h3", {}, `Table ${name} (${shown})`),
       table(cols, rows.map((r) => cols.map((c) => r[c]))));
   }
   if ((d.sql || []).length) {
