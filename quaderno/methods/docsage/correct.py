@@ -46,6 +46,7 @@ from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, entity_
 from quaderno.methods.docsage.rows import Correction, Row, coerce
 from quaderno.methods.docsage.schema import Column, Table
 from quaderno.methods.docsage.spans import mentions, surface_forms
+from quaderno.methods.docsage.steps import DATA_NOTE, fenced
 from quaderno.methods.docsage.figures import number_stated
 
 log = logging.getLogger(__name__)
@@ -67,10 +68,10 @@ JUDGE = Step(
     instruction=(
         "Documents disagree about the {attribute} of {entity}.\n"
         "Candidate values: {candidates}\n\n"
-        "Passages:\n{passages}\n\n"
+        "Passages:\n<data>\n{passages}\n</data>\n\n"
         "Which value is correct? Prefer the most recent statement and explicit corrections. "
         "Quote the decisive words of one passage exactly as written. If no passage "
-        "decides, answer null."),
+        "decides, answer null. " + DATA_NOTE),
     inputs=("entity", "attribute", "candidates", "passages"),
     output=Judgment, max_tokens=300)
 
@@ -362,7 +363,7 @@ async def resolve_conflict(lm: LM, *, entity: Sequence[str], table: Table, colum
             result = await JUDGE.run(lm, trace=trace, entity=" / ".join(dict.fromkeys(entity)),
                                      attribute=f"{column} ({table.name})",
                                      candidates=", ".join(values),
-                                     passages=_passages(passages))
+                                     passages=fenced(_passages(passages)))
             calls += result.attempts
             j = result.value
             picked, refused = _read_judged(table, column, j.value, j.quote)

@@ -257,10 +257,17 @@ class ChunkResult(BaseModel):
     ended: list[Row] = Field(default_factory=list)
 
 
+def quoted(text: str) -> str:
+    """``text`` safe between the extraction prompt's triple quotes: a ``\"\"\"`` in a
+    document cannot end the text and open instructions after it. Any other text is left
+    as it is (so is every prompt the LLM cache and the tuple store hold)."""
+    return text.replace('"""', '" " "')
+
+
 async def _sample(step: Step, lm: LM, chunk: Chunk, schema_text: str,
                   trace: Trace | None) -> StepResult:
     return await step.run(lm, trace=trace, schema=schema_text, doc=doc_id_of(chunk),
-                          text=chunk.render())
+                          text=quoted(chunk.render()))
 
 
 async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
