@@ -10,12 +10,12 @@ engine is deterministic SQL (ambiguity A5), one query per constraint:
 * numeric range: ``WHERE x NOT BETWEEN ? AND ?`` (a one-sided bound: ``<`` or ``>``), on
   INT and DOUBLE columns only;
 * a temporal order between a year (INT) and a DATE compares the DATE's ``year()``; one on
-  other types is skipped.
+  other types is skipped;
+* referential integrity: an anti-join (``NOT EXISTS`` a parent row with the value);
+* duplicate key: ``GROUP BY key HAVING COUNT(*) > 1``.
 
 A constraint that does not apply to its columns' types, or that meets a DuckDB error, is
 skipped and named in :attr:`CheckResult.skipped`: it never fails the question.
-* referential integrity: an anti-join (``NOT EXISTS`` a parent row with the value);
-* duplicate key: ``GROUP BY key HAVING COUNT(*) > 1``.
 
 Besides the schema's constraints (:meth:`Schema.all_constraints`: declared ones, unique primary
 keys, foreign keys), a table with a primary key implies key → c for each ``single_valued``
