@@ -6,8 +6,11 @@ the JSON that the ``calibration`` option of every DocSage method reads.
         --out /tmp/quaderno-docsage/calibration-measuring.json
 
 The examples are taken round-robin over the train families (``--examples`` of them), so a
-short budget still covers every family; extraction runs with DocSage's default settings, so
-the threshold is on the same confidence scale as at question time. The test families the
+short budget still covers every family; ``--holdout N`` labels the next N chunks too, never
+calibrated on, and saves the share of their wrong cells the threshold flags (the promise is
+at least 1 - alpha) and of their right cells (what re-reading costs). Extraction runs with
+DocSage's default settings, so the threshold is on the same confidence scale as at question
+time. The test families the
 benchmark asks about are never used (``calibration_examples`` refuses them).
 """
 
@@ -57,6 +60,9 @@ def main() -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--llm", choices=["measuring", "embedded"], default="measuring")
     ap.add_argument("--examples", type=int, default=30, help="D_1 chunks (default 30)")
+    ap.add_argument("--holdout", type=int, default=0,
+                    help="held-back chunks after them, never calibrated on: what the threshold "
+                         "flags of their wrong and right cells is saved (default 0)")
     ap.add_argument("--alpha", type=float, default=0.1,
                     help="flag at least 1 - alpha of the wrong cells (default 0.1)")
     ap.add_argument("--out", type=Path, required=True)
@@ -67,10 +73,11 @@ def main() -> None:
     lm = make_lm(cfg, cache_path=None)
     families = list(TRAIN_FAMILIES)
     examples = round_robin(list(synth.calibration_examples(families, bins=("set1",))),
-                           args.examples)
-    calibration = asyncio.run(calibrate_on(lm, examples, gold_tables(families),
+                           args.examples + args.holdout)
+    calibration = asyncio.run(calibrate_on(lm, examples[:args.examples], gold_tables(families),
                                            ExtractionSettings(), alpha=args.alpha,
-                                           source="d1-train-families"))
+                                           source="d1-train-families",
+                                           held_out=examples[args.examples:]))
     calibration.save(args.out)
     log.info("saved %s: %s", args.out, calibration.model_dump(mode="json"))
 

@@ -7,6 +7,8 @@ import asyncio
 import hashlib
 import json
 import random
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +16,7 @@ from quaderno.errors import ConfigError
 from quaderno.llm.lm import LM
 from quaderno.llm.types import ChatRequest, ChatResponse, TokenLogprob
 from quaderno.methods.docsage.calibrate import calibrate_on, label_rows, labelled_cells
-from quaderno.methods.docsage.confidence import calibrate, error_coverage
+from quaderno.methods.docsage.confidence import Calibration, calibrate, error_coverage
 from quaderno.methods.docsage.extract import ExtractionSettings
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Column, Table
@@ -103,6 +105,32 @@ def test_calibrate_on_extracts_labels_and_thresholds() -> None:
                                          source="league"))
     assert threshold.source.startswith("league: ") and threshold.n_cells > 100
     assert threshold.tau_low is not None
+
+
+def test_a_threshold_records_what_it_flags_on_held_back_examples() -> None:
+    """The calibration file said how the threshold was made, never what it flags on data it
+    was not made on (the session's audit): with held-out examples it records the share of
+    their wrong cells flagged (at least 1 - alpha is the promise) and of their right ones."""
+    examples = list(synth.calibration_examples(seeds=(0, 1)))
+    first = [e for e in examples if "-s0-" in e.chunk_id]
+    later = [e for e in examples if "-s1-" in e.chunk_id]
+    reader, tables = LM(NoisyReader(examples)), d1_tables(examples)
+    settings = ExtractionSettings(confidence="logprobs")
+    threshold = asyncio.run(calibrate_on(reader, first, tables, settings, held_out=later))
+    cells = asyncio.run(labelled_cells(reader, later, tables, settings))
+    assert threshold.held_out_cells == len(cells) > 1000
+    assert threshold.held_out_errors == sum(not c.correct for c in cells)
+    assert threshold.held_out_coverage == error_coverage(threshold, cells) >= 0.85
+    right = [c for c in cells if c.correct]
+    assert threshold.held_out_false_flags == pytest.approx(
+        sum(threshold.flags(c.confidence) for c in right) / len(right))
+    assert 0 < threshold.held_out_false_flags < 1
+    with pytest.raises(ConfigError, match="must not be calibrated on"):
+        asyncio.run(calibrate_on(reader, first, tables, settings, held_out=first[:1]))
+    # saved and read back with the file
+    with tempfile.TemporaryDirectory() as tmp:
+        threshold.save(Path(tmp) / "c.json")
+        assert Calibration.load(Path(tmp) / "c.json") == threshold
 
 
 def test_labels_match_aliases_and_count_invented_rows_as_wrong() -> None:

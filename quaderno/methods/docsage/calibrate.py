@@ -26,7 +26,7 @@ from quaderno.errors import ConfigError
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.aliases import alias_map
-from quaderno.methods.docsage.confidence import Calibration, LabelledCell, calibrate
+from quaderno.methods.docsage.confidence import Calibration, LabelledCell, calibrate, checked_on
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.normalize import key_columns, normalize_entity, normalize_value
 from quaderno.methods.docsage.rows import Row
@@ -105,8 +105,17 @@ async def labelled_cells(lm: LM, examples: Sequence[LabelledExample],
 async def calibrate_on(lm: LM, examples: Sequence[LabelledExample],
                        tables: Mapping[str, Table], settings: ExtractionSettings, *,
                        alpha: float = 0.1, source: str = "d1",
+                       held_out: Sequence[LabelledExample] = (),
                        **kwargs: Any) -> Calibration:
     """The conformal threshold from D_1 ``examples`` (see :func:`labelled_cells`), with the
-    score kind and the extraction model it holds for."""
+    score kind and the extraction model it holds for; with ``held_out`` examples (none of
+    them a chunk of ``examples``: :class:`ConfigError`), what it flags of their labelled
+    cells is recorded (:func:`.confidence.checked_on`)."""
+    shared = sorted({e.chunk_id for e in examples} & {e.chunk_id for e in held_out})
+    if shared:
+        raise ConfigError(f"held-out examples must not be calibrated on: {shared[:3]}")
     cells = await labelled_cells(lm, examples, tables, settings, **kwargs)
-    return calibrate(cells, alpha, source=f"{source}: {len(cells)} cells", model=lm.model_id)
+    out = calibrate(cells, alpha, source=f"{source}: {len(cells)} cells", model=lm.model_id)
+    if held_out:
+        out = checked_on(out, await labelled_cells(lm, held_out, tables, settings, **kwargs))
+    return out

@@ -261,6 +261,13 @@ class Calibration(BaseModel):
     source: str = ""     # what the labelled cells were (benchmark, schema family)
     score_kind: ScoreKind | None = None
     model: str = ""
+    # checked on held-back labelled cells, none of them calibrated on (:func:`checked_on`):
+    # their number, how many were wrong, the share of those flagged (at least 1 - alpha is
+    # the promise) and the share of the right ones flagged too (what re-reading costs)
+    held_out_cells: int = 0
+    held_out_errors: int = 0
+    held_out_coverage: float | None = None
+    held_out_false_flags: float | None = None
 
     def mismatch(self, kind: str | None, model: str) -> str | None:
         """Why this threshold must not be applied to a confidence of score ``kind`` from
@@ -330,6 +337,20 @@ def error_coverage(calibration: Calibration, cells: Sequence[LabelledCell]) -> f
     return sum(calibration.flags(c.confidence) for c in wrong) / len(wrong)
 
 
+def checked_on(calibration: Calibration, cells: Sequence[LabelledCell]) -> Calibration:
+    """``calibration`` with what it does on held-back ``cells`` recorded: the share of their
+    wrong cells it flags, and of their right cells. Cells of another score kind than it
+    was calibrated on are left out, as :func:`calibrate` leaves them out."""
+    cells = [c for c in cells if calibration.score_kind is None or c.kind is None
+             or c.kind == calibration.score_kind]
+    right = [c for c in cells if c.correct]
+    return calibration.model_copy(update={
+        "held_out_cells": len(cells), "held_out_errors": len(cells) - len(right),
+        "held_out_coverage": error_coverage(calibration, cells),
+        "held_out_false_flags": (sum(calibration.flags(c.confidence) for c in right)
+                                 / len(right)) if right else None})
+
+
 __all__ = ["AgreedRow", "Calibration", "ScoreKind", "LabelledCell", "agreement_rows",
-           "calibrate", "error_coverage", "json_value_spans",
+           "calibrate", "checked_on", "error_coverage", "json_value_spans",
            "logprob_confidences", "span_probability", "token_offsets"]
