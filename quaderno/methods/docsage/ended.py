@@ -160,14 +160,21 @@ def _without(text: str, names: Sequence[str]) -> str:
 # "Kelvo Trust, Brin Holdings' owner, left"
 _ASIDE = re.compile(r"\s*,(?=\s+(?:[a-z]|[^\W\d_][^,;]*?['\u2019]s?\s+[a-z]))[^,;]*,")
 # a verb's subject that is someone of an entity, not the entity: "whose founder left", "its
-# chief executive later left", "Brin Holdings' founder left" (up to three lowercase words)
-_SOMEONE_OF = re.compile(r"(?:\b(?:its|their|whose|his|her)|\w['\u2019]s?)"
-                         r"(?:[ \t]+(?!(?:and|or|but|then|so|yet|both|all|each)\b)[a-z][\w-]*)"
-                         r"{1,3}[ \t]+$")
+# chief executive later left", "Brin Holdings' founder left" (up to three lowercase words,
+# none a conjunction or pronoun starting a clause of its own: "kept its seat until it left"
+# is the entity's end; nor after "and" or "with": "Kelvo Trust and its subsidiary left")
+_SOMEONE_OF = re.compile(
+    r"(?<!\band[ \t])(?<!\bwith[ \t])(?:\b(?:its|their|whose|his|her)|\w['\u2019]s?)"
+    r"(?:[ \t]+(?!(?:and|or|but|then|so|yet|both|all|each|it|they|he|she|until|when|before|"
+    r"after|as|once|while|since|because|which|who|that)\b)[a-z][\w-]*){1,3}[ \t]+$")
 # ... or a person named by what they are of an entity: "hired the chief of Brin Holdings,
-# who left"
-_PERSON_OF = re.compile(r"\b[a-z][\w-]*[ \t]+of[ \t]+(?:the[ \t]+)?[^\W\d_a-z][^,;]*?,"
+# who left" (the name at most 80 characters: a long clause is matched in linear time)
+_PERSON_OF = re.compile(r"\b[a-z][\w-]*[ \t]+of[ \t]+(?:the[ \t]+)?[^\W\d_a-z][^,;]{0,80}?,"
                         r"[ \t]*(?:who|whom)(?:[ \t]+[a-z][\w-]*)?[ \t]+$")
+
+
+# what opens an apposition after a name: ", a", ", the", ","
+_APPOSITION = re.compile(r",[ \t]*(?:(?:an?|the)[ \t]+)?$")
 
 
 def _subject(clause: str, end: int) -> str | None:
@@ -186,8 +193,12 @@ def _subject(clause: str, end: int) -> str | None:
     run: list[str] = []
     while words and _SUBJECT_WORD.match(words[-1]):
         run.insert(0, words.pop())
+    cut = False
     while run and not run[0][:1].isupper():       # "of the Drournlia ...": the name
+        cut = cut or run[0] in (",", "and", "or", "&")
         run.pop(0)
+    if cut and before != sep.start():
+        return None      # "X, a bank, and Y, a fund, left": a list whose items have asides
     return " ".join(run) or None
 
 
@@ -278,8 +289,14 @@ def _ends(clause: str, own: re.Pattern[str], ref: str,
         if m[0][:1].lower() == "f" and _OBJECT_OF.search(clause, 0, m.start()):
             continue                       # a former member someone hired or met
         at = m.start() + verb.start() if verb is not None else m.start()
-        if verb is not None and (_SOMEONE_OF.search(clause, 0, at)
-                                 or _PERSON_OF.search(clause, 0, at)):
+        person = _PERSON_OF.search(clause, 0, at) if verb is not None else None
+        if person is not None:
+            # "Anna Li, a professor of Ulm College, who left": an apposition of this entity
+            lead = _APPOSITION.search(clause, 0, person.start())
+            if lead is not None and any(m.end() == lead.start()
+                                        for m in own.finditer(clause, 0, lead.start())):
+                person = None
+        if verb is not None and (_SOMEONE_OF.search(clause, 0, at) or person is not None):
             continue                       # "whose founder left": someone of an entity
         subject = _subject(clause, m.start())
         if subject is not None and not own.search(subject) and \
