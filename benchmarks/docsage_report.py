@@ -33,14 +33,21 @@ METHODS = ("docsage", "docsage-passive", "docsage-generic-schema", "docsage-no-l
 def question_index(collections: Path) -> dict[str, dict]:
     """Every collection's questions by id, each marked ``heldout`` when its collection was
     rendered with the test template family alone (``quaderno synth make --templates 4``)."""
-    out = {}
-    for qfile in collections.glob("*/questions.jsonl"):
+    out: dict[str, dict] = {}
+    where: dict[str, Path] = {}
+    for qfile in sorted(collections.glob("*/questions.jsonl")):
         manifest = qfile.parent / "manifest.json"
         families = json.loads(manifest.read_text()).get("template_families", []) \
             if manifest.is_file() else []
         heldout = bool(families) and set(families) <= set(TEST_TEMPLATES)
         for line in qfile.read_text().splitlines():
             q = json.loads(line)
+            if q["id"] in where:
+                # ids name family, bin and seed only: one seed rendered two ways
+                sys.exit(f"question {q['id']} is in both {where[q['id']].name} and "
+                         f"{qfile.parent.name}: a held-out collection needs a seed no "
+                         "development collection of its family and bin has; move one away")
+            where[q["id"]] = qfile.parent
             out[q["id"]] = q | {"heldout": heldout}
     return out
 

@@ -162,3 +162,19 @@ def test_runs_on_held_out_collections_are_reported_apart(tmp_path, capsys) -> No
     assert "## Held-out collections" in held_part
     assert "| heldout | docsage | 5a069df |" in held_part and "| dev |" not in held_part
     assert "| dev | docsage | 5a069df |" in dev_part and "| heldout |" not in dev_part
+
+
+def test_one_question_id_in_two_collections_is_refused_by_name(tmp_path) -> None:
+    """Review: ids name family, bin and seed, not the template families, so one seed
+    rendered two ways shares them, and the report read one collection's questions as the
+    other's, held-out marks included."""
+    import pytest
+    root = tmp_path / "collections"
+    for name, families in (("award-set1-s1", [0, 1, 2, 3]), ("award-set1-s1-t4", [4])):
+        (root / name).mkdir(parents=True)
+        (root / name / "manifest.json").write_text(json.dumps({"template_families": families}))
+        (root / name / "questions.jsonl").write_text(json.dumps(
+            {"id": "award-set1-s1-q001", "category": "Comparison"}) + "\n")
+    with pytest.raises(SystemExit, match="award-set1-s1-q001 is in both award-set1-s1 and "
+                                         "award-set1-s1-t4"):
+        _report_module().question_index(root)

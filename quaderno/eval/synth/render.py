@@ -207,7 +207,8 @@ class Renderer:
             s = _fill(old_tpl, year=year,
                       ent=self._ref(e, True, False), v=value_text(a, old, rng), noun=a.noun)
             docs.append(Document("", f"{e.name} — news {year}", "news", e.name,
-                                 [(f"(Published {year}.) {s}",
+                                 [(self._fixed("dated", "(Published {year}.) ")
+                                   .format(year=year) + s,
                                    [Fact(fam.members, e.name, col, old, False,
                                          note="outdated")])]))
         return docs
@@ -298,7 +299,8 @@ class Renderer:
         for i in range(0, len(names), ROSTER_SIZE):
             part = names[i:i + ROSTER_SIZE]
             listed = [self.rng.choice([m.name] + m.aliases) for m in part]
-            d = Document("", f"{self.w.topic} — members, part {i // ROSTER_SIZE + 1}",
+            title = self._fixed("roster_title", "{topic} — members, part {n}")
+            d = Document("", title.format(topic=self.w.topic, n=i // ROSTER_SIZE + 1),
                          "roster", "")
             tpl = self._fixed("roster", "Members of the {topic} ({alias}) include {names}.")
             d.sentences.append((tpl.format(topic=self.w.topic, alias=self.w.topic_alias,

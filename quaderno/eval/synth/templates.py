@@ -34,7 +34,7 @@ YEAR: Bank = (
     (2, "It was in {v} that {ent} {event}."), (2, "{v} marks the {event_noun} of {ent}."),
     (3, "Records give {v} for the {event_noun} of {ent}."),
     (3, "{ent} has a {event_noun} year of {v}, the archive shows."),
-    (4, "{ent} traces its {event_noun} back to {v}."),
+    (4, "The {event_noun} of {ent} took place in {v}."),
     (4, "The year {v} saw the {event_noun} of {ent}."),
 )
 COUNT: Bank = (
@@ -52,7 +52,7 @@ MONEY: Bank = (
     (1, "The {noun} of {ent} amounts to {v}."), (1, "{ent} states its {noun} as {v}."),
     (2, "At {v}, the {noun} of {ent} draws attention."), (2, "{v} is the {noun} stated for {ent}."),
     (3, "Figures put the {noun} of {ent} at {v}."), (3, "{ent} disclosed {v} as {noun}."),
-    (4, "{ent} closed the year with {noun_a} of {v}."),
+    (4, "A figure of {v} is given as the {noun} of {ent}."),
     (4, "The latest statement gives {noun_a} of {v} for {ent}."),
 )
 CATEGORY: Bank = (
@@ -69,7 +69,7 @@ LINK: Bank = (
     (2, "{ent}, whose {role} is {link}, keeps a low profile."),
     (2, "{link} acts as the {role} behind {ent}."),
     (3, "Records connect {ent} to {link} as its {role}."), (3, "{ent} reports to {link} ({role})."),
-    (4, "{link} holds the post of {role} at {ent}."), (4, "For {ent}, the {role} is {link}."),
+    (4, "On record as the {role} of {ent}: {link}."), (4, "For {ent}, the {role} is {link}."),
 )
 JOIN: Bank = (
     (0, "{ent} {join} the {topic} in {v}."), (0, "{ent} has been part of the {topic} since {v}."),
@@ -98,10 +98,10 @@ CURRENT = ("As of {now}, ", "Latest figures ({now}): ", "Updated in {now}: ")
 #: the test family's wording of what families 0-3 write one way (:data:`TEST_TEMPLATES`)
 TEST_FIXED: dict[str, tuple[str, ...]] = {
     "intro": ("The {topic} lists {intro} as {member_a}.",),
-    "former": ("{ent} had been {member_a} of the {topic} since {joined}; its membership "
+    "former": ("{ent} had been {member_a} of the {topic} since {joined}; that membership "
                "ended in {left}.",
-               "{ent} gave up its place in the {topic} in {left}, after joining in {joined}."),
-    "namesake": (" Despite the shared name, it has no tie to the {topic}.",),
+               "{ent} gave up membership of the {topic} in {left}, after joining in {joined}."),
+    "namesake": (" Despite the shared name, there is no tie to the {topic}.",),
     "rival": ("{ent} is {member_a} of the {rival} and has never belonged to the {topic}.",),
     "roster": ("The {topic} ({alias}) counts the following among its members: {names}.",),
     "formers": ("Past members: {items}.",),
@@ -112,7 +112,9 @@ TEST_FIXED: dict[str, tuple[str, ...]] = {
                 "The figure of {v} {noun} once attributed to {ent} was withdrawn."),
     "negated_money": ("The supposed {noun} of {v} for {ent} was never confirmed.",),
     "old_value": ("{ent} had {v} {noun} in {year}.",),
-    "old_money": ("For {year}, {ent} posted {noun} of {v}.",),
+    "old_money": ("For {year}, the {noun} on record for {ent} was {v}.",),
+    "dated": ("(Issued {year}.) ",),
+    "roster_title": ("{topic}: membership list {n}",),
     "current": ("At the latest count ({now}), ", "Most recently ({now}), "),
     "holder": ("{holder} has {ent} as its {role}.",),
     "listed": ("{ent} appears as {role_a} in the files of the {topic}.",),
