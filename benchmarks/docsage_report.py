@@ -77,22 +77,27 @@ def count(xs: list[float]) -> str:
 
 
 def per_tuple(recs: list) -> tuple[str, str, str, str]:
-    """(tuples read, calls, tokens and seconds per tuple) over ``recs``: the questions' whole
-    cost over the tuples their own extraction calls read (``details.tuples_new``), never
-    over those the tuple store held. A record made before that count was kept counts the
-    tuples CLEAR extracted where the store held none of them: a lower bound of what its
-    calls read, so the figures are upper bounds, marked "≤". "–" where no tuple was read,
+    """(tuples read, calls, tokens and seconds per tuple) over ``recs``, one bin's questions:
+    their whole cost over the tuples their own extraction calls read (``details.tuples_new``),
+    never over those the tuple store held. A record made before that count was kept
+    (``None``) is estimated by the tuples CLEAR was given where the store held none of them
+    (ASK's trial tuples left out, list cells split): the figures are then marked "≈"; with
+    store hits it cannot be estimated, and the bin gets "–". "–" where no tuple was read,
     and seconds only where the response cache answered no call (a replay's seconds are no
     cost)."""
-    known = [r.details.tuples_new for r in recs]
-    bound = any(n == 0 for n in known)
-    if bound:
-        known = [n or (c.get("tuples_extracted", 0) if not c.get("cache_hits") else 0)
-                 for n, c in zip(known, (r.details.clear for r in recs), strict=True)]
-    tuples = sum(known)
-    if not tuples or any(n == 0 for n in known):
-        return (str(tuples) if tuples else "–"), "–", "–", "–"
-    mark = "≤" if bound else ""
+    known: list[int | None] = []
+    for r in recs:
+        n, clear = r.details.tuples_new, r.details.clear
+        if n is None and not clear.get("cache_hits"):
+            n = clear.get("tuples_extracted")
+        known.append(n)
+    estimated = any(r.details.tuples_new is None for r in recs)
+    if any(n is None for n in known):
+        return "–", "–", "–", "–"
+    tuples = sum(n for n in known if n is not None)
+    mark = "≈" if estimated else ""
+    if not tuples:
+        return f"{mark}0", "–", "–", "–"
     calls = sum(r.llm_calls for r in recs)
     tokens = sum(r.prompt_tokens + r.completion_tokens for r in recs)
     fresh = not any(r.cached_calls for r in recs)
@@ -160,8 +165,8 @@ def main(out_dir: Path, collections: Path) -> None:
     head = ["config", "method", "code", *(f"{b} {c[:4]}" for b in BINS for c in CATEGORIES),
             "all", "n"]
     held = {config: by_bin for config, by_bin in runs.items()
-            if all(questions.get(r.id, {}).get("heldout")
-                   for recs in by_bin.values() for r in recs)}
+            if any(by_bin.values()) and all(questions.get(r.id, {}).get("heldout")
+                                            for recs in by_bin.values() for r in recs)}
     if held:
         print("## Held-out collections\n")
         print("Seed 1, rendered with the test template family alone (`quaderno synth make "
@@ -193,15 +198,17 @@ def main(out_dir: Path, collections: Path) -> None:
     print("\nCost per question: LLM calls (and how many of them the response cache answered: "
           "configurations that share DocSage's schema and extraction with an earlier one re-use "
           "its replies, so their seconds are not a fresh cost), prompt and completion tokens, "
-          "seconds; for DocSage also chunks read, tuples in CLEAR's tables, CLEAR's extraction "
-          "calls (tuple-store misses) and tuple-store hits; then per extracted tuple: the "
-          "tuples the question's own extraction calls read (ASK's trials included, not those "
-          "the store held), and the question's calls, tokens and seconds per such tuple. "
-          "\"≤\": a run made before that count was kept, read as the tuples CLEAR extracted "
-          "with no store hit, a lower bound, so the cost per tuple is an upper bound; "
-          "seconds only for runs the response cache answered no call of.\n")
+          "seconds (means per question); for DocSage also chunks read, tuples CLEAR was "
+          "given, CLEAR's extraction calls (tuple-store misses) and tuple-store hits (means "
+          "per question); then per extracted tuple, over the bin's questions together: the "
+          "tuples their own extraction calls read (a sum; ASK's trials included, not those "
+          "the store held), and their calls, tokens and seconds per such tuple. \"≈\": a "
+          "run made before that count was kept, estimated by the tuples CLEAR was given where "
+          "the store held none; seconds only for runs the response cache answered no call "
+          "of.\n")
     print("| config | bin | calls | cached | prompt tok | compl tok | seconds | chunks | tuples | "
-          "extract calls | store hits | read tuples | calls/tuple | tok/tuple | s/tuple |\n|"
+          "extract calls | store hits | read tuples (sum) | calls/tuple | tok/tuple | "
+          "s/tuple |\n|"
           + "---|" * 15)
     for config, by_bin in runs.items():
         for b in BINS:

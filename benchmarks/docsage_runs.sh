@@ -72,7 +72,8 @@ qs = [json.loads(line) for line in (folder / "questions.jsonl").read_text().spli
 qs.sort(key=lambda q: order.index(q["type"]) if q["type"] in order else len(order))
 (folder / "questions-ordered.jsonl").write_text("".join(json.dumps(q) + "\n" for q in qs))
 PY
-  if ! $Q kb list --json --home "$HOME_DIR" 2>/dev/null | grep -q "\"ds-$bin$KB_SUFFIX\""; then
+  kbs=$($Q kb list --json --home "$HOME_DIR" 2>/dev/null || true)
+  if ! grep -q "\"ds-$bin$KB_SUFFIX\"" <<< "$kbs"; then
     $Q kb add "ds-$bin$KB_SUFFIX" "$dir/documents.jsonl" --home "$HOME_DIR"
     $Q index build "ds-$bin$KB_SUFFIX" --embedder minilm --home "$HOME_DIR"
   fi

@@ -111,7 +111,7 @@ def test_the_report_opens_with_every_method_run_at_one_commit(tmp_path, capsys) 
     assert mod.one_commit(runs, made)[0] == "v1"
 
 
-def _docsage_record(tuples_new: int, clear: dict, calls: int = 10, cached: int = 0,
+def _docsage_record(tuples_new: int | None, clear: dict, calls: int = 10, cached: int = 0,
                     seconds: float = 50.0) -> ResultRecord:
     return ResultRecord.model_validate({
         "id": "q1", "question": "How many?", "answers": ["3"], "prediction": "3",
@@ -128,16 +128,22 @@ def test_cost_per_tuple_is_over_the_tuples_the_questions_own_calls_read() -> Non
     # every tuple from the store: no tuple read, no cost per tuple
     held = _docsage_record(0, {"tuples_extracted": 40, "llm_calls_extract": 0,
                                "cache_hits": 39})
-    assert per_tuple([held]) == ("–", "–", "–", "–")
+    assert per_tuple([held]) == ("0", "–", "–", "–")
     # 5 tuples read by the question's calls, 40 in its tables: cost over the 5
     read = _docsage_record(5, {"tuples_extracted": 40, "cache_hits": 35})
     assert per_tuple([read]) == ("5", "2.0", "200", "10.0")
+    # review: a question served from the store beside it blanks nothing; the bin's cost
+    # is over the bin's tuples
+    assert per_tuple([read, held]) == ("5", "4.0", "400", "20.0")
     # a replay from the response cache: calls and tokens per tuple, no seconds
     assert per_tuple([_docsage_record(5, {}, cached=10, seconds=0.5)]) == \
         ("5", "2.0", "200", "–")
-    # an older record (no count kept) with no store hit: CLEAR's tuples, a lower bound
-    old = _docsage_record(0, {"tuples_extracted": 4, "cache_hits": 0})
-    assert per_tuple([old]) == ("≤4", "≤2.5", "≤250", "≤12.5")
+    # an older record (no count kept) with no store hit: CLEAR's tuples, an estimate
+    old = _docsage_record(None, {"tuples_extracted": 4, "cache_hits": 0})
+    assert per_tuple([old]) == ("≈4", "≈2.5", "≈250", "≈12.5")
+    # ... with store hits: no estimate for its bin
+    assert per_tuple([old, _docsage_record(None, {"tuples_extracted": 9, "cache_hits": 3})]) \
+        == ("–", "–", "–", "–")
 
 
 def test_runs_on_held_out_collections_are_reported_apart(tmp_path, capsys) -> None:
@@ -155,9 +161,12 @@ def test_runs_on_held_out_collections_are_reported_apart(tmp_path, capsys) -> No
     _run(out, "heldout-set1", "docsage", "5a069df", 0.0)
     (out / "heldout-set1" / "results.jsonl").write_text(
         (out / "heldout-set1" / "results.jsonl").read_text().replace('"q1"', '"h1"'))
+    (out / "empty-set1").mkdir()                 # review: a run with no record yet
+    (out / "empty-set1" / "results.jsonl").write_text("")
     _report_module().main(out, tmp_path / "collections")
     text = capsys.readouterr().out
     accuracy = text.partition("Cost per question")[0]       # the cost table lists every run
+    assert "| empty |" not in accuracy.partition("## Development collections")[0]
     held_part, _, dev_part = accuracy.partition("## Development collections")
     assert "## Held-out collections" in held_part
     assert "| heldout | docsage | 5a069df |" in held_part and "| dev |" not in held_part

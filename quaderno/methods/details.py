@@ -107,8 +107,9 @@ class DocSageDetails(BaseModel):
     completion_searches: list[CompletionSearch] = Field(default_factory=list)  # in order
     clear: dict = Field(default_factory=dict)
     # tuples this question's own extraction calls read (ASK's trials, completion, CLEAR),
-    # not those the tuple store held: what its extraction cost paid for
-    tuples_new: int = 0
+    # not those the tuple store held: what its extraction cost paid for (None: a record
+    # made before it was counted)
+    tuples_new: int | None = None
     tables: dict[str, list[dict]] = Field(default_factory=dict)  # first rows of each table
     table_sizes: dict[str, int] = Field(default_factory=dict)  # every table's row count
     sql: list[SQLAttempt] = Field(default_factory=list)
