@@ -425,6 +425,9 @@ def test_a_keyword_called_with_its_parentheses_is_no_name_to_quote():
         ("north", 2), ("south", 3), (None, 5)]
     with pytest.raises(SQLRefusedError, match="rollup is a name of the schema"):
         check_sql("SELECT region, rollup FROM sales GROUP BY ROLLUP (region, rollup)", schema)
+    # review: outside a GROUP BY a called keyword is no grouping; the column is meant
+    with pytest.raises(SQLRefusedError, match="rollup is a name of the schema"):
+        check_sql("SELECT rollup(region) FROM sales", schema)
 
 
 def test_constraints_on_the_wrong_column_types_are_dropped_with_notes():

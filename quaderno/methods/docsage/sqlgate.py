@@ -376,17 +376,30 @@ def _bare_keywords(sql: str, schema: Schema) -> list[str]:
         return []              # the parse refuses it, with its own message
     # read as the keyword itself: not a quoted name, a string of any kind (E'grant',
     # $$grant$$), a name after a dot (a.grant) or an alias after AS, which sqlglot reads
-    # as names; nor a keyword called with its parentheses (GROUP BY ROLLUP (region)),
-    # which no name can be
+    # as names; nor a grouping keyword called with its parentheses in a GROUP BY (GROUP BY
+    # ROLLUP (region)), which no name can be ("SELECT rollup(a)" is still asked about)
     keywords = DuckDB.Tokenizer.KEYWORDS
-    return sorted({tok.text.lower()
-                   for before, tok, after in zip([None, *tokens[:-1]], tokens, [*tokens[1:], None],
-                                                 strict=True)
-                   if tok.text.lower() in words
-                   and tok.token_type == keywords.get(tok.text.upper())
-                   and (before is None or before.token_type not in (TokenType.DOT,
-                                                                    TokenType.ALIAS))
-                   and (after is None or after.token_type != TokenType.L_PAREN)})
+    out: set[str] = set()
+    clause: TokenType | None = None
+    for before, tok, after in zip([None, *tokens[:-1]], tokens, [*tokens[1:], None],
+                                  strict=True):
+        if tok.token_type in _CLAUSES:
+            clause = tok.token_type
+        if tok.text.lower() not in words or tok.token_type != keywords.get(tok.text.upper()):
+            continue
+        if before is not None and before.token_type in (TokenType.DOT, TokenType.ALIAS):
+            continue
+        if clause == TokenType.GROUP_BY and after is not None and \
+                after.token_type == TokenType.L_PAREN:
+            continue
+        out.add(tok.text.lower())
+    return sorted(out)
+
+
+# the tokens that open a clause: a keyword called in a GROUP BY is a grouping construct
+_CLAUSES = frozenset({TokenType.SELECT, TokenType.FROM, TokenType.WHERE, TokenType.GROUP_BY,
+                      TokenType.HAVING, TokenType.ORDER_BY, TokenType.QUALIFY,
+                      TokenType.WINDOW, TokenType.LIMIT, TokenType.JOIN, TokenType.ON})
 
 
 def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
