@@ -45,7 +45,6 @@ from quaderno.methods.docsage.correct import VoteRule
 from quaderno.methods.docsage.complete import completion, named_groups, rosters
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.detect import detect_all
-from quaderno.methods.docsage.signals import Signal
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
                                               extract)
 from quaderno.methods.docsage.gather import extraction_scope, probe_set, sample_set
@@ -54,6 +53,7 @@ from quaderno.methods.docsage.reason import (SQLReasoner, answer_from_tables, fi
 from quaderno.methods.docsage.records import AskLog
 from quaderno.methods.docsage.rows import Row, row_chunks
 from quaderno.methods.docsage.schema import Schema, generic_schema
+from quaderno.methods.docsage.signals import Signal
 from quaderno.methods.docsage.stated import stated_values, with_stated
 from quaderno.methods.docsage.store import TupleStore
 from quaderno.methods.docsage.synthesis import NOT_FOUND, numbered
