@@ -241,6 +241,17 @@ PRONOUN_ENDS = [
     (f"Kelvo Trust and its subsidiary left the {DMC} in 2005.", ["Kelvo Trust"]),
     (f"Kelvo Trust, a bank, and Brin Holdings, a fund, left the {DMC} in 2005.",
      ["Kelvo Trust", "Brin Holdings"]),
+    # review 2: "and" starting a clause of its own is no list; "as well as its" is
+    (f"Kelvo Trust stayed in the {DMC} and its chief executive left in 2005.", []),
+    (f"Kelvo Trust remained a member of the {DMC}, and its founder left the {DMC} in 2005.",
+     []),
+    (f"Kelvo Trust stayed in the {DMC}, though its chairman once left the {DMC} in 2005.", []),
+    (f"Kelvo Trust stayed and Brin Holdings, a fund, left the {DMC} in 2005.",
+     ["Brin Holdings"]),
+    (f"Kelvo Trust, a bank, stayed, and Brin Holdings, a fund, left the {DMC} in 2005.",
+     ["Brin Holdings"]),
+    (f"Kelvo Trust and all its subsidiaries left the {DMC} in 2005.", ["Kelvo Trust"]),
+    (f"Kelvo Trust as well as its subsidiary left the {DMC} in 2005.", ["Kelvo Trust"]),
 ]
 
 
@@ -295,6 +306,16 @@ def test_a_person_described_as_of_an_entity_who_left_is_this_row_when_named_befo
                  "retired.") == ["Anna Li"]
     assert ended(f"Ben Roe hired the chief of Ulm College, who left the {society} in "
                  "2005.") == []
+    # review 2: an alias, "then", "an emeritus" before the description; someone of hers
+    for text in (f"Anna Li (AL), a professor of Ulm College, who left the {society} in 2005.",
+                 f"Anna Li, then a professor of Ulm College, who left the {society} in 2005.",
+                 f"Anna Li, an emeritus professor of Ulm College, who left the {society} in "
+                 "2005."):
+        assert ended(text) == ["Anna Li"], text
+    assert ended(f"Anna Li, the mentor of the dean of Ulm College, who left the {society} "
+                 "in 2005, retired.") == []
+    assert ended(f"Anna Li remained a fellow of the {society}, and her student left the "
+                 f"{society} in 2005.") == []
 
 
 def test_a_peer_inside_the_groups_name_and_a_tie_of_sides_in_links() -> None:

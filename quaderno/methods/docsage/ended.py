@@ -164,9 +164,14 @@ _ASIDE = re.compile(r"\s*,(?=\s+(?:[a-z]|[^\W\d_][^,;]*?['\u2019]s?\s+[a-z]))[^,
 # none a conjunction or pronoun starting a clause of its own: "kept its seat until it left"
 # is the entity's end; nor after "and" or "with": "Kelvo Trust and its subsidiary left")
 _SOMEONE_OF = re.compile(
-    r"(?<!\band[ \t])(?<!\bwith[ \t])(?:\b(?:its|their|whose|his|her)|\w['\u2019]s?)"
-    r"(?:[ \t]+(?!(?:and|or|but|then|so|yet|both|all|each|it|they|he|she|until|when|before|"
-    r"after|as|once|while|since|because|which|who|that)\b)[a-z][\w-]*){1,3}[ \t]+$")
+    r"(?:\b(?:its|their|whose|his|her)|\w['\u2019]s?)"
+    r"(?:[ \t]+(?!(?:and|or|but|then|so|yet|both|all|each|it|they|he|she|until|when|"
+    r"while|because|which|who|that)\b)[a-z][\w-]*){1,3}[ \t]+$")
+# what joins a possessive's owner to the entity named just before it, so both left: "Kelvo
+# Trust and its subsidiary", "... and all its", "... as well as its", "... along with its"
+_JOINED = re.compile(r"[ \t]*,?[ \t]*(?:and|or|&|plus|alongside|(?:along|together)[ \t]+with|"
+                     r"with|as[ \t]+well[ \t]+as)(?:[ \t]+(?:all|both|each|most|some|one)"
+                     r"(?:[ \t]+of)?)?[ \t]+", re.I)
 # ... or a person named by what they are of an entity: "hired the chief of Brin Holdings,
 # who left" (the name at most 80 characters: a long clause is matched in linear time)
 _PERSON_OF = re.compile(r"\b[a-z][\w-]*[ \t]+of[ \t]+(?:the[ \t]+)?[^\W\d_a-z][^,;]{0,80}?,"
@@ -174,7 +179,7 @@ _PERSON_OF = re.compile(r"\b[a-z][\w-]*[ \t]+of[ \t]+(?:the[ \t]+)?[^\W\d_a-z][^
 
 
 # what opens an apposition after a name: ", a", ", the", ","
-_APPOSITION = re.compile(r",[ \t]*(?:(?:an?|the)[ \t]+)?$")
+_APPOSITION = re.compile(r"(?:[ \t]*\([^()]{1,40}\))?,[ \t]*(?:(?!of\b)[a-z][\w-]*[ \t]+){0,3}$")
 
 
 def _subject(clause: str, end: int) -> str | None:
@@ -193,12 +198,16 @@ def _subject(clause: str, end: int) -> str | None:
     run: list[str] = []
     while words and _SUBJECT_WORD.match(words[-1]):
         run.insert(0, words.pop())
-    cut = False
+    lead = []
     while run and not run[0][:1].isupper():       # "of the Drournlia ...": the name
-        cut = cut or run[0] in (",", "and", "or", "&")
-        run.pop(0)
-    if cut and before != sep.start():
-        return None      # "X, a bank, and Y, a fund, left": a list whose items have asides
+        lead.append(run.pop(0))
+    if before != sep.start() and lead[:1] == [","] and "," in words:
+        # "X, a bank, and Y, a fund, left": a list whose items have asides (the words
+        # between the last comma and this one are an aside after a name)
+        k = len(words) - 1 - words[::-1].index(",")
+        if k > 0 and words[k - 1][:1].isupper() and k + 1 < len(words) and \
+                not words[k + 1][:1].isupper():
+            return None
     return " ".join(run) or None
 
 
@@ -296,7 +305,13 @@ def _ends(clause: str, own: re.Pattern[str], ref: str,
             if lead is not None and any(m.end() == lead.start()
                                         for m in own.finditer(clause, 0, lead.start())):
                 person = None
-        if verb is not None and (_SOMEONE_OF.search(clause, 0, at) or person is not None):
+        someone = _SOMEONE_OF.search(clause, 0, at) if verb is not None else None
+        # the member's own name (a link read from its group's side: the reference's)
+        if someone is not None and any(_JOINED.fullmatch(clause, o.end(), someone.start())
+                                       for o in (member or own).finditer(clause, 0,
+                                                                         someone.start())):
+            someone = None                 # "Kelvo Trust and its subsidiary left": both
+        if verb is not None and (someone is not None or person is not None):
             continue                       # "whose founder left": someone of an entity
         subject = _subject(clause, m.start())
         if subject is not None and not own.search(subject) and \
