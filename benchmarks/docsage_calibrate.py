@@ -6,8 +6,8 @@ the JSON that the ``calibration`` option of every DocSage method reads.
         --out /tmp/quaderno-docsage/calibration-measuring.json
 
 The examples are taken round-robin over the train families (``--examples`` of them), so a
-short budget still covers every family; ``--holdout N`` labels the next N chunks too, never
-calibrated on, and saves the share of their wrong cells the threshold flags (the promise is
+short budget still covers every family; ``--holdout N`` labels N more examples, of chunks
+never calibrated on, and saves the share of their wrong cells the threshold flags (the promise is
 at least 1 - alpha) and of their right cells (what re-reading costs). Extraction runs with
 DocSage's default settings, so the threshold is on the same confidence scale as at question
 time. The test families the
@@ -55,14 +55,25 @@ def round_robin(examples: list, n: int) -> list:
     return mixed[:n]
 
 
+def split(examples: list, n: int, held: int) -> tuple[list, list]:
+    """The first ``n`` examples to calibrate on, and up to ``held`` of the next ones whose
+    chunk none of them is (an example is one chunk's table: a chunk with two tables gives
+    two examples, which must fall on one side)."""
+    first = examples[:n]
+    used = {e.chunk_id for e in first}
+    return first, [e for e in examples[n:] if e.chunk_id not in used][:held]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--llm", choices=["measuring", "embedded"], default="measuring")
-    ap.add_argument("--examples", type=int, default=30, help="D_1 chunks (default 30)")
+    ap.add_argument("--examples", type=int, default=30,
+                    help="D_1 examples, one chunk's table each (default 30)")
     ap.add_argument("--holdout", type=int, default=0,
-                    help="held-back chunks after them, never calibrated on: what the threshold "
-                         "flags of their wrong and right cells is saved (default 0)")
+                    help="held-back examples after them, of other chunks, never calibrated "
+                         "on: what the threshold flags of their wrong and right cells is saved "
+                         "(default 0)")
     ap.add_argument("--alpha", type=float, default=0.1,
                     help="flag at least 1 - alpha of the wrong cells (default 0.1)")
     ap.add_argument("--out", type=Path, required=True)
@@ -72,12 +83,11 @@ def main() -> None:
                      timeout=900) if args.llm == "measuring" else LLMConfig())
     lm = make_lm(cfg, cache_path=None)
     families = list(TRAIN_FAMILIES)
-    examples = round_robin(list(synth.calibration_examples(families, bins=("set1",))),
-                           args.examples + args.holdout)
-    calibration = asyncio.run(calibrate_on(lm, examples[:args.examples], gold_tables(families),
+    first, held = split(round_robin(list(synth.calibration_examples(families, bins=("set1",))),
+                                    10**6), args.examples, args.holdout)
+    calibration = asyncio.run(calibrate_on(lm, first, gold_tables(families),
                                            ExtractionSettings(), alpha=args.alpha,
-                                           source="d1-train-families",
-                                           held_out=examples[args.examples:]))
+                                           source="d1-train-families", held_out=held))
     calibration.save(args.out)
     log.info("saved %s: %s", args.out, calibration.model_dump(mode="json"))
 

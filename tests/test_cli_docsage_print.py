@@ -78,3 +78,5 @@ def test_a_tables_row_count_is_printed_whole():
     assert "table cities(name) — 101 rows" in printed(d)
     d.table_sizes = {}                         # a record made before the count was kept
     assert "table cities(name) — 20+ rows" in printed(d)
+    d.table_sizes, d.tables = {"cities": 1}, {"cities": [{"name": "c0"}]}
+    assert "table cities(name) — 1 row" in printed(d) and "1 rows" not in printed(d)

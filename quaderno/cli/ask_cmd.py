@@ -146,7 +146,7 @@ def print_docsage(d: DocSageDetails) -> None:
         for t in d.db_schema.tables:
             shown = len(d.tables.get(t.name, []))
             n = d.table_sizes.get(t.name)
-            rows = f"{n} rows" if n is not None else \
+            rows = f"{n} row{'' if n == 1 else 's'}" if n is not None else \
                 f"{shown}{'+' if shown >= 20 else ''} rows"    # a record made before sizes
             console.print(f"[dim]table {escape(t.name)}({escape(', '.join(t.column_names))})"
                           f" — {rows}[/]", soft_wrap=True)

@@ -26,6 +26,7 @@ import functools
 import hashlib
 import json
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
@@ -257,16 +258,20 @@ class ChunkResult(BaseModel):
     ended: list[Row] = Field(default_factory=list)
 
 
+_QUOTES = re.compile(r'"{3,}')
+
+
 def quoted(text: str) -> str:
-    """``text`` safe between the extraction prompt's triple quotes: a ``\"\"\"`` in a
-    document cannot end the text and open instructions after it. Any other text is left
-    as it is (so is every prompt the LLM cache and the tuple store hold)."""
-    return text.replace('"""', '" " "')
+    """``text`` safe between the extraction prompt's triple quotes: a run of three or more
+    ``"`` in a document is spaced apart (``" " "``), so it cannot end the text and open
+    instructions after it. Any other text is left as it is (so is every prompt the LLM
+    cache and the tuple store hold)."""
+    return _QUOTES.sub(lambda m: " ".join(m[0]), text)
 
 
 async def _sample(step: Step, lm: LM, chunk: Chunk, schema_text: str,
                   trace: Trace | None) -> StepResult:
-    return await step.run(lm, trace=trace, schema=schema_text, doc=doc_id_of(chunk),
+    return await step.run(lm, trace=trace, schema=schema_text, doc=quoted(doc_id_of(chunk)),
                           text=quoted(chunk.render()))
 
 

@@ -131,7 +131,8 @@ export function docsageView(d, openChunkAnyKb) {
     const cols = Object.keys(rows[0]);
     const size = (d.table_sizes || {})[name];
     const shown = size === undefined || size > rows.length
-      ? `first ${rows.length}${size === undefined ? "" : ` of ${size}`} rows` : `${size} rows`;
+      ? `first ${rows.length}${size === undefined ? "" : ` of ${size}`} rows`
+      : `${size} row${size === 1 ? "" : "s"}`;
     view.append(el("h3", {}, `Table ${name} (${shown})`),
       table(cols, rows.map((r) => cols.map((c) => r[c]))));
   }
