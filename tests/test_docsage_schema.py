@@ -428,6 +428,10 @@ def test_a_keyword_called_with_its_parentheses_is_no_name_to_quote():
     # review: outside a GROUP BY a called keyword is no grouping; the column is meant
     with pytest.raises(SQLRefusedError, match="rollup is a name of the schema"):
         check_sql("SELECT rollup(region) FROM sales", schema)
+    # review 2: a subquery inside the GROUP BY does not end it
+    query = ('SELECT region, SUM("rollup") FROM sales GROUP BY (SELECT 1), ROLLUP (region) '
+             "ORDER BY region NULLS LAST")
+    assert len(conn.execute(check_sql(query, schema).sql).fetchall()) == 3
 
 
 def test_constraints_on_the_wrong_column_types_are_dropped_with_notes():

@@ -381,9 +381,14 @@ def _bare_keywords(sql: str, schema: Schema) -> list[str]:
     keywords = DuckDB.Tokenizer.KEYWORDS
     out: set[str] = set()
     clause: TokenType | None = None
+    outer: list[TokenType | None] = []      # the clause each open parenthesis is in
     for before, tok, after in zip([None, *tokens[:-1]], tokens, [*tokens[1:], None],
                                   strict=True):
-        if tok.token_type in _CLAUSES:
+        if tok.token_type == TokenType.L_PAREN:
+            outer.append(clause)
+        elif tok.token_type == TokenType.R_PAREN and outer:
+            clause = outer.pop()           # "GROUP BY (SELECT 1), CUBE (a)": back in GROUP BY
+        elif tok.token_type in _CLAUSES:
             clause = tok.token_type
         if tok.text.lower() not in words or tok.token_type != keywords.get(tok.text.upper()):
             continue
