@@ -162,7 +162,7 @@ _ASIDE = re.compile(r"\s*,(?=\s+(?:[a-z]|[^\W\d_][^,;]*?['\u2019]s?\s+[a-z]))[^,
 # a verb's subject that is someone of an entity, not the entity: "whose founder left", "its
 # chief executive later left", "Brin Holdings' founder left" (up to three lowercase words,
 # none a conjunction or pronoun starting a clause of its own: "kept its seat until it left"
-# is the entity's end; nor after "and" or "with": "Kelvo Trust and its subsidiary left")
+# is the entity's end; and not where :data:`_JOINED` ties it to the member's own name)
 _SOMEONE_OF = re.compile(
     r"(?:\b(?:its|their|whose|his|her)|\w['\u2019]s?)"
     r"(?:[ \t]+(?!(?:and|or|but|then|so|yet|both|all|each|it|they|he|she|until|when|"
@@ -178,7 +178,8 @@ _PERSON_OF = re.compile(r"\b[a-z][\w-]*[ \t]+of[ \t]+(?:the[ \t]+)?[^\W\d_a-z][^
                         r"[ \t]*(?:who|whom)(?:[ \t]+[a-z][\w-]*)?[ \t]+$")
 
 
-# what opens an apposition after a name: ", a", ", the", ","
+# what opens an apposition after a name: "," or "(AL)," and up to three words but "of"
+# (", a", ", then a", ", an emeritus")
 _APPOSITION = re.compile(r"(?:[ \t]*\([^()]{1,40}\))?,[ \t]*(?:(?!of\b)[a-z][\w-]*[ \t]+){0,3}$")
 
 
@@ -302,8 +303,8 @@ def _ends(clause: str, own: re.Pattern[str], ref: str,
         if person is not None:
             # "Anna Li, a professor of Ulm College, who left": an apposition of this entity
             lead = _APPOSITION.search(clause, 0, person.start())
-            if lead is not None and any(m.end() == lead.start()
-                                        for m in own.finditer(clause, 0, lead.start())):
+            if lead is not None and any(o.end() == lead.start() for o in
+                                        (member or own).finditer(clause, 0, lead.start())):
                 person = None
         someone = _SOMEONE_OF.search(clause, 0, at) if verb is not None else None
         # the member's own name (a link read from its group's side: the reference's)
