@@ -252,16 +252,19 @@ class DocSage(BaseMethod):
                                 committee=self.committee, trace=ep.trace,
                                 extracted=extracted, question=ep.question)
         rows = clear.rows
+        by_table: dict[str, list[dict]] = {t.name: [] for t in schema.tables}
+        for r in rows:
+            if r.table in by_table:
+                by_table[r.table].append(r.values)
         details = DocSageDetails(variant=self.variant, db_schema=schema, ask=ask_log,
                                  chunks_read=len(chunks), scope_cut=cut,
                                  completed=[h.chunk.id for h in filled],
                                  completion_searches=searched,
                                  clear=clear.report.model_dump(mode="json"),
                                  tuples_new=sum(trial_fresh) + clear.report.tuples_new,
-                                 tables={t.name: [r.values for r in rows if r.table == t.name][:20]
-                                         for t in schema.tables},
-                                 table_sizes={t.name: sum(r.table == t.name for r in rows)
-                                              for t in schema.tables})
+                                 tables={name: found[:20] for name, found in by_table.items()},
+                                 table_sizes={name: len(found)
+                                              for name, found in by_table.items()})
         if self.reasoning == "tables":
             answer, explanation = await answer_from_tables(ep, schema, rows)
             # the chunks behind the tables shown (every cell's: a corrected or merged cell
