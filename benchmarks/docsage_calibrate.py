@@ -83,8 +83,8 @@ def main() -> None:
                      timeout=900) if args.llm == "measuring" else LLMConfig())
     lm = make_lm(cfg, cache_path=None)
     families = list(TRAIN_FAMILIES)
-    first, held = split(round_robin(list(synth.calibration_examples(families, bins=("set1",))),
-                                    10**6), args.examples, args.holdout)
+    examples = list(synth.calibration_examples(families, bins=("set1",)))
+    first, held = split(round_robin(examples, len(examples)), args.examples, args.holdout)
     calibration = asyncio.run(calibrate_on(lm, first, gold_tables(families),
                                            ExtractionSettings(), alpha=args.alpha,
                                            source="d1-train-families", held_out=held))
