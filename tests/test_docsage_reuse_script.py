@@ -1,0 +1,81 @@
+"""benchmarks/docsage_reuse.py: the second of two questions over the same entities, answered
+by the whole method through one tuple store, reads no chunk the first one read."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from benchmark_scripts import load
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.llm.trace import Trace
+from quaderno.methods.answer import Answer
+from quaderno.methods.registry import make_method
+from test_docsage_method import Model, Retriever
+
+QUESTIONS = [{"id": "q1", "question": "Which member institution is the oldest?",
+              "category": "Comparison", "gold": {"answer": "Varnholt University"}},
+             {"id": "q2", "question": "What is the mean staff of the member institutions?",
+              "category": "Statistics", "gold": {"answer": "1363.3"}}]
+
+
+def answerer(model: Model, options: dict):
+    async def answer(question: str, trace: Trace, store: Path) -> Answer:
+        method = make_method("docsage", LM(FakeLLM(respond=model)), Retriever(),
+                             {**options, "store_dir": str(store)})
+        return await method.answer(question, trace=trace)
+    return answer
+
+
+def test_the_second_question_reads_nothing_the_first_one_read(tmp_path):
+    script = load("docsage_reuse")
+    model = Model()
+    rows = asyncio.run(script.measure(answerer(model, {"confidence": "none"}), QUESTIONS,
+                                      tmp_path / "store"))
+    first, second = rows
+    # the first question reads each of the four chunks once (ASK's trial stores what the
+    # final extraction re-uses); every extraction prompt the model saw was one of them
+    assert first["reading_calls"] == 4 == model.extractions()
+    assert first["store_hits"] > 0       # CLEAR re-used the trial's reads
+    assert second["reading_calls"] == 0 and second["store_hits"] >= 4
+    assert second["offered"] == ["institution(name TEXT, founded INT, staff INT)"]
+    assert first["tables"] == second["tables"] == ["institution"]
+    assert first["answer"] == "Varnholt University"
+    assert script.ratio_line(rows).startswith("second/first reading calls: 0/4 = 0.00 (within")
+    table = script.table_lines(rows)
+    assert len(table) == 4 and "| q2 | 1363.3 |" in table[3]
+
+
+def test_without_offer_known_a_renamed_draft_would_read_again_and_the_ratio_says_so():
+    rows = [{"reading_calls": 10}, {"reading_calls": 4}]
+    assert load("docsage_reuse").ratio_line(rows) == \
+        "second/first reading calls: 4/10 = 0.40 (above the 0.30 target)"
+    assert "no ratio" in load("docsage_reuse").ratio_line([{"reading_calls": 0}] * 2)
+
+
+def test_committee_and_backtracking_re_reads_are_not_reading_calls():
+    trace = Trace()
+    with trace.span("docsage.clear"):
+        with trace.span("docsage.extract") as read:
+            read.outputs = {"calls": 3, "store_hits": 2}
+        with trace.span("docsage.clear.committee"):
+            with trace.span("docsage.extract") as vote:
+                vote.outputs = {"calls": 5, "store_hits": 0}
+        with trace.span("docsage.clear.backtrack"):
+            with trace.span("docsage.other"):
+                with trace.span("docsage.extract") as deep:
+                    deep.outputs = {"calls": 7, "store_hits": 1}
+    assert load("docsage_reuse").reading(trace) == {"reading_calls": 3, "store_hits": 2}
+
+
+def test_questions_are_picked_by_category_or_by_id_and_a_wrong_id_is_named():
+    script = load("docsage_reuse")
+    qs = [{"id": "a", "category": "Statistics"}, {"id": "b", "category": "Comparison"},
+          {"id": "c", "category": "Relationship"}]
+    assert [q["id"] for q in script.pick(qs, None, None)] == ["b", "a"]
+    assert [q["id"] for q in script.pick(qs, "c", "a")] == ["c", "a"]
+    with pytest.raises(SystemExit, match="no question 'zz'"):
+        script.pick(qs, "zz", None)
