@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from types import SimpleNamespace
 
 import pytest
 from docsage_fakes import drafts_and_reads_nothing
@@ -184,6 +185,56 @@ def test_the_call_budget_bounds_the_questions_of_a_round():
     assert log.llm_calls == 1 and log.stop_reason == "LLM-call budget of 2 spent"
     log, _ = go(25)
     assert len(log.rounds[0].clarifications) == 3
+
+
+class FirstReplyGarbled:
+    """Every reply but the draft's is unusable at first and right on the repair re-ask."""
+
+    def __init__(self):
+        self.script = Script()
+
+    def __call__(self, request):
+        user = request.messages[-1].content
+        if user.startswith("Your previous reply"):   # the original prompt, asked again
+            return self.script(SimpleNamespace(messages=request.messages[:-2]))
+        if user.startswith("Design the smallest"):
+            return self.script(request)
+        return "not json at all"
+
+
+@pytest.mark.parametrize("mode", ["active", "passive"])
+def test_repair_re_asks_never_pass_the_call_budget(mode):
+    """A round was sized for one call per step: each malformed reply's re-ask came on top,
+    and a budget of 4 ended at 7 calls."""
+    class Three:
+        def __call__(self, schema, rows):
+            return [Signal(kind="value_anomaly", table="institution", column=c,
+                           detail=f"odd {c}") for c in ("founded", "name", "staff")]
+
+    def go(budget):
+        ep = Episode("q", method="docsage", lm=LM(FakeLLM(respond=FirstReplyGarbled())),
+                     retriever=Retriever())
+        log = asyncio.run(SchemaDiscovery(mode=mode, call_budget=budget, max_iters=1).run(
+            ep, hits("d1"), hits("d1"), extract=trial, detect=Three()))[1]
+        assert log.llm_calls == len(ep.trace.calls)
+        return log, ep
+    for budget in range(1, 13):
+        log, ep = go(budget)
+        assert log.llm_calls <= budget, (budget, [c.step for c in ep.trace.calls])
+    # with room to spare every step is repaired, and the round is whole
+    log, ep = go(25)
+    repaired = [f for f in ep.trace.fallbacks if f.endswith("re-asked")]
+    if mode == "active":
+        assert len(log.rounds[0].clarifications) == 3
+        assert all(c.answered for c in log.rounds[0].clarifications)
+        assert log.llm_calls == 1 + 2 * (1 + 3 + 1) and len(repaired) == 5
+    else:
+        assert log.llm_calls == 3 and len(repaired) == 1
+    # a budget with room for the steps but not their repairs gives up instead of re-asking
+    log, ep = go(5 if mode == "active" else 2)
+    assert any("gave up" in f for f in ep.trace.fallbacks)
+    # active: the draft, the questions and two answers, each given up: nothing answered
+    assert log.llm_calls == (4 if mode == "active" else 2)
 
 
 def test_passive_discovery_refines_once_and_asks_nothing():

@@ -67,6 +67,25 @@ def test_repair_reask_then_success():
     assert len(trace.fallbacks) == 1 and "re-asked" in trace.fallbacks[0]
 
 
+def test_repairs_sets_how_many_re_asks_a_call_may_make():
+    """A caller with a call budget (ASK) asks for no re-ask where only one call fits."""
+    bad = "I think the answer is no."
+    fake = FakeLLM([bad, '{"thought": "x", "judge": true}'])
+    trace = Trace()
+    with pytest.raises(StepError, match="no valid output and no repair re-ask allowed") as err:
+        run(JUDGE, LM(fake), question="q", draft="d", trace=trace, repairs=0)
+    assert err.value.attempts == 1 and len(fake.requests) == 1
+    assert trace.fallbacks == ["judge: unusable reply (no JSON object found in the reply); "
+                               "gave up"]
+    fake = FakeLLM([bad, bad, '{"thought": "x", "judge": true}'])
+    result = run(JUDGE, LM(fake), question="q", draft="d", repairs=2)
+    assert result.attempts == 3 and result.value.judge and len(fake.requests) == 3
+    with pytest.raises(StepError, match="after 2 repair re-asks"):
+        run(JUDGE, LM(FakeLLM([bad] * 3)), question="q", draft="d", repairs=2)
+    with pytest.raises(ValueError, match="judge: repairs must be 0 or more, got -1"):
+        run(JUDGE, LM(FakeLLM([bad])), question="q", draft="d", repairs=-1)
+
+
 def test_empty_but_valid_reply_is_a_typed_error():
     fake = FakeLLM(['{"answer": ""}', '{"answer": ""}'])
     with pytest.raises(StepError, match="step 'span'.*answer") as err:

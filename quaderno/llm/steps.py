@@ -131,14 +131,18 @@ class Step(Generic[T]):
 
     # -- running ------------------------------------------------------------------------
     async def run(self, lm: LM, *, trace: Trace | None = None, use_cache: bool = True,
-                  grammar: str | None = None, seed: int | None = None,
+                  grammar: str | None = None, seed: int | None = None, repairs: int = 1,
                   **inputs: Any) -> StepResult[T]:
-        """Render, call, parse and validate; one repair re-ask; StepError on failure.
+        """Render, call, parse and validate; ``repairs`` repair re-asks (default one);
+        StepError on failure.
 
         ``grammar`` overrides the declared grammar for this call (e.g. one built from
         the current state, such as a page whose other sections are fixed); ``seed`` the
-        LM's seed (a retry that must not replay the same sample, from a server or the cache).
+        LM's seed (a retry that must not replay the same sample, from a server or the cache);
+        ``repairs=0`` for a caller whose call budget has room for this one call only.
         """
+        if repairs < 0:
+            raise ValueError(f"{self.name}: repairs must be 0 or more, got {repairs}")
         messages = self.messages(inputs)
         constrain: dict[str, Any] = {}
         grammar = grammar or self.grammar
@@ -152,7 +156,7 @@ class Step(Generic[T]):
             params["seed"] = seed
         last_error = ""
         raw = ""
-        for attempt in (1, 2):
+        for attempt in range(1, repairs + 2):
             request = lm.request(messages, **params, **constrain)
             response = await lm.chat(request, trace=trace, step=self.name, use_cache=use_cache)
             raw = response.text
@@ -162,7 +166,9 @@ class Step(Generic[T]):
                 last_error = str(exc)
                 if trace is not None:
                     trace.fallback(f"{self.name}: unusable reply ({last_error}); "
-                                   + ("re-asked" if attempt == 1 else "gave up"))
+                                   + ("re-asked" if attempt <= repairs else "gave up"))
+                if attempt > repairs:
+                    break
                 hint = "" if self.output is None else " (only the JSON object)"
                 ask = self.repair or REPAIR_ASK.format(hint=hint)
                 messages = [*messages, Message(role="assistant", content=raw[:4000] or "(empty)"),
@@ -171,8 +177,10 @@ class Step(Generic[T]):
                 continue
             return StepResult(value=value, raw=raw, attempts=attempt, repaired=attempt > 1,
                               reasoning=response.reasoning, logprobs=response.logprobs)
-        raise StepError(self.name, f"no valid output after a repair re-ask: {last_error}",
-                        raw=raw, attempts=2)
+        after = ("after a repair re-ask" if repairs == 1 else
+                 f"after {repairs} repair re-asks" if repairs else "and no repair re-ask allowed")
+        raise StepError(self.name, f"no valid output {after}: {last_error}",
+                        raw=raw, attempts=repairs + 1)
 
 
 def _render_value(value: Any) -> str:

@@ -162,6 +162,12 @@ def _declare_references(ep: Episode, schema: Schema, log: AskLog) -> Schema:
     return new
 
 
+def _repairs(left: int, *, after: int) -> int:
+    """Repair re-asks a call may make when ``left`` calls of the budget remain and ``after``
+    more must follow it: one when a second call still leaves them room, else none."""
+    return 1 if left - 1 - after >= 1 else 0
+
+
 class SchemaDiscovery:
     """Runs F_init and the ASK loop (or the passive refine) inside an episode."""
 
@@ -184,12 +190,14 @@ class SchemaDiscovery:
         if self.mode == "single":
             step = SINGLE_TABLE
             result = await step.run(ep.lm, trace=ep.trace, question=ep.question,
-                                    documents=fenced(format_docs(sample)))
+                                    documents=fenced(format_docs(sample)),
+                                    repairs=_repairs(self.call_budget, after=0))
         else:
             step = INIT_SCHEMA
             result = await step.run(ep.lm, trace=ep.trace, question=ep.question,
                                     known_tables=describe_tables(known),
-                                    documents=fenced(format_docs(sample)))
+                                    documents=fenced(format_docs(sample)),
+                                    repairs=_repairs(self.call_budget, after=0))
         try:
             schema, notes = _drafted(result.value, question=ep.question, texts=_texts(sample))
         except ValueError as exc:
@@ -224,7 +232,8 @@ class SchemaDiscovery:
             for note in log.initial_notes:
                 ep.trace.fallback(f"schema draft repaired: {note}")
             if self.mode == "passive":
-                schema = await self._refine(ep, schema, probe, log)
+                schema = await self._refine(ep, schema, probe, log,
+                                            self.call_budget - own_calls())
                 log.stop_reason = "passive: one refine pass"
             elif self.mode == "single":
                 log.stop_reason = "single table: no discovery"
@@ -241,11 +250,17 @@ class SchemaDiscovery:
         return schema, log
 
     async def _refine(self, ep: Episode, schema: Schema, probe: Sequence[Hit],
-                      log: AskLog) -> Schema:
+                      log: AskLog, left: int) -> Schema:
+        """The passive ablation's one refine pass, when ``left`` calls of the budget remain."""
+        if left < 1:
+            ep.trace.fallback(f"passive refine not asked: ASK's call budget of "
+                              f"{self.call_budget} is spent; kept the initial schema")
+            return schema
         try:
             result = await REFINE_SCHEMA.run(ep.lm, trace=ep.trace, question=ep.question,
                                              schema=_draft_json(schema),
-                                             documents=fenced(format_docs(probe)))
+                                             documents=fenced(format_docs(probe)),
+                                             repairs=_repairs(left, after=0))
             new, notes = _drafted(result.value, version=schema.version + 1,
                                   question=ep.question, texts=_texts(probe))
         except (StepError, ValueError) as exc:
@@ -259,6 +274,8 @@ class SchemaDiscovery:
     async def _loop(self, ep: Episode, schema: Schema, probe: Sequence[Hit],
                     extract: TrialExtract, detect: Detector, log: AskLog,
                     own_calls: Callable[[], int]) -> Schema:
+        def left() -> int:
+            return self.call_budget - own_calls()
         for iteration in range(1, self.max_iters + 1):
             if own_calls() >= self.call_budget:
                 log.stop_reason = f"LLM-call budget of {self.call_budget} spent"
@@ -294,11 +311,11 @@ class SchemaDiscovery:
                         ep.trace.fallback(f"asked about {len(asked)} of "
                                           f"{len(round_.signals)} signals: the rest would pass "
                                           f"ASK's call budget of {self.call_budget}")
-                    round_.clarifications = await self._clarify(ep, schema, asked)
+                    round_.clarifications = await self._clarify(ep, schema, asked, left)
                     if not any(c.answered for c in round_.clarifications):
                         log.stop_reason = "no clarification question was answered"
                         return schema
-                    new = await self._update(ep, schema, round_)
+                    new = await self._update(ep, schema, round_, left)
                 span.outputs["version"] = new.version if new is not None else None
             if new is None:
                 log.stop_reason = "schema update failed"
@@ -310,13 +327,17 @@ class SchemaDiscovery:
         log.stop_reason = f"max_iters={self.max_iters} reached"
         return schema
 
-    async def _clarify(self, ep: Episode, schema: Schema,
-                       signals: Sequence[Signal]) -> list[Clarification]:
-        """F_ask, then A(P, D): each question searched over the whole collection."""
+    async def _clarify(self, ep: Episode, schema: Schema, signals: Sequence[Signal],
+                       left: Callable[[], int]) -> list[Clarification]:
+        """F_ask, then A(P, D): each question searched over the whole collection. ``left()``
+        is what remains of the call budget; the round was sized so that the questions, one
+        answer each and the update fit, and a repair re-ask is made only where it still
+        fits too."""
         try:
             result = await CLARIFY.run(ep.lm, trace=ep.trace, question=ep.question,
                                        schema=schema.describe(),
-                                       problems=fenced(_problems(signals)))
+                                       problems=fenced(_problems(signals)),
+                                       repairs=_repairs(left(), after=len(signals) + 1))
             queries = [q for q in result.value.questions if q.strip()][:len(signals)]
         except StepError:
             queries = []
@@ -326,11 +347,18 @@ class SchemaDiscovery:
             queries += [f"{s.table} {s.column} {s.detail}".strip()
                         for s in signals[len(queries):]]
         out = []
-        for query in queries:
+        for i, query in enumerate(queries):
+            after = len(queries) - i      # the answers still to come, and the update
+            if left() < 1 + after:
+                ep.trace.fallback(f"clarification {query!r} not asked: it would pass ASK's "
+                                  f"call budget of {self.call_budget}")
+                out.append(Clarification(query=query, answered=False))
+                continue
             hits = await ep.retrieve(query, self.k, cite=False)
             try:
                 reply = await ANSWER_CLARIFICATION.run(ep.lm, trace=ep.trace, query=query,
-                                                       documents=fenced(format_docs(hits)))
+                                                       documents=fenced(format_docs(hits)),
+                                                       repairs=_repairs(left(), after=after))
                 value = reply.value
                 cited = [hits[i - 1].chunk.id for i in value.cited if 1 <= i <= len(hits)]
                 answered = value.answered and bool(cited) and \
@@ -358,9 +386,14 @@ class SchemaDiscovery:
             ep.trace.fallback(f"schema repaired by the detector: {s.detail}")
         return new
 
-    async def _update(self, ep: Episode, schema: Schema, round_: AskRound) -> Schema | None:
+    async def _update(self, ep: Episode, schema: Schema, round_: AskRound,
+                      left: Callable[[], int]) -> Schema | None:
         """F_update (Eq. 3): patches from the findings, applied and validated; None when the
-        model's update could not be read."""
+        model's update could not be read or the call budget has no room for it."""
+        if left() < 1:
+            ep.trace.fallback(f"schema update not asked: ASK's call budget of "
+                              f"{self.call_budget} is spent; kept version {schema.version}")
+            return None
         findings = "\n".join(
             f"- problem: {s.detail}\n  question: {c.query}\n  answer: "
             f"{c.answer if c.answered else 'UNANSWERED'}"
@@ -368,7 +401,8 @@ class SchemaDiscovery:
         try:
             result = await UPDATE_SCHEMA.run(ep.lm, trace=ep.trace, question=ep.question,
                                              schema=_draft_json(schema),
-                                             findings=fenced(findings))
+                                             findings=fenced(findings),
+                                             repairs=_repairs(left(), after=0))
         except StepError as exc:
             ep.trace.fallback(f"schema update failed ({exc}); kept version {schema.version}")
             return None

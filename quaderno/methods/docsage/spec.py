@@ -44,7 +44,8 @@ class DocSageOptions(RetrievalOptions):
     probe_docs: int = Field(8, ge=1, description="least documents the probe set covers")
     max_iters: int = Field(3, ge=1, description="most ASK rounds")
     max_questions: int = Field(5, ge=1, description="most clarification questions per round")
-    call_budget: int = Field(25, ge=1, description="most LLM calls for schema discovery")
+    call_budget: int = Field(25, ge=1, description="most LLM calls for schema discovery, "
+                             "repair re-asks included")
     sql_repairs: int = Field(1, ge=0, description="re-asks after a refused or failed query")
     sql_timeout_s: float = Field(5.0, gt=0, description="time limit of one query")
     confidence: Literal["auto", "logprobs", "samples", "none"] = Field(
