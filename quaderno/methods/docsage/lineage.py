@@ -1,7 +1,8 @@
 """Provenance of SQL result rows: from each result row back to tuples and chunks (spec §4).
 
 The checked query is rewritten with sqlglot so that it also returns, as one extra last column
-``__lineage``, the list of ``_tid`` s that produced each result row:
+``__lineage_<random>`` (a name no query can know: :func:`lineage_name`), the list of ``_tid`` s
+that produced each result row:
 
 * a non-aggregate SELECT adds ``[a._tid, b._tid, ...]`` over its FROM/JOIN tables;
 * an aggregate or GROUP BY query adds ``flatten(list([...]))``, so every group (or the one
@@ -18,7 +19,9 @@ subqueries, table-less sources) is recorded as ``partial`` with a note, never gu
 rewritten query runs *once* in place of the original, so the visible result is the query's own
 result with the lineage column stripped; if the rewrite fails to run or times out, the
 original runs (with the same time limit; its own timeout is raised) and the lineage is marked
-partial; a support subquery that times out is left untraced and marked partial too. Tids are
+partial; a support subquery that times out is left untraced and marked partial too, and the
+support subqueries share one time limit (so a query and its tracing take at most three times
+the limit: the rewrite, the original after a timed-out rewrite, the subqueries). Tids are
 then mapped through ``_prov`` to document, chunk and character span, with the row's values.
 """
 
@@ -26,6 +29,8 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
+import time
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
@@ -42,7 +47,15 @@ from quaderno.methods.docsage.sqlgate import CheckedSQL
 
 log = logging.getLogger(__name__)
 
-LINEAGE = "__lineage"
+LINEAGE = "__lineage"  # the reserved prefix of the lineage column's name
+
+
+def lineage_name() -> str:
+    """A name for one run's lineage column that no query can know beforehand: the rewrite
+    reads each derived table's column of that name, and a query that could write one (a
+    struct's field named in a string, ``from_json(..., '{"__lineage": "BIGINT[]"}')``, passes
+    any check of the names it writes) would choose the chunks its rows cite."""
+    return f"{LINEAGE}_{secrets.token_hex(8)}"
 MAX_SUPPORT_QUERIES = 8  # filter subqueries traced per query, each one run on its own
 
 
@@ -74,8 +87,9 @@ class TracedResult(BaseModel):
 
 # -- the rewrite ------------------------------------------------------------------------------
 class _Rewriter:
-    def __init__(self, tables: set[str]) -> None:
+    def __init__(self, tables: set[str], name: str) -> None:
         self.tables = tables
+        self.name = name       # the lineage column's name in this run (:func:`lineage_name`)
         self.notes: list[str] = []
 
     def query(self, q: exp.Expression, ctes: dict[str, bool]) -> exp.Expression | None:
@@ -132,7 +146,7 @@ class _Rewriter:
             alias = src.alias_or_name
             if isinstance(src, exp.Table) and src.name.lower() in local:
                 if local[src.name.lower()]:
-                    parts.append(exp.column(LINEAGE, table=alias, quoted=True))
+                    parts.append(exp.column(self.name, table=alias, quoted=True))
             elif isinstance(src, exp.Table) and src.name.lower() in self.tables:
                 parts.append(exp.Array(expressions=[exp.column(TID, table=alias, quoted=True)]))
             elif isinstance(src, exp.Subquery) or (isinstance(src, exp.Lateral)
@@ -143,7 +157,7 @@ class _Rewriter:
                 inner = self.query(derived.this, local)
                 if inner is not None:
                     derived.set("this", inner)
-                    parts.append(exp.column(LINEAGE, table=alias, quoted=True))
+                    parts.append(exp.column(self.name, table=alias, quoted=True))
                 else:
                     self.notes.append(f"derived table {alias!r} is not traced")
             else:
@@ -162,7 +176,7 @@ class _Rewriter:
         if _is_aggregate(q):
             lineage = exp.Anonymous(this="flatten", expressions=[
                 exp.Anonymous(this="list", expressions=[lineage])])
-        q.append("expressions", exp.alias_(lineage, LINEAGE, quoted=True))
+        q.append("expressions", exp.alias_(lineage, self.name, quoted=True))
         return q
 
 
@@ -224,6 +238,10 @@ def _checked(sandbox: SQLSandbox, expression: exp.Expression) -> CheckedSQL:
 
 def _support_tids(sandbox: SQLSandbox, root: exp.Expression, rewriter: _Rewriter,
                   timeout_s: float, max_rows: int) -> tuple[list[Support], bool]:
+    """The tuples each filter subquery read, all of them within one ``timeout_s`` together
+    (each ran with the whole limit, and eight slow IN subqueries of a query that itself ran
+    at once took eight times it)."""
+    deadline = time.monotonic() + timeout_s
     supports: list[Support] = []
     partial = False
     queries = [(q, k) for q, k in _support_queries(root) if q.find(exp.Table) is not None]
@@ -233,13 +251,19 @@ def _support_tids(sandbox: SQLSandbox, root: exp.Expression, rewriter: _Rewriter
         rewriter.notes.append(f"{len(queries) - MAX_SUPPORT_QUERIES} of {len(queries)} "
                               "subqueries not traced (too many)")
         queries, partial = queries[:MAX_SUPPORT_QUERIES], True
-    for query, key in queries:
+    for n, (query, key) in enumerate(queries):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            rewriter.notes.append(f"{len(queries) - n} of {len(queries)} subqueries not "
+                                  f"traced (their {timeout_s:g} s were spent)")
+            partial = True
+            break
         rewritten = rewriter.query(query, {})
         if rewritten is None:
             partial = True
             continue
         try:
-            res = sandbox.run_checked(_checked(sandbox, rewritten), timeout_s=timeout_s,
+            res = sandbox.run_checked(_checked(sandbox, rewritten), timeout_s=left,
                                       max_rows=max_rows)
         except SQLTimeoutError as e:   # the answer stands; only its support is untraced
             rewriter.notes.append(f"subquery not traced (timed out): {str(e)[:120]}")
@@ -308,13 +332,14 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
     provenance of every row. Raises SQLRefusedError, SQLTimeoutError (when the plain query
     times out; a slow lineage rewrite only makes the lineage partial), SQLExecutionError."""
     checked = sandbox.check(sql)
-    if any(i.name.lower() == LINEAGE for i in checked.expression.find_all(exp.Identifier)):
-        # the rewrite reads each derived table's __lineage column: a query that names one
-        # itself would choose which tuples its rows cite
-        raise SQLRefusedError(f"SQL refused (reserved-name): {LINEAGE!r} is a name DocSage "
-                              "reserves for provenance; name the column or alias otherwise",
-                              reason="reserved-name", sql=sql)
-    rewriter = _Rewriter({t.name for t in sandbox.schema.tables})
+    if any(i.name.lower().startswith(LINEAGE)
+           for i in checked.expression.find_all(exp.Identifier)):
+        # names of that prefix are DocSage's own (the lineage column's name is random per
+        # run, so no query can write it; this refusal only keeps a model's names apart)
+        raise SQLRefusedError(f"SQL refused (reserved-name): names starting with {LINEAGE!r} "
+                              "are reserved by DocSage for provenance; name the column or "
+                              "alias otherwise", reason="reserved-name", sql=sql)
+    rewriter = _Rewriter({t.name for t in sandbox.schema.tables}, lineage_name())
     rewritten = rewriter.query(checked.expression, {})
     result: QueryResult | None = None
     mode: Literal["row", "group", "none"] = "none"
@@ -333,7 +358,7 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
             log.warning("lineage rewrite failed, running the query untraced: %s", e)
             rewriter.notes.append(f"lineage rewrite did not run: {str(e)[:160]}")
         else:
-            if traced.columns and traced.columns[-1] == LINEAGE:
+            if traced.columns and traced.columns[-1] == rewriter.name:
                 names = checked.expression.named_selects  # the re-check may re-case them
                 columns = names if len(names) == len(traced.columns) - 1 else traced.columns[:-1]
                 result = traced.model_copy(update={

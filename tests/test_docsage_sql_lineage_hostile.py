@@ -1,0 +1,88 @@
+"""A model-written query cannot choose the chunks its rows cite, nor multiply its time limit
+through the subqueries lineage traces (review 15 of the SQL gate and sandbox)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from quaderno.methods.docsage.lineage import LINEAGE, lineage_name, run_with_lineage
+from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.docsage.sandbox import SQLSandbox
+from quaderno.methods.docsage.schema import Column, Schema, Table
+
+SCHEMA = Schema(tables=[Table(name="company", primary_key=["name"], columns=[
+    Column(name="name"), Column(name="staff", type="INT")])])
+ROWS = [Row(table="company", values={"name": f"c{i}", "staff": i},
+            provenance=Provenance(doc_id=f"d{i}", chunk_id=f"d{i}#0")) for i in range(10)]
+
+# a struct whose field names are strings passed every check of the names a query writes, and
+# the rewrite read that field as the derived table's lineage
+FORGED = [
+    "SELECT d.name FROM (SELECT name, UNNEST(from_json('{{\"{n}\": [7, 8]}}', "
+    "'{{\"{n}\": \"BIGINT[]\"}}')) FROM company WHERE name = 'c0') AS d",
+    "SELECT d.name FROM (SELECT name, UNNEST(json_transform('{{\"{n}\": [7, 8]}}', "
+    "'{{\"{n}\": \"BIGINT[]\"}}')) FROM company WHERE name = 'c0') AS d",
+    "WITH d AS (SELECT name, UNNEST(from_json('{{\"{n}\": [7, 8]}}', "
+    "'{{\"{n}\": \"BIGINT[]\"}}')) FROM company WHERE name = 'c0') SELECT name FROM d",
+    # an empty lineage instead
+    "SELECT d.name FROM (SELECT name, UNNEST(regexp_extract('7', '(\\d+)', ['{n}'])) "
+    "FROM company WHERE name = 'c0') AS d",
+]
+
+
+@pytest.mark.parametrize("sql", FORGED)
+def test_a_struct_field_named_like_the_lineage_column_cites_nothing_it_did_not_read(sql):
+    with SQLSandbox(SCHEMA, ROWS) as sb:
+        honest = run_with_lineage(sb, "SELECT name FROM company WHERE name = 'c0'")
+        traced = run_with_lineage(sb, sql.format(n=LINEAGE))
+    assert traced.result.rows == honest.result.rows == [["c0"]]
+    assert [lin.tids for lin in traced.lineage] == [lin.tids for lin in honest.lineage]
+    assert [[s.chunk_id for s in lin.sources] for lin in traced.lineage] == [["d0#0"]]
+    assert not traced.partial
+
+
+def test_the_lineage_column_is_named_anew_for_every_run():
+    names = {lineage_name() for _ in range(50)}
+    assert len(names) == 50 and all(n.startswith(LINEAGE + "_") for n in names)
+
+
+def test_a_name_with_the_reserved_prefix_is_refused():
+    with SQLSandbox(SCHEMA, ROWS) as sb, pytest.raises(Exception, match="reserved-name"):
+        run_with_lineage(sb, f'SELECT name AS "{LINEAGE}_x" FROM company')
+
+
+class Slow(SQLSandbox):
+    """Every query that reads ``person`` (the subqueries) takes ``delay`` seconds, and the
+    time limit each one was given is recorded."""
+
+    delay = 0.3
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.limits: list[float] = []
+
+    def run_checked(self, checked, *, timeout_s=5.0, max_rows=10_000):
+        if "person" in checked.sql and "company" not in checked.sql:
+            self.limits.append(timeout_s)
+            time.sleep(self.delay)
+        return super().run_checked(checked, timeout_s=timeout_s, max_rows=max_rows)
+
+
+def test_the_subqueries_lineage_traces_share_one_time_limit():
+    """Eight IN subqueries of a query that ran at once were each given the whole limit: 8.2 s
+    at a limit of 1 s (review 15)."""
+    schema = Schema(tables=[*SCHEMA.tables, Table(name="person", columns=[
+        Column(name="name"), Column(name="employer")])])
+    rows = [*ROWS, *(Row(table="person", values={"name": f"p{i}", "employer": f"c{i}"},
+                         provenance=Provenance(chunk_id=f"p{i}#0")) for i in range(3))]
+    ins = " OR ".join(f"name IN (SELECT employer FROM person WHERE name = 'p{i % 3}')"
+                      for i in range(8))
+    with Slow(schema, rows) as sb:
+        traced = run_with_lineage(sb, f"SELECT name FROM company WHERE {ins}", timeout_s=0.5)
+    assert sorted(r[0] for r in traced.result.rows) == ["c0", "c1", "c2"]
+    # each was given what was left of the one limit, and after it was spent none ran
+    assert len(sb.limits) == 2 and sb.limits[0] <= 0.5 and sb.limits[1] < 0.5 - 0.25
+    assert traced.partial
+    assert "6 of 8 subqueries not traced (their 0.5 s were spent)" in traced.notes
