@@ -139,6 +139,8 @@ HOSTILE: list[tuple[str, str]] = [
     ("SELECT * FROM memory.main.company", "qualified-table"),
     ("SELECT getenv('HOME')", "forbidden-function"),
     ("SELECT current_setting('enable_external_access')", "forbidden-function"),
+    # sqlglot reads it as CURRENT_VERSION, which the list did not hold (review 15)
+    ("SELECT version()", "forbidden-function"),
     ("SELECT 1; DROP TABLE company", "multiple-statements"),
     ("SELECT name FROM company; -- just a comment\nDROP TABLE company", "multiple-statements"),
     ("SELECT name FROM company /* end */; ATTACH 'evil.db'", "multiple-statements"),
@@ -309,3 +311,18 @@ def test_memory_hog_hits_the_memory_limit_not_the_disk(workdir: Path) -> None:
         assert info.value.kind == "memory"
         assert sb.run("SELECT count(*) FROM company").rows == [[4]]
     assert _files(workdir) == ["canary.csv"]  # nothing spilled to a temp directory
+
+
+def test_a_result_value_too_large_for_a_prompt_is_an_error_that_says_so(
+        sandbox: SQLSandbox) -> None:
+    """``repeat('x', 50000000)`` passed the gate and its 50-million-character cell went into
+    the answer prompt and the record (review 15)."""
+    with pytest.raises(SQLExecutionError, match="holds 200,001 characters") as info:
+        sandbox.run("SELECT repeat('x', 200001) AS note FROM company WHERE name = 'c0'")
+    assert info.value.kind == "size" and "select less" in str(info.value)
+    with pytest.raises(SQLExecutionError, match="holds 20,000 items") as info:
+        sandbox.run("SELECT range(20000) AS r")
+    assert info.value.kind == "size"
+    # at the limit it is returned whole
+    res = sandbox.run("SELECT repeat('x', 100000) AS note")
+    assert len(res.rows[0][0]) == 100_000

@@ -192,3 +192,17 @@ def test_the_number_extraction_read_the_scale_from_is_the_one_quoted() -> None:
     (s,) = _run("SELECT MAX(annual_revenue) FROM companies", rows=[row],
                 chunks=chunks).stated
     assert s.quote == "USD 63907.4M"
+
+
+def test_a_huge_result_cell_is_shown_cut_with_what_was_left_out():
+    """A query's cell of any size went into the answer prompt whole (review 15)."""
+    from quaderno.methods.docsage.records import ResultTable
+    from quaderno.methods.docsage.synthesis import MAX_SHOWN_CELL
+
+    table = ResultTable(columns=["name", "note"], rows=[["Acme", "x" * 5000]])
+    shown = numbered(table, 10).splitlines()[1]
+    assert shown.startswith('[1] "Acme" | "' + "x" * (MAX_SHOWN_CELL - 1))
+    assert shown.endswith("\u2026 (4502 more characters)")
+    assert len(shown) < MAX_SHOWN_CELL + 60
+    small = ResultTable(columns=["n"], rows=[[3]])
+    assert numbered(small, 10) == "n\n[1] 3"

@@ -81,6 +81,28 @@ def _capped(expression: exp.Expression, max_rows: int) -> exp.Expression:
     return expression
 
 
+MAX_CELL_CHARS = 100_000   # characters of one text value a result may hold
+MAX_CELL_ITEMS = 10_000    # items of one list, map or struct value
+
+
+def _check_sizes(rows: Sequence[Sequence[Any]], sql: str) -> None:
+    """SQLExecutionError (kind ``size``) for a result value larger than the limits above: a
+    query can build one of any size (``repeat('x', 50000000)``), and results go into prompts
+    and records (review 15)."""
+    for row in rows:
+        for value in row:
+            if isinstance(value, (str, bytes)) and len(value) > MAX_CELL_CHARS:
+                raise SQLExecutionError(
+                    f"a result value holds {len(value):,} characters; the sandbox returns "
+                    f"values of at most {MAX_CELL_CHARS:,}: select less (a count, a "
+                    "substring)", kind="size", sql=sql)
+            if isinstance(value, (list, tuple, dict)) and len(value) > MAX_CELL_ITEMS:
+                raise SQLExecutionError(
+                    f"a result value holds {len(value):,} items; the sandbox returns values "
+                    f"of at most {MAX_CELL_ITEMS:,}: aggregate them (count, sum)",
+                    kind="size", sql=sql)
+
+
 class SQLSandbox:
     """One question's database, locked down, for gate-checked read-only queries."""
 
@@ -203,6 +225,7 @@ class SQLSandbox:
                 timer.join()
                 self._rollback()
             seconds = time.monotonic() - start
+        _check_sizes(fetched, sql)
         truncated = len(fetched) > max_rows
         if truncated:
             log.info("result capped at %d rows", max_rows)

@@ -95,6 +95,21 @@ def identifier(name: str, what: str = "name") -> str:
     return norm
 
 
+# a description or unit is written by a model that read untrusted documents, and prompts show
+# it beside their instructions (:meth:`Schema.describe`): one line, and short
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+MAX_DESCRIPTION = 200
+MAX_UNIT = 40
+
+
+def one_line(text: str, limit: int) -> str:
+    """``text`` on one line (line breaks and control characters as spaces, runs of spaces as
+    one) and at most ``limit`` characters, cut with an ellipsis: the schema's words stay
+    words, and cannot open a paragraph of their own in a prompt."""
+    flat = " ".join(_CONTROL.sub(" ", text).split())
+    return flat if len(flat) <= limit else flat[:limit - 1].rstrip() + "\u2026"
+
+
 class Column(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -121,6 +136,16 @@ class Column(BaseModel):
         if v == TID:
             raise ValueError(f"column name {TID!r} is reserved for the row id")
         return identifier(v, "column name")
+
+    @field_validator("description")
+    @classmethod
+    def _description(cls, v: str) -> str:
+        return one_line(v, MAX_DESCRIPTION)
+
+    @field_validator("unit")
+    @classmethod
+    def _unit(cls, v: str) -> str:
+        return one_line(v, MAX_UNIT)
 
 
 class ForeignKey(BaseModel):
@@ -154,6 +179,11 @@ class Table(BaseModel):
     @classmethod
     def _name(cls, v: str) -> str:
         return identifier(v, "table name")
+
+    @field_validator("description")
+    @classmethod
+    def _description(cls, v: str) -> str:
+        return one_line(v, MAX_DESCRIPTION)
 
     @model_validator(mode="after")
     def _keys(self) -> Table:

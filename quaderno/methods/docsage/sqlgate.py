@@ -64,6 +64,7 @@ _FORBIDDEN_FUNCTIONS = frozenset({
     "disable_profiling", "json_execute_serialized_sql", "from_substrait", "get_substrait",
     "get_substrait_json", "sqlite_attach", "postgres_attach", "mysql_attach", "set_variable",
     "getvariable", "current_database", "current_schema", "current_schemas", "version",
+    "current_version",  # sqlglot reads version() as CURRENT_VERSION
     "pg_typeof"})
 _FORBIDDEN_PREFIXES = ("read_", "duckdb_", "pragma_", "parquet_", "iceberg_", "delta_",
                        "sqlite_", "postgres_", "mysql_", "http", "s3", "azure_", "gcs_",

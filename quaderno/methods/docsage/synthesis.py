@@ -50,9 +50,17 @@ class Synthesis(NamedTuple):
     why: str = ""
 
 
-def json_cell(value: Any) -> str:
-    """A cell as the prompts show it: JSON, a date or a decimal as its text."""
-    return json.dumps(value, default=str, ensure_ascii=False)
+MAX_SHOWN_CELL = 500   # characters of one result cell a prompt shows
+
+
+def json_cell(value: Any, limit: int | None = None) -> str:
+    """A cell as the prompts show it: JSON, a date or a decimal as its text; cut to ``limit``
+    characters with a note of how many were left out (a query may build a value of any
+    size: ``repeat('x', 50000000)`` made a 50-million-character prompt, review 15)."""
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    if limit is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}\u2026 ({len(text) - limit} more characters)"
 
 
 def numbered(table: ResultTable, limit: int) -> str:
@@ -64,7 +72,7 @@ def numbered(table: ResultTable, limit: int) -> str:
     for s in table.stated:
         written.setdefault(s.row, []).append(f"{s.column} written {json_cell(s.quote)}")
     lines = [" | ".join(table.columns)]
-    lines += [f"[{i}] " + " | ".join(json_cell(v) for v in row)
+    lines += [f"[{i}] " + " | ".join(json_cell(v, MAX_SHOWN_CELL) for v in row)
               + (f"   (as the documents write it: {'; '.join(written[i])})" if i in written
                  else "")
               for i, row in enumerate(table.rows[:limit], start=1)]
