@@ -76,7 +76,7 @@ def test_a_failed_step_counts_its_real_attempts() -> None:
     assert failed_calls(StepError("s", "bad", attempts=1)) == 1
     assert failed_calls(StepError("s", "bad")) == 1         # unknown: the one call made
     with pytest.raises(StepError) as info:
-        from quaderno.methods.docsage.extract import EXTRACT, extraction_step
+        from quaderno.methods.docsage.extract_call import EXTRACT, extraction_step
         step = extraction_step(SCHEMA.tables, NONE)
         assert step.name == EXTRACT.name
         asyncio.run(step.run(LM(fake), schema="", doc="d", text="t"))

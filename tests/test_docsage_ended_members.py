@@ -17,7 +17,8 @@ from quaderno.eval.synth.families import FAMILIES
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.draft import slug
-from quaderno.methods.docsage.ended import _names_in, ended_members, group_named
+from quaderno.methods.docsage.ended import ended_members
+from quaderno.methods.docsage.group_names import _names_in, group_named
 
 DMC = "Drournlia Markets Commission"
 ROSTER = (f"Members of the {DMC} (DMC) include Rastou Bank, Ulm Savings. "

@@ -747,7 +747,7 @@ def test_a_container_drawn_twice_is_one_container():
 def test_every_name_run_keeps_a_names_particles_inside_it():
     # one builder for every module's name runs (normalize.name_run): a particle of a name in
     # another language no longer cuts "Banca di Roma" into "Banca" and "Roma" in some of them
-    from quaderno.methods.docsage.ended import PROPER_NAME
+    from quaderno.methods.docsage.group_names import PROPER_NAME
     from quaderno.methods.docsage.normalize import name_run
     text = "Shares went to Banca di Roma and to the Fondation de la Mer in 2004."
     assert PROPER_NAME.findall(text) == ["Shares", "Banca di Roma", "Fondation de la Mer"]

@@ -13,7 +13,7 @@ from quaderno.corpus.chunk import Chunk
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.llm.types import ChatRequest
-from quaderno.methods.docsage import extract as extract_mod
+from quaderno.methods.docsage import extract_call as extract_mod
 from quaderno.methods.docsage.extract import ExtractionSettings, extract, prompt_fingerprint
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.schema import Schema, Table

@@ -52,9 +52,9 @@ from typing import Any
 
 from quaderno.corpus.chunk import Chunk
 from quaderno.methods.docsage.clauses import clauses
-from quaderno.methods.docsage.ended import PROPER_NAME, compact
 from quaderno.methods.docsage.extract import ChunkResult
 from quaderno.methods.docsage.group_keyed import membership, title_head
+from quaderno.methods.docsage.group_names import PROPER_NAME, compact
 from quaderno.methods.docsage.normalize import (fold_text, folded_name, key_columns,
                                                 normalize_entity)
 from quaderno.methods.docsage.rows import Correction, Row, noted

@@ -61,13 +61,15 @@ Trust bought Kelvo Trust Bank, which left ..."); a group written with another wo
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from quaderno.methods.docsage.clauses import clauses
+from quaderno.methods.docsage.group_names import (PROPER_NAME, compact, group_named,
+                                                  roster_of)
 from quaderno.methods.docsage.normalize import (COMMON_ACRONYMS, NAME_JOINERS, NAME_PARTICLES,
                                                 acronym_hits, body_name, entity_key, entity_name,
-                                                fold_text, initials, key_columns, key_name,
-                                                name_acronym, name_run, normalize_entity)
+                                                initials, key_columns, key_name,
+                                                name_acronym, normalize_entity)
 from quaderno.methods.docsage.rows import Correction, Row, noted
 from quaderno.methods.docsage.schema import Schema, Table
 
@@ -433,68 +435,7 @@ def ended_links(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Row]
     return kept, ended
 
 
-# a run of capitalized words on one line, "of"/"the"/"and"/"for" and a name's particles
-# allowed inside ("League of X Cities"); a possessive "'s" ends a word of it
-_CAPITAL = r"[A-Z\u00c0-\u00d6\u00d8-\u00de][\w\u2019'-]*"
-PROPER_NAME = re.compile(name_run(_CAPITAL))
 _JOINER = "|".join(sorted(NAME_JOINERS))
-_ROSTER = frozenset({"members", "member", "membership", "memberships", "roster"})
-_POSSESSIVE = re.compile(r"['\u2019]s?$")
-
-
-def compact(name: str) -> str:
-    """``name`` folded, without spaces or underscores: a table's name and a written one."""
-    return re.sub(r"[\W_]+", "", fold_text(name))
-
-
-def _names_in(text: str, longest: int) -> Iterator[str]:
-    """The proper names ``text`` writes, each whole segments of a run of capitalized words
-    between "of", "the", "and", "for" ("League of Merounddian Cities", and "Drournlia
-    Markets Commission" of "Members of the Drournlia Markets Commission"; never "Drournlia
-    Markets" of it), of two words or more and at most ``longest`` letters compacted."""
-    for m in PROPER_NAME.finditer(text):
-        words = [_POSSESSIVE.sub("", w) for w in m[0].split()]
-        cuts = [k for k, w in enumerate(words) if w in NAME_JOINERS or (w == "The" and (
-            k == 0 or words[k - 1] in NAME_JOINERS))]
-        ends = {*cuts, len(words)}
-        size = [len(compact(w)) for w in words]
-        for start in [0, *(k + 1 for k in cuts)]:
-            length = 0
-            for k in range(start, len(words)):
-                length += size[k]
-                if length > longest:
-                    break
-                if k > start and k + 1 in ends:
-                    yield " ".join(words[start:k + 1])
-
-
-def group_forms(table: Table) -> set[str]:
-    """The compacted names a group ``table`` is named after may have: its name, or its
-    name less a word for its roster (``drournlia_markets_commission_members``)."""
-    parts = table.name.lower().split("_")
-    return {compact(table.name)} | ({compact("".join(parts[:-1]))}
-                                     if len(parts) > 2 and parts[-1] in _ROSTER else set())
-
-
-def _roster_of(group: str) -> re.Pattern[str]:
-    """Where a text calls a list the members of ``group``: "members of (the) G", "G's
-    members", "G members", "G — members"."""
-    name = re.escape(group)
-    return re.compile(rf"\bmembers?\s+(?:of|in)\s+(?:the\s+)?{name}(?!\w)"
-                      rf"|(?<!\w){name}(?:['\u2019]s)?[ \t]*(?:[\u2014\u2013:-][ \t]*)?"
-                      r"members?\b", re.I)
-
-
-def group_named(table: Table, text: str) -> str | None:
-    """The proper name in ``text`` of the group ``table`` is named after, or None: a name
-    of two words or more, capitalized ("Drournlia Markets Commission", "Stedrurial Medal",
-    "League of Merounddian Cities"; :func:`_names_in`), written as the table's name is,
-    underscores and case aside (``drournliamarketscommission``,
-    ``drournlia_markets_commission``), or that name and a word for its roster
-    (``drournlia_markets_commission_members``). Its rows are then the group's members."""
-    wanted = group_forms(table)
-    return next((n for n in _names_in(text, max(map(len, wanted)))
-                 if compact(n) in wanted), None)
 
 
 def ended_members(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Row], list[Row]]:
@@ -514,7 +455,7 @@ def ended_members(table: Table, rows: Sequence[Row], text: str) -> tuple[list[Ro
     # a list of former members ends membership of this group only in a text that calls
     # a list the group's members ("Members of the Drournlia Markets Commission include",
     # "Stedrurial Medal — members, part 1"), not one that lists the group among others'
-    if not _roster_of(group).search(text):
+    if not roster_of(group).search(text):
         parts = [c for c in parts if not _FORMER_LIST.search(c)]
     # a name written around the group's, with no "of" or "the" between
     # ("Drournlia Markets Commission Tower"), is no mention of it
@@ -579,6 +520,5 @@ def ended_columns(row: Row) -> set[str]:
     return {c.column for c in row.provenance.corrections if c.reason == "ended"}
 
 
-__all__ = ["PROPER_NAME", "compact", "ended_by", "ended_columns", "ended_links",
-           "ended_members", "ended_references", "ends_relationships", "group_forms",
-           "group_named", "naming", "referring", "without_ended_links"]
+__all__ = ["ended_by", "ended_columns", "ended_links", "ended_members", "ended_references",
+           "ends_relationships", "naming", "referring", "without_ended_links"]

@@ -9,7 +9,7 @@ company's, in five documents of 57 (``members-docsage-set2``). CLEAR then took t
 for one entity and kept one of their values; without CLEAR one of them was the answer, by
 chance.
 
-A group is no member of itself. In a table named after a group (:func:`.ended.group_named`),
+A group is no member of itself. In a table named after a group (:func:`.group_names.group_named`),
 the one row of a chunk whose entity column (the table's one TEXT key column) names the group
 is the row of the entity the chunk's title names (its head, before " — ", ":" or "(", or a
 capitalized run in it), when a clause of the text says that entity, written as in the
@@ -46,8 +46,8 @@ from typing import Any
 
 from quaderno.methods.docsage.amounts import stated_mentions
 from quaderno.methods.docsage.clauses import clauses
-from quaderno.methods.docsage.ended import (PROPER_NAME, compact, group_forms, group_named,
-                                            naming)
+from quaderno.methods.docsage.ended import naming
+from quaderno.methods.docsage.group_names import PROPER_NAME, compact, group_forms, group_named
 from quaderno.methods.docsage.normalize import entity_name, is_null, key_columns
 from quaderno.methods.docsage.rows import Correction, Row, noted
 from quaderno.methods.docsage.schema import Table

@@ -38,20 +38,17 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ValidationError
 
 from quaderno.corpus.chunk import Chunk
 from quaderno.errors import IndexFormatError
 from quaderno.llm.sqlite_conn import ThreadConnections
+from quaderno.methods.docsage.extract_call import ExtractionSettings
 from quaderno.methods.docsage.normalize import (entity_key, key_columns, multi_valued,
                                                 row_identity)
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Table
-
-if TYPE_CHECKING:  # extract.py uses this module; the settings only need .key()
-    from quaderno.methods.docsage.extract import ExtractionSettings
 
 log = logging.getLogger(__name__)
 
