@@ -1,26 +1,34 @@
-"""A sandboxed DuckDB connection for model-written SQL (spec §4 and §11).
+"""A sandboxed DuckDB database for model-written SQL (spec §4 and §11).
 
-:class:`SQLSandbox` holds one question's database DB^q: a fresh in-memory connection whose
-tables (and the ``_prov`` side table) are created and filled *first*, after which the
-connection is locked down: no temporary directory, external access off (no files, network,
+:class:`SQLSandbox` holds one question's database DB^q: a file in a fresh temporary folder
+whose tables (and the ``_prov`` side table) are created and filled *first*; it is then opened
+read-only and locked down: no temporary directory, external access off (no files, network,
 ATTACH, COPY, INSTALL or LOAD), extension auto-install and auto-load off, a memory limit, one
 thread, and the configuration locked so no query can undo any of it.
 
-:meth:`SQLSandbox.run` puts every query through the gate (``sqlgate.check_sql``), runs the SQL
-regenerated from the checked tree with a wall-clock time limit (a timer thread calls
-``conn.interrupt()``), inside a transaction that is always rolled back, and caps the rows.
-DuckDB errors come back as :class:`SQLExecutionError` (or :class:`SQLTimeoutError`) whose
-message can go back to the model for one repair. Calls are serialized by a lock, so the
-sandbox may be used from ``asyncio.to_thread`` workers.
+:meth:`SQLSandbox.run` puts every query through the gate (``sqlgate.check_sql``) and runs the
+SQL regenerated from the checked tree in a child process (:mod:`.sqlprocess`) that opened the
+same file the same way, with its address space capped: DuckDB's memory limit binds its buffer
+manager, not the values scalar functions build, and its interrupt is not checked inside one
+long scalar call, so the process is killed when a query outlives its time limit (a timer
+calls ``conn.interrupt()`` first). Each query runs inside a transaction that is always rolled
+back, and rows and the size of each value are capped. DuckDB errors come back as
+:class:`SQLExecutionError` (or :class:`SQLTimeoutError`) whose message can go back to the
+model for one repair. Calls are serialized by a lock, so the sandbox may be used from
+``asyncio.to_thread`` workers.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import shutil
+import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -29,9 +37,11 @@ from pydantic import BaseModel
 from sqlglot import exp
 
 from quaderno.errors import ConfigError, SQLExecutionError
+from quaderno.methods.docsage import sqlprocess
 from quaderno.methods.docsage.rows import Row, load_rows
 from quaderno.methods.docsage.schema import Schema
 from quaderno.methods.docsage.sqlgate import CheckedSQL, check_sql
+from quaderno.methods.docsage.sqlprocess import QueryProcess
 
 log = logging.getLogger(__name__)
 _SIZE = re.compile(r"^\d{1,6}(\.\d{1,3})?\s?[KMGT]i?B$")
@@ -81,6 +91,17 @@ def _capped(expression: exp.Expression, max_rows: int) -> exp.Expression:
     return expression
 
 
+def _timeout(timeout_s: float, sql: str) -> SQLTimeoutError:
+    return SQLTimeoutError(f"the query ran longer than {timeout_s:g} s and was stopped; make "
+                           "it cheaper (filter before joining, avoid cross joins and unbounded "
+                           "recursion)", sql=sql)
+
+
+def _memory(detail: str, sql: str) -> SQLExecutionError:
+    return SQLExecutionError(f"the query needs more memory than the sandbox allows "
+                             f"({detail[:200]}); make it cheaper", kind="memory", sql=sql)
+
+
 MAX_CELL_CHARS = 100_000   # characters of one text value a result may hold
 MAX_CELL_ITEMS = 10_000    # items of one list, map or struct value
 
@@ -103,25 +124,64 @@ def _check_sizes(rows: Sequence[Sequence[Any]], sql: str) -> None:
                     kind="size", sql=sql)
 
 
+def _discard(process: QueryProcess | None, folder: Path) -> None:
+    if process is not None:
+        process.close()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _bytes(size: str) -> int:
+    """'2GB' (or '2GiB', '512 MB') in bytes, by powers of 1024."""
+    number, unit = re.match(r"^([\d.]+)\s?([KMGT])", size).groups()  # type: ignore[union-attr]
+    return int(float(number) * 1024 ** ("KMGT".index(unit) + 1))
+
+
 class SQLSandbox:
-    """One question's database, locked down, for gate-checked read-only queries."""
+    """One question's database, locked down, for gate-checked read-only queries.
+
+    The database is a file in a temporary folder (removed on :meth:`close`), opened
+    read-only. Model-written queries (:meth:`run`, :meth:`run_checked`) run in a child
+    process (:mod:`.sqlprocess`) whose address space is capped at ``process_memory`` and
+    which is killed when a query outlives its time limit plus a grace, where the system
+    allows (POSIX); ``isolate=False`` runs them in this process, under DuckDB's own limits
+    only. Queries built by code (:meth:`run_trusted`) run in this process."""
 
     def __init__(self, schema: Schema, rows: Sequence[Row], *, memory_limit: str = "512MB",
-                 max_temp_directory_size: str = "0MB") -> None:
+                 max_temp_directory_size: str = "0MB", process_memory: str = "2GB",
+                 isolate: bool = True) -> None:
         for name, value in (("memory_limit", memory_limit),
-                            ("max_temp_directory_size", max_temp_directory_size)):
+                            ("max_temp_directory_size", max_temp_directory_size),
+                            ("process_memory", process_memory)):
             if not _SIZE.match(value):
                 raise ConfigError(f"{name} {value!r} is not a size: write it like '512MB'")
         self.schema = schema
         self._lock = threading.Lock()
-        self._conn = duckdb.connect(":memory:")
+        self._dir = Path(tempfile.mkdtemp(prefix="quaderno-sql-"))
+        path = self._dir / "question.duckdb"
+        lockdown = _lockdown(memory_limit, max_temp_directory_size)
         try:
-            self.rows: list[Row] = load_rows(self._conn, schema, rows)
-            for statement in _lockdown(memory_limit, max_temp_directory_size):
+            writer = duckdb.connect(str(path))
+            try:
+                self.rows: list[Row] = load_rows(writer, schema, rows)
+            finally:
+                writer.close()
+            self._conn = duckdb.connect(str(path), read_only=True)
+        except duckdb.Error:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            raise
+        try:
+            for statement in lockdown:
                 self._conn.execute(statement)
         except duckdb.Error:
             self._conn.close()
+            shutil.rmtree(self._dir, ignore_errors=True)
             raise
+        self._process = (QueryProcess(path, lockdown, address_space=_bytes(process_memory),
+                                      limits={"max_cell_chars": MAX_CELL_CHARS,
+                                              "max_cell_items": MAX_CELL_ITEMS})
+                         if isolate and sqlprocess.available() else None)
+        # a sandbox never closed still ends its process and removes its folder
+        self._discard = weakref.finalize(self, _discard, self._process, self._dir)
         self._closed = False
 
     # -- public API ---------------------------------------------------------------------
@@ -159,7 +219,10 @@ class SQLSandbox:
         """Run a query that has passed the gate (as :meth:`run` does after checking)."""
         self._limits(timeout_s, max_rows)
         runnable = _capped(checked.expression, max_rows).sql(dialect="duckdb", comments=False)
-        result = self._execute(runnable, None, timeout_s, max_rows)
+        if self._process is None:
+            result = self._execute(runnable, None, timeout_s, max_rows)
+        else:
+            result = self._isolated(runnable, timeout_s, max_rows)
         return result.model_copy(update={"sql": checked.sql})
 
     def run_trusted(self, sql: str, params: Sequence[Any] | None = None, *,
@@ -174,6 +237,7 @@ class SQLSandbox:
         with self._lock:
             if not self._closed:
                 self._conn.close()
+                self._discard()
                 self._closed = True
 
     def __enter__(self) -> SQLSandbox:
@@ -208,14 +272,9 @@ class SQLSandbox:
                 columns = [d[0] for d in cursor.description or []]
                 fetched = cursor.fetchmany(max_rows + 1)
             except duckdb.InterruptException as e:
-                raise SQLTimeoutError(
-                    f"the query ran longer than {timeout_s:g} s and was stopped; make it "
-                    "cheaper (filter before joining, avoid cross joins and unbounded "
-                    "recursion)", sql=sql) from e
+                raise _timeout(timeout_s, sql) from e
             except duckdb.OutOfMemoryException as e:
-                raise SQLExecutionError(
-                    f"the query needs more memory than the sandbox allows ({str(e)[:200]}); "
-                    "make it cheaper", kind="memory", sql=sql) from e
+                raise _memory(str(e), sql) from e
             except duckdb.Error as e:
                 raise SQLExecutionError(
                     f"DuckDB {type(e).__name__}: {str(e)[:500]}", kind="database", sql=sql
@@ -231,6 +290,29 @@ class SQLSandbox:
             log.info("result capped at %d rows", max_rows)
         return QueryResult(sql=sql, columns=columns,
                            rows=[list(r) for r in fetched[:max_rows]],
+                           truncated=truncated, seconds=round(seconds, 4))
+
+    def _isolated(self, sql: str, timeout_s: float, max_rows: int) -> QueryResult:
+        """``sql`` run by the sandbox's query process (:mod:`.sqlprocess`)."""
+        assert self._process is not None
+        with self._lock:
+            if self._closed:
+                raise SQLExecutionError("the sandbox is closed; build a new one", kind="closed",
+                                        sql=sql)
+            start = time.monotonic()
+            try:
+                columns, fetched = self._process.run(sql, None, timeout_s, max_rows)
+            except SQLExecutionError as e:
+                if e.kind == "timeout":
+                    raise _timeout(timeout_s, sql) from e
+                if e.kind == "memory":
+                    raise _memory(str(e), sql) from e
+                if e.kind == "ended":
+                    raise SQLExecutionError(str(e), kind="memory", sql=sql) from e
+                raise
+            seconds = time.monotonic() - start
+        truncated = len(fetched) > max_rows
+        return QueryResult(sql=sql, columns=columns, rows=fetched[:max_rows],
                            truncated=truncated, seconds=round(seconds, 4))
 
     def _rollback(self) -> None:

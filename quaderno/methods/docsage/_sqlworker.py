@@ -1,0 +1,141 @@
+"""The child process that runs model-written SQL for :class:`~.sandbox.SQLSandbox`.
+
+Started as a plain script (``python _sqlworker.py``) so that it imports DuckDB and the standard
+library only. It caps its own address space (``RLIMIT_AS``) before it opens the question's
+database read-only, locks the connection down, and then answers one query at a time over its
+standard input and output: each message is an 8-byte big-endian length and a pickle. Why a
+process: DuckDB's ``memory_limit`` binds its buffer manager, not the values scalar functions
+build (``len(range(400000000))`` took 4 GB), and its interrupt is not checked inside one long
+scalar call (``regexp_replace`` on 300 million characters ran 40 s past a 2 s limit; review 15).
+The parent kills this process when a query outlives its limit, and a query that needs more
+memory than the cap fails here, or ends this process, never the parent.
+
+Requests: ``{"sql", "params", "timeout_s", "max_rows"}``. Replies: ``("ok", columns, rows)`` or
+``("error", kind, message)`` with ``kind`` one of ``timeout``, ``memory``, ``size``,
+``database``.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import sys
+import threading
+from typing import Any, BinaryIO
+
+_HEADER = struct.Struct(">Q")
+
+
+def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
+    parts, left = [], size
+    while left:
+        part = stream.read(left)
+        if not part:
+            return None
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
+
+
+def read_message(stream: BinaryIO) -> Any:
+    """The next message on ``stream``, or None at its end."""
+    head = _read_exactly(stream, _HEADER.size)
+    if head is None:
+        return None
+    (size,) = _HEADER.unpack(head)
+    body = _read_exactly(stream, size)
+    if body is None:
+        return None
+    return pickle.loads(body)  # noqa: S301 - written by the other side of our own pipe
+
+
+def write_message(stream: BinaryIO, message: Any) -> None:
+    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(_HEADER.pack(len(body)) + body)
+    while view:    # an unbuffered stream may take part of it at a time
+        view = view[stream.write(view) or 0:]
+    stream.flush()
+
+
+def _too_large(rows: list[tuple], max_chars: int, max_items: int) -> str | None:
+    for row in rows:
+        for value in row:
+            if isinstance(value, (str, bytes)) and len(value) > max_chars:
+                return (f"a result value holds {len(value):,} characters; the sandbox returns "
+                        f"values of at most {max_chars:,}: select less (a count, a substring)")
+            if isinstance(value, (list, tuple, dict)) and len(value) > max_items:
+                return (f"a result value holds {len(value):,} items; the sandbox returns values "
+                        f"of at most {max_items:,}: aggregate them (count, sum)")
+    return None
+
+
+def _run(conn: Any, duckdb: Any, request: dict, limits: dict) -> tuple:
+    timeout_s = request["timeout_s"]
+    timer = threading.Timer(timeout_s, conn.interrupt)
+    timer.daemon = True
+    conn.begin()
+    try:
+        timer.start()
+        params = request.get("params")
+        cursor = conn.execute(request["sql"], params) if params is not None \
+            else conn.execute(request["sql"])
+        columns = [d[0] for d in cursor.description or []]
+        rows = cursor.fetchmany(request["max_rows"] + 1)
+    except duckdb.InterruptException:
+        return ("error", "timeout", f"the query ran longer than {timeout_s:g} s")
+    except (duckdb.OutOfMemoryException, MemoryError) as e:
+        return ("error", "memory", str(e)[:200])
+    except duckdb.Error as e:
+        return ("error", "database", f"DuckDB {type(e).__name__}: {str(e)[:500]}")
+    finally:
+        timer.cancel()
+        timer.join()
+        try:
+            conn.rollback()
+        except duckdb.Error:  # nothing was begun, or the interrupt ended it
+            pass
+    too_large = _too_large(rows, limits["max_cell_chars"], limits["max_cell_items"])
+    if too_large:
+        return ("error", "size", too_large)
+    return ("ok", columns, [list(r) for r in rows])
+
+
+def main() -> int:
+    # replies go out on the original standard output; anything else printed goes to stderr
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    inp = sys.stdin.buffer
+    setup = read_message(inp)
+    if setup is None:
+        return 1
+    if setup.get("address_space"):
+        try:
+            import resource
+        except ImportError:   # not on this platform: the parent's time limit still holds
+            pass
+        else:
+            cap = int(setup["address_space"])
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    import duckdb
+
+    try:
+        conn = duckdb.connect(setup["path"], read_only=True)
+        for statement in setup["lockdown"]:
+            conn.execute(statement)
+    except (duckdb.Error, MemoryError) as e:
+        write_message(out, ("error", "database", f"the sandbox could not start: {e}"))
+        return 1
+    write_message(out, ("ready",))
+    while (request := read_message(inp)) is not None:
+        try:
+            reply = _run(conn, duckdb, request, setup["limits"])
+        except MemoryError as e:
+            reply = ("error", "memory", str(e)[:200] or "out of memory")
+        write_message(out, reply)
+    conn.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
