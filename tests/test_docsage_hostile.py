@@ -141,6 +141,10 @@ HOSTILE: list[tuple[str, str]] = [
     ("SELECT current_setting('enable_external_access')", "forbidden-function"),
     # sqlglot reads it as CURRENT_VERSION, which the list did not hold (review 15)
     ("SELECT version()", "forbidden-function"),
+    # columns chosen and renamed by a pattern could copy lineage's own column (review 16)
+    ("SELECT m.name FROM (SELECT list_transform(COLUMNS('^(__lin.*)$'), lambda x: 5) AS '\\1',"
+     " a.name FROM (SELECT name FROM company) a) m", "columns-pattern"),
+    ("SELECT COLUMNS('.*') FROM company", "columns-pattern"),
     ("SELECT 1; DROP TABLE company", "multiple-statements"),
     ("SELECT name FROM company; -- just a comment\nDROP TABLE company", "multiple-statements"),
     ("SELECT name FROM company /* end */; ATTACH 'evil.db'", "multiple-statements"),

@@ -4,11 +4,15 @@ functions build, and its interrupt is not checked inside one long scalar call)."
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 import time
 
 import pytest
 
 from quaderno.errors import ConfigError, SQLExecutionError
+from quaderno.methods.docsage import sandbox as sandbox_module
 from quaderno.methods.docsage import sqlprocess
 from quaderno.methods.docsage.lineage import run_with_lineage
 from quaderno.methods.docsage.rows import Provenance, Row
@@ -16,6 +20,7 @@ from quaderno.methods.docsage.sandbox import SQLSandbox, SQLTimeoutError
 from quaderno.methods.docsage.schema import Column, Schema, Table
 
 pytestmark = pytest.mark.skipif(not sqlprocess.available(), reason="needs a POSIX system")
+resource = pytest.importorskip("resource")
 
 SCHEMA = Schema(tables=[Table(name="company", columns=[Column(name="name"),
                                                        Column(name="staff", type="INT")])])
@@ -80,3 +85,92 @@ def test_in_process_when_asked_and_a_bad_cap_is_named():
         assert sb.run("SELECT max(staff) AS n FROM company").rows == [[4]]
     with pytest.raises(ConfigError, match="process_memory 'lots' is not a size"):
         SQLSandbox(SCHEMA, ROWS, process_memory="lots")
+
+
+def test_a_value_python_cannot_hold_is_a_database_error_on_both_paths():
+    """``to_days(2147483647)`` raised OverflowError on fetch: the child died and the parent
+    called it a timeout; in process the OverflowError escaped (review 16)."""
+    for isolate in (True, False):
+        with SQLSandbox(SCHEMA, ROWS, isolate=isolate) as sb:
+            with pytest.raises(SQLExecutionError) as info:
+                sb.run("SELECT to_days(2147483647) AS v", timeout_s=30)
+            assert info.value.kind == "database" and "OverflowError" in str(info.value)
+            assert sb.run("SELECT count(*) AS n FROM company").rows == [[5]]
+
+
+def test_a_process_that_dies_mid_query_is_told_apart_from_a_timeout():
+    with SQLSandbox(SCHEMA, ROWS) as sb:
+        sb.run("SELECT 1 AS one")
+        proc = sb._process._proc
+        threading.Timer(0.5, proc.kill).start()
+        start = time.monotonic()
+        with pytest.raises(SQLExecutionError) as info:
+            sb.run("SELECT sleep_ms(20000) AS s", timeout_s=30)
+        assert info.value.kind == "memory" and "process ended (exit -9)" in str(info.value)
+        assert not isinstance(info.value, SQLTimeoutError)
+        assert time.monotonic() - start < 15     # at once, not at the 30 s limit
+        assert sb.run("SELECT count(*) AS n FROM company").rows == [[5]]
+
+
+def test_queries_run_when_the_process_holds_descriptors_past_1024():
+    """select() refuses a descriptor of 1024 or more, as a busy server holds (review 16)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip("the descriptor limit is below 1200")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with SQLSandbox(SCHEMA, ROWS) as sb:
+            assert sb.run("SELECT max(staff) AS n FROM company").rows == [[4]]
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_whole_result_larger_than_the_cap_is_a_size_error():
+    """500 values of 100,000 characters each pass the per-value limits (review 16)."""
+    with SQLSandbox(SCHEMA, ROWS) as sb:
+        with pytest.raises(SQLExecutionError, match=r"the result holds [\d,]+ bytes") as info:
+            sb.run("SELECT list_transform(range(700), x -> repeat('a', 100000)) AS l",
+                   timeout_s=30)
+        assert info.value.kind == "size"
+
+
+def test_a_cap_too_close_to_duckdbs_own_limit_is_named():
+    with pytest.raises(ConfigError, match="process_memory '1GB' must exceed memory_limit "
+                                          "'512MB' by 1GB"):
+        SQLSandbox(SCHEMA, ROWS, process_memory="1GB")
+
+
+def test_the_folder_is_removed_when_building_fails(monkeypatch, tmp_path):
+    made = []
+
+    def mkdtemp(prefix):
+        made.append(tmp_path / f"{prefix}x")
+        made[-1].mkdir()
+        return str(made[-1])
+
+    def broken(*args, **kwargs):
+        raise TypeError("not JSON serializable")
+    monkeypatch.setattr(sandbox_module.tempfile, "mkdtemp", mkdtemp)
+    monkeypatch.setattr(sandbox_module, "load_rows", broken)
+    with pytest.raises(TypeError):
+        SQLSandbox(SCHEMA, ROWS)
+    assert made and not made[0].exists()
+
+
+def test_a_frozen_application_runs_queries_in_process(monkeypatch):
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    assert not sqlprocess.available()
+    with SQLSandbox(SCHEMA, ROWS) as sb:
+        assert sb._process is None
+        assert sb.run("SELECT min(staff) AS n FROM company").rows == [[0]]
+
+
+def test_a_process_that_cannot_start_leaves_the_sandbox_in_process(monkeypatch, caplog):
+    monkeypatch.setattr(sqlprocess, "WORKER", sqlprocess.WORKER.with_name("no_such_worker.py"))
+    with SQLSandbox(SCHEMA, ROWS) as sb:
+        assert sb.run("SELECT max(staff) AS n FROM company").rows == [[4]]
+        assert sb._process is None
+    assert "runs its queries in process" in caplog.text

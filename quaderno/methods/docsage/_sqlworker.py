@@ -116,22 +116,34 @@ def main() -> int:
             pass
         else:
             cap = int(setup["address_space"])
-            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+            try:
+                resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+            except (ValueError, OSError) as e:   # a lower hard limit, or not enforced here
+                sys.stderr.write(f"_sqlworker: no address-space cap ({e})\n")
     import duckdb
 
     try:
-        conn = duckdb.connect(setup["path"], read_only=True)
+        # one thread from the start: each thread DuckDB opens reserves address space
+        conn = duckdb.connect(setup["path"], read_only=True, config={"threads": 1})
         for statement in setup["lockdown"]:
             conn.execute(statement)
     except (duckdb.Error, MemoryError) as e:
         write_message(out, ("error", "database", f"the sandbox could not start: {e}"))
         return 1
     write_message(out, ("ready",))
+    limits = setup["limits"]
     while (request := read_message(inp)) is not None:
         try:
-            reply = _run(conn, duckdb, request, setup["limits"])
+            reply = _run(conn, duckdb, request, limits)
+            body = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+            if len(body) > limits["max_reply_bytes"]:
+                reply = ("error", "size", f"the result holds {len(body):,} bytes; the sandbox "
+                         f"returns at most {limits['max_reply_bytes']:,}: select less")
         except MemoryError as e:
             reply = ("error", "memory", str(e)[:200] or "out of memory")
+        except Exception as e:  # noqa: BLE001 - any failure is the query's, told to the parent
+            # (a value Python cannot hold: to_days(2147483647) raises OverflowError on fetch)
+            reply = ("error", "database", f"{type(e).__name__}: {str(e)[:500]}")
         write_message(out, reply)
     conn.close()
     return 0

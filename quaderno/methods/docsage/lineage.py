@@ -230,6 +230,13 @@ def _tids(value: Any) -> list[int]:
     return list(seen)
 
 
+def _shows(traced: QueryResult, name: str) -> bool:
+    """Whether a visible cell of ``traced`` (all columns but its last) holds ``name``."""
+    return any(name in json.dumps(cell, default=str)
+               for row in traced.rows for cell in row[:-1]
+               if isinstance(cell, (str, dict, list, tuple)))
+
+
 def _checked(sandbox: SQLSandbox, expression: exp.Expression) -> CheckedSQL:
     """The rewritten query through the gate again: everything model-derived that runs has
     passed it."""
@@ -358,7 +365,12 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
             log.warning("lineage rewrite failed, running the query untraced: %s", e)
             rewriter.notes.append(f"lineage rewrite did not run: {str(e)[:160]}")
         else:
-            if traced.columns and traced.columns[-1] == rewriter.name:
+            if _shows(traced, rewriter.name):
+                # a derived table's whole row read as a value (``SELECT t``, ``to_json(t)``)
+                # holds the lineage column the rewrite added: the plain query's result stands
+                rewriter.notes.append("a whole row of a derived table is read as a value; "
+                                      "untraced")
+            elif traced.columns and traced.columns[-1] == rewriter.name:
                 names = checked.expression.named_selects  # the re-check may re-case them
                 columns = names if len(names) == len(traced.columns) - 1 else traced.columns[:-1]
                 result = traced.model_copy(update={

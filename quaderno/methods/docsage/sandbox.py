@@ -41,7 +41,7 @@ from quaderno.methods.docsage import sqlprocess
 from quaderno.methods.docsage.rows import Row, load_rows
 from quaderno.methods.docsage.schema import Schema
 from quaderno.methods.docsage.sqlgate import CheckedSQL, check_sql
-from quaderno.methods.docsage.sqlprocess import QueryProcess
+from quaderno.methods.docsage.sqlprocess import QueryProcess, SQLProcessError
 
 log = logging.getLogger(__name__)
 _SIZE = re.compile(r"^\d{1,6}(\.\d{1,3})?\s?[KMGT]i?B$")
@@ -104,6 +104,7 @@ def _memory(detail: str, sql: str) -> SQLExecutionError:
 
 MAX_CELL_CHARS = 100_000   # characters of one text value a result may hold
 MAX_CELL_ITEMS = 10_000    # items of one list, map or struct value
+MAX_RESULT_BYTES = 64 * 2 ** 20   # a whole result, as the query process sends it
 
 
 def _check_sizes(rows: Sequence[Sequence[Any]], sql: str) -> None:
@@ -122,12 +123,6 @@ def _check_sizes(rows: Sequence[Sequence[Any]], sql: str) -> None:
                     f"a result value holds {len(value):,} items; the sandbox returns values "
                     f"of at most {MAX_CELL_ITEMS:,}: aggregate them (count, sum)",
                     kind="size", sql=sql)
-
-
-def _discard(process: QueryProcess | None, folder: Path) -> None:
-    if process is not None:
-        process.close()
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _bytes(size: str) -> int:
@@ -154,9 +149,15 @@ class SQLSandbox:
                             ("process_memory", process_memory)):
             if not _SIZE.match(value):
                 raise ConfigError(f"{name} {value!r} is not a size: write it like '512MB'")
+        if isolate and _bytes(process_memory) < _bytes(memory_limit) + 2 ** 30:
+            raise ConfigError(f"process_memory {process_memory!r} must exceed memory_limit "
+                              f"{memory_limit!r} by 1GB at least: the query process itself "
+                              "takes about 800MB")
         self.schema = schema
         self._lock = threading.Lock()
         self._dir = Path(tempfile.mkdtemp(prefix="quaderno-sql-"))
+        # removed when the sandbox is closed, or dropped unclosed, or fails to build
+        self._remove_dir = weakref.finalize(self, shutil.rmtree, self._dir, True)
         path = self._dir / "question.duckdb"
         lockdown = _lockdown(memory_limit, max_temp_directory_size)
         try:
@@ -166,22 +167,23 @@ class SQLSandbox:
             finally:
                 writer.close()
             self._conn = duckdb.connect(str(path), read_only=True)
-        except duckdb.Error:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            raise
-        try:
-            for statement in lockdown:
-                self._conn.execute(statement)
-        except duckdb.Error:
-            self._conn.close()
-            shutil.rmtree(self._dir, ignore_errors=True)
+            try:
+                for statement in lockdown:
+                    self._conn.execute(statement)
+            except BaseException:
+                self._conn.close()
+                raise
+        except BaseException:
+            self._remove_dir()
             raise
         self._process = (QueryProcess(path, lockdown, address_space=_bytes(process_memory),
                                       limits={"max_cell_chars": MAX_CELL_CHARS,
-                                              "max_cell_items": MAX_CELL_ITEMS})
+                                              "max_cell_items": MAX_CELL_ITEMS,
+                                              "max_reply_bytes": MAX_RESULT_BYTES})
                          if isolate and sqlprocess.available() else None)
-        # a sandbox never closed still ends its process and removes its folder
-        self._discard = weakref.finalize(self, _discard, self._process, self._dir)
+        # a sandbox never closed still ends its process
+        self._end_process = (weakref.finalize(self, self._process.close)
+                             if self._process is not None else None)
         self._closed = False
 
     # -- public API ---------------------------------------------------------------------
@@ -219,10 +221,16 @@ class SQLSandbox:
         """Run a query that has passed the gate (as :meth:`run` does after checking)."""
         self._limits(timeout_s, max_rows)
         runnable = _capped(checked.expression, max_rows).sql(dialect="duckdb", comments=False)
-        if self._process is None:
+        result = None
+        if self._process is not None:
+            try:
+                result = self._isolated(runnable, timeout_s, max_rows)
+            except SQLProcessError as e:
+                log.warning("%s; this sandbox runs its queries in process, under DuckDB's own "
+                            "limits only", e)
+                self._process = None
+        if result is None:
             result = self._execute(runnable, None, timeout_s, max_rows)
-        else:
-            result = self._isolated(runnable, timeout_s, max_rows)
         return result.model_copy(update={"sql": checked.sql})
 
     def run_trusted(self, sql: str, params: Sequence[Any] | None = None, *,
@@ -236,8 +244,10 @@ class SQLSandbox:
     def close(self) -> None:
         with self._lock:
             if not self._closed:
+                if self._end_process is not None:
+                    self._end_process()
                 self._conn.close()
-                self._discard()
+                self._remove_dir()
                 self._closed = True
 
     def __enter__(self) -> SQLSandbox:
@@ -279,6 +289,9 @@ class SQLSandbox:
                 raise SQLExecutionError(
                     f"DuckDB {type(e).__name__}: {str(e)[:500]}", kind="database", sql=sql
                 ) from e
+            except (OverflowError, ValueError) as e:   # a value Python cannot hold
+                raise SQLExecutionError(f"{type(e).__name__}: {str(e)[:500]}",
+                                        kind="database", sql=sql) from e
             finally:
                 timer.cancel()
                 timer.join()

@@ -308,6 +308,12 @@ def _walk(root: exp.Expression, schema: Schema, sql: str) -> list[str]:
             raise _refuse("forbidden-function", f"function {function_name(node)}() is not "
                           "allowed: it reads files, the network, settings or the catalog; "
                           "compute the answer from the schema's tables only", sql)
+        elif isinstance(node, exp.Columns):
+            # columns chosen and renamed by a pattern ("COLUMNS('^(x.*)$') AS '\\1'") can
+            # copy the name of the column lineage adds to every derived table, and cite
+            # what the query never read (review 16)
+            raise _refuse("columns-pattern", "COLUMNS(...) is not allowed: name each column "
+                          "the query reads", sql)
         elif isinstance(node, exp.Select):
             _check_sources(node, sql)
     return sorted(used)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
-import select
+import selectors
 import subprocess
 import sys
 import time
@@ -29,8 +29,20 @@ GRACE_S = 2.0
 START_S = 30.0   # for the process to start and open the database
 
 
+_EOF = object()   # what _reply returns when the process closed its output
+
+
+class SQLProcessError(SQLExecutionError):
+    """The query process could not start (the sandbox then runs queries in process)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="process")
+
+
 def available() -> bool:
-    return os.name == "posix"
+    """A POSIX system, and a Python that can start this module's worker script (not a
+    frozen application, whose executable is the application itself)."""
+    return os.name == "posix" and not getattr(sys, "frozen", False)
 
 
 class QueryProcess:
@@ -58,14 +70,15 @@ class QueryProcess:
             raise SQLExecutionError("the query process had ended; run the query again",
                                     kind="database", sql=sql) from None
         reply = self._reply(proc, timeout_s + GRACE_S)
-        if reply is None:
-            code = self._ended()
-            if code is None:   # still running past the deadline: killed
-                raise SQLExecutionError(f"the query ran longer than {timeout_s:g} s and was "
-                                        "stopped", kind="timeout", sql=sql)
+        if reply is None:      # still running past the deadline: killed
+            self._ended()
+            raise SQLExecutionError(f"the query ran longer than {timeout_s:g} s and was "
+                                    "stopped", kind="timeout", sql=sql)
+        if reply is _EOF:      # it ended by itself: reaped, so its exit code is known
+            code = self._ended(wait_s=2.0)
             raise SQLExecutionError(
-                f"the query's process ended (exit {code}): it needed more memory than the "
-                "sandbox allows; make it cheaper", kind="ended", sql=sql)
+                f"the query's process ended (exit {code}), most likely out of the memory the "
+                "sandbox allows; make the query cheaper", kind="ended", sql=sql)
         if reply[0] == "ok":
             return reply[1], reply[2]
         raise SQLExecutionError(reply[2], kind=reply[1], sql=sql)
@@ -78,41 +91,56 @@ class QueryProcess:
         if self._proc is not None and self._proc.poll() is None:
             return self._proc
         self._ended()
-        # unbuffered, so that select() sees every byte not yet read
+        # the parent's import path (duckdb may be found only through it); few malloc arenas,
+        # so the address-space cap is spent on the query, not on reservations; unbuffered, so
+        # that the selector sees every byte not yet read
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+               "MALLOC_ARENA_MAX": "2"}
         proc = subprocess.Popen([sys.executable, str(WORKER)], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                close_fds=True, bufsize=0)
+                                close_fds=True, bufsize=0, env=env)
         self._proc = proc
         assert proc.stdin is not None
-        _sqlworker.write_message(proc.stdin, self.setup)
-        ready = self._reply(proc, START_S)
-        if ready is None or ready[0] != "ready":
+        try:
+            _sqlworker.write_message(proc.stdin, self.setup)
+        except OSError as e:      # it ended before reading its setup
             self._ended()
-            why = ready[2] if ready and ready[0] == "error" else "it did not start"
-            raise SQLExecutionError(f"the sandbox's query process failed: {why}",
-                                    kind="database")
+            raise SQLProcessError(f"the sandbox's query process failed: {e}") from None
+        ready = self._reply(proc, START_S)
+        if not isinstance(ready, tuple) or ready[0] != "ready":
+            self._ended()
+            why = ready[2] if isinstance(ready, tuple) and ready[0] == "error" else \
+                "it did not start"
+            raise SQLProcessError(f"the sandbox's query process failed: {why}")
         return proc
 
     @staticmethod
     def _reply(proc: subprocess.Popen[bytes], wait_s: float) -> Any:
-        """The process's next message within ``wait_s`` seconds, or None (no reply in time,
-        or the process ended)."""
+        """The process's next message within ``wait_s`` seconds; None when none came in
+        time, :data:`_EOF` when the process closed its output (it ended)."""
         assert proc.stdout is not None
         deadline = time.monotonic() + wait_s
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            ready, _, _ = select.select([proc.stdout], [], [], left)
-            if ready:
-                return _sqlworker.read_message(proc.stdout)
+        # a selector, not select(): a busy server's descriptors pass 1024
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                if sel.select(left):
+                    message = _sqlworker.read_message(proc.stdout)
+                    return _EOF if message is None else message
 
-    def _ended(self) -> int | None:
-        """Kill the process if it runs; its exit code if it had ended by itself, else None."""
+    def _ended(self, wait_s: float = 0.0) -> int | None:
+        """Kill the process if it still runs after ``wait_s`` seconds; its exit code if it
+        had ended by itself, else None."""
         proc, self._proc = self._proc, None
         if proc is None:
             return None
-        code = proc.poll()
+        try:
+            code = proc.wait(timeout=wait_s) if wait_s else proc.poll()
+        except subprocess.TimeoutExpired:
+            code = None
         if code is None:
             proc.kill()
         for stream in (proc.stdin, proc.stdout):
