@@ -1,10 +1,11 @@
 """The parent's side of :mod:`._sqlworker`: one child process per sandbox that runs its
 model-written queries under an address-space cap, killed when a query outlives its limit.
 
-A query that kills the process (or is killed) is reported as an :class:`SQLExecutionError`
-(``memory``) or :class:`SQLTimeoutError`; the next query starts a fresh process. Replies are
-read with ``select``, so this needs a POSIX system; elsewhere :func:`available` is False and
-the sandbox runs queries in its own process as before (with DuckDB's own limits only).
+A query that ends the process is reported as an :class:`SQLExecutionError` (kind ``ended``),
+one that outlives its limit as kind ``timeout`` (the sandbox words both); the next query
+starts a fresh process. Replies are awaited with a selector on the pipe, so this needs a POSIX
+system; elsewhere (or in a frozen application) :func:`available` is False and the sandbox runs
+queries in its own process, with DuckDB's own limits only.
 """
 
 from __future__ import annotations
