@@ -174,3 +174,5 @@ def test_a_process_that_cannot_start_leaves_the_sandbox_in_process(monkeypatch, 
         assert sb.run("SELECT max(staff) AS n FROM company").rows == [[4]]
         assert sb._process is None
     assert "runs its queries in process" in caplog.text
+    # what the process said on stderr is in the warning: the cause, not only the symptom
+    assert "no_such_worker.py" in caplog.text and "No such file" in caplog.text

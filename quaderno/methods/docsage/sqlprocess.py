@@ -55,6 +55,7 @@ class QueryProcess:
         self.setup = {"path": str(path), "lockdown": lockdown, "address_space": address_space,
                       "limits": limits}
         self._proc: subprocess.Popen[bytes] | None = None
+        self._log = path.with_name("worker.log")
 
     def run(self, sql: str, params: Any, timeout_s: float, max_rows: int
             ) -> tuple[list[str], list[list[Any]]]:
@@ -97,9 +98,10 @@ class QueryProcess:
         # that the selector sees every byte not yet read
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
                "MALLOC_ARENA_MAX": "2"}
-        proc = subprocess.Popen([sys.executable, str(WORKER)], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                close_fds=True, bufsize=0, env=env)
+        with open(self._log, "ab") as errors:   # what it says on stderr, for a failure
+            proc = subprocess.Popen([sys.executable, str(WORKER)], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=errors,
+                                    close_fds=True, bufsize=0, env=env)
         self._proc = proc
         assert proc.stdin is not None
         try:
@@ -112,7 +114,10 @@ class QueryProcess:
             self._ended()
             why = ready[2] if isinstance(ready, tuple) and ready[0] == "error" else \
                 "it did not start"
-            raise SQLProcessError(f"the sandbox's query process failed: {why}")
+            said = self._log.read_text(errors="replace").strip().splitlines()[-3:] \
+                if self._log.exists() else []
+            raise SQLProcessError(f"the sandbox's query process failed: {why}"
+                                  + (f" ({' / '.join(said)})" if said else ""))
         return proc
 
     @staticmethod
