@@ -122,7 +122,7 @@ def gate_repairs(requalified: Sequence[str], joined: Sequence[str],
                  hoisted: Sequence[str] = (), respelled: Sequence[str] = ()) -> str:
     """What the gate changed in a query before it ran, in words ("" when nothing): the
     table names it respelled (``sqlgate._respell_tables``), the columns it moved
-    (``sqlgate._requalify``), the tables it joined (``autojoin.py``) and the orders it moved
+    (``requalify.py``), the tables it joined (``autojoin.py``) and the orders it moved
     out of a subquery (:func:`.correlated.hoist_order`)."""
     parts = []
     if respelled:

@@ -7,7 +7,7 @@ the syntax tree is inspected, never the text. Writes, DDL, commands, table-value
 network functions, system catalogs and unknown tables are refused, and columns are qualified
 against the schema so unknown or ambiguous ones fail (a column qualified with the wrong table
 of its SELECT is first moved to the one table there that has it, when nothing else could be
-meant: :func:`_requalify`; a column no table of its SELECT has gets the one join a declared
+meant: ``requalify.py``; a column no table of its SELECT has gets the one join a declared
 foreign key gives: ``autojoin.py``). What runs afterwards is the SQL
 *regenerated from the checked tree* with comments dropped, so nothing the parser did not see
 (a comment hiding a second statement, say) can reach DuckDB.
@@ -28,13 +28,13 @@ from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.qualify_columns import validate_qualify_columns
-from sqlglot.optimizer.scope import traverse_scope
 from sqlglot.tokens import TokenType
 
 from quaderno.errors import SQLRefusedError
 from quaderno.methods.docsage.autojoin import Unique, add_join
 from quaderno.methods.docsage.correlated import hoist_order, outer_columns
 from quaderno.methods.docsage.join_hint import column_hint
+from quaderno.methods.docsage.requalify import requalify
 from quaderno.methods.docsage.schema import Schema, sqlglot_keywords
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ class CheckedSQL(BaseModel):
     sql: str
     expression: exp.Expression
     tables: list[str]
-    # columns the gate moved to the one table in scope that has them (:func:`_requalify`)
+    # columns the gate moved to the one table in scope that has them (``requalify.py``)
     requalified: list[str] = Field(default_factory=list)
     # tables the gate joined on a declared foreign key for a column the query read from
     # a table it did not name (``autojoin.py``)
@@ -94,60 +94,6 @@ class CheckedSQL(BaseModel):
     # tables named with other underscores or case than the schema's, renamed to it
     # (:func:`_respell_tables`)
     respelled: list[str] = Field(default_factory=list)
-
-
-def _outputs(source: object) -> set[str] | None:
-    """The column names a derived table or CTE in scope gives (lower case); None when they
-    cannot be known (``SELECT *``)."""
-    expression = getattr(source, "expression", None)
-    if not isinstance(expression, exp.Query):
-        return None
-    if any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star)
-           for e in getattr(expression, "selects", [])):
-        return None
-    return {n.lower() for n in expression.named_selects}
-
-
-def _same_column_compared(col: exp.Column, alias: str) -> bool:
-    """Moving ``col`` to ``alias`` would compare a column with itself
-    (``ON t1.city_name = t1.city_name``: a join that matches everything)."""
-    parent = col.parent
-    if not isinstance(parent, exp.Binary):
-        return False
-    other = parent.right if parent.left is col else parent.left
-    return isinstance(other, exp.Column) and other.name.lower() == col.name.lower() \
-        and other.table.lower() == alias.lower()
-
-
-def _requalify(root: exp.Expression, schema: Schema) -> list[str]:
-    """Move a column qualified with a table that lacks it to the one other table of the same
-    SELECT that has it, in place; what was moved. The measuring model joined
-    ``league_city AS T1`` with ``city AS T2`` on ``T1.city_name = T2.name`` and selected
-    ``T2.city_name``, and on the refusal wrote the same query again: with one table in scope
-    holding ``city_name`` there is one reading. Nothing is moved when another reading is
-    possible: several tables have the column, a derived table or CTE of the SELECT gives it
-    (or gives columns that cannot be known), the column belongs to an enclosing query
-    (correlated), or the move would compare the column with itself. The gate refuses those
-    as before."""
-    moved: list[str] = []
-    for scope in traverse_scope(root):
-        tables = {a: schema.table(src.name.lower())
-                  for a, src in scope.sources.items() if isinstance(src, exp.Table)}
-        derived = [_outputs(src) for src in scope.sources.values()
-                   if not isinstance(src, exp.Table)]
-        by_case = {a.lower(): t for a, t in tables.items()}
-        for col in scope.columns:
-            table, name = by_case.get(col.table.lower()), col.name.lower()
-            if table is None or name in table.column_names or \
-                    col.find_ancestor(exp.Select) is not scope.expression:
-                continue
-            owners = [a for a, t in tables.items() if t is not None and name in t.column_names]
-            if len(owners) != 1 or any(d is None or name in d for d in derived) or \
-                    _same_column_compared(col, owners[0]):
-                continue
-            moved.append(f"{col.table}.{col.name} -> {owners[0]}.{col.name}")
-            col.set("table", exp.to_identifier(owners[0]))
-    return list(dict.fromkeys(moved))
 
 
 def _refuse(reason: str, message: str, sql: str) -> SQLRefusedError:
@@ -441,7 +387,7 @@ def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
     respelled = _respell_tables(root, schema)
     tables = _walk(root, schema, sql)
     try:
-        requalified = _requalify(root, schema)
+        requalified = requalify(root, schema)
     except Exception as e:  # scoping fails on shapes qualify refuses with a clear message
         log.info("no re-qualification, the query's scopes could not be read: %r", e)
         requalified = []
