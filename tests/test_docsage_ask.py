@@ -333,6 +333,18 @@ def test_known_tables_are_offered_when_they_name_what_the_question_names():
     assert relevant_tables(tables, "In fact, which entity has the attribute?") == []
 
 
+def test_of_two_stored_definitions_of_one_table_only_the_first_is_offered():
+    """ASK's rounds store a table with and without a key column: both were offered, and the
+    measuring model's draft matched neither, so the second question read every chunk again
+    (29 reading calls against the first's 20, ``benchmarks/docsage_reuse.py``)."""
+    wide = _table("laureates", "laureate_name", "nationality", "grant_amount")
+    keyed = _table("Laureates", "id", "laureate_name", "nationality")
+    grants = _table("research_grants", "laureate_name", "grant_amount")
+    offered = relevant_tables([wide, keyed, grants], "What is the variance of the research "
+                                                     "grant across the laureates?")
+    assert offered == [wide, grants]
+
+
 # the Set2 draft's shape: commissionid names the commissions key, companyid the companies key,
 # and neither is declared; head_name names nothing of this schema
 UNDECLARED = {"tables": [

@@ -68,13 +68,23 @@ def describe_tables(tables: Sequence[Table]) -> str:
 def relevant_tables(tables: Sequence[Table], question: str, limit: int = 8) -> list[Table]:
     """The known tables worth offering for ``question``: those whose name or a column's name
     shares a content word with it (:func:`.terms.overlap`), in the order given, at most
-    ``limit``; never the generic ``facts`` table of the ablation. A table about other
+    ``limit``, and of a name only its first definition (the store gives the one most chunks
+    hold first); never the generic ``facts`` table of the ablation. A table about other
     entities would only be copied into the schema: the measuring model copied ``facts``,
     and every extraction call wrote entity-attribute-value rows the question did not need.
-    A table the question names only by a synonym is not offered, and is extracted anew."""
+    Two definitions of one name (ASK's rounds add a key or a column) were both offered, and
+    the draft's table matched neither (``benchmarks/docsage_reuse.py``, 2026-11-29). A table
+    the question names only by a synonym is not offered, and is extracted anew."""
     asked, generic = content_words(question), generic_schema().tables[0].signature()
-    return [t for t in tables if t.signature() != generic
-            and overlap(asked, content_words(" ".join([t.name, *t.column_names])))][:limit]
+    seen: set[str] = set()
+    out = []
+    for t in tables:
+        if t.name.lower() in seen or t.signature() == generic or \
+                not overlap(asked, content_words(" ".join([t.name, *t.column_names]))):
+            continue
+        seen.add(t.name.lower())
+        out.append(t)
+    return out[:limit]
 
 
 def _drafted(draft: SchemaDraft, version: int = 0, question: str = "",
