@@ -128,10 +128,11 @@ def test_queries_run_when_the_process_holds_descriptors_past_1024():
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-def test_a_whole_result_larger_than_the_cap_is_a_size_error():
-    """500 values of 100,000 characters each pass the per-value limits (review 16)."""
+def test_a_cell_of_many_long_values_is_a_size_error():
+    """700 values of 100,000 characters each in one list passed the per-value limits
+    (review 16); nested values now count (the 64 MB cap on the pickled reply stays behind)."""
     with SQLSandbox(SCHEMA, ROWS) as sb:
-        with pytest.raises(SQLExecutionError, match=r"the result holds [\d,]+ bytes") as info:
+        with pytest.raises(SQLExecutionError, match="a result value holds at least") as info:
             sb.run("SELECT list_transform(range(700), x -> repeat('a', 100000)) AS l",
                    timeout_s=30)
         assert info.value.kind == "size"
@@ -176,3 +177,21 @@ def test_a_process_that_cannot_start_leaves_the_sandbox_in_process(monkeypatch, 
     assert "runs its queries in process" in caplog.text
     # what the process said on stderr is in the warning: the cause, not only the symptom
     assert "no_such_worker.py" in caplog.text and "No such file" in caplog.text
+
+
+@pytest.mark.parametrize("isolate", [True, False])
+def test_nested_values_count_toward_the_size_limits(isolate):
+    """Review 17: the limits looked at a value's top level only. 500 strings of 100,000
+    characters made one cell of 50 million; 1,000 rows of 10,000 empty lists pickled to
+    20 MB and took the parent from 94 MB to 932 MB once unpickled."""
+    with SQLSandbox(SCHEMA, ROWS, isolate=isolate) as sb:
+        with pytest.raises(SQLExecutionError, match="a result value holds") as info:
+            sb.run("SELECT list_transform(range(5), i -> repeat('x', 30000)) AS v",
+                   timeout_s=30)
+        assert info.value.kind == "size" and "150,000 characters" in str(info.value)
+        with pytest.raises(SQLExecutionError, match="in all") as info:
+            sb.run("SELECT unnest(range(200)) AS i, list_transform(range(9000), "
+                   "x -> []::INT[]) AS v", timeout_s=30)
+        assert info.value.kind == "size"
+        assert sb.run("SELECT list_transform(range(3), i -> 'ab') AS v").rows == \
+            [[["ab", "ab", "ab"]]]

@@ -100,3 +100,64 @@ def test_a_derived_tables_whole_row_read_as_a_value_shows_no_lineage_column(sql)
     assert traced.result.rows == plain.rows
     assert LINEAGE not in repr(traced.result.rows)
     assert traced.partial and any("whole row" in n for n in traced.notes)
+
+
+@pytest.mark.parametrize("sql", [
+    # a WITH on a UNION ALL was not seen by the branches' rewrite: the CTE's own row ids
+    "WITH company AS (SELECT 6 AS _tid, name FROM company) SELECT name FROM company "
+    "UNION ALL SELECT name FROM company WHERE false",
+    "SELECT name FROM (SELECT 6 AS _tid, name FROM company) company",
+    "WITH company AS (SELECT 6 AS _TID, name, staff FROM company) SELECT name FROM company "
+    "WHERE name IN (SELECT name FROM company WHERE staff > 3)",
+])
+def test_the_row_id_is_a_name_no_query_may_write(sql):
+    """Review 17: a CTE shadowing a table with its own ``_tid`` chose the chunks every row
+    cites."""
+    with SQLSandbox(SCHEMA, ROWS) as sb, pytest.raises(Exception, match="reserved-name"):
+        run_with_lineage(sb, sql)
+
+
+def test_a_with_on_a_set_operation_is_answered_untraced():
+    """Without naming ``_tid``, the CTE shadowing ``company`` could still hand the branches'
+    rewrite its own columns; the set operation's WITH is now not traced."""
+    sql = ("WITH company AS (SELECT name FROM company WHERE name = 'c4') SELECT name FROM "
+           "company UNION ALL SELECT name FROM company WHERE false")
+    with SQLSandbox(SCHEMA, ROWS) as sb:
+        traced = run_with_lineage(sb, sql)
+    assert traced.result.rows == [["c4"]]
+    assert traced.partial and "WITH on a set operation is not traced" in traced.notes
+    assert all(lin.tids == [] for lin in traced.lineage)
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT m.nm FROM (SELECT unnest(max_by(a, a.staff) OVER ()), a.name AS nm "
+    "FROM (SELECT name, staff FROM company) a) m",
+    "SELECT m.nm FROM (SELECT unnest(lag(a) OVER (ORDER BY a.name)), a.name AS nm "
+    "FROM (SELECT name FROM company) a) m",
+    "SELECT m.nm FROM (SELECT unnest(x), nm FROM (SELECT first_value(a) OVER "
+    "(ORDER BY a.staff DESC) AS x, a.name AS nm FROM (SELECT name, staff FROM company) a) q) m",
+])
+def test_a_whole_row_read_anywhere_leaves_the_answer_untraced(sql):
+    """Review 17: ``unnest`` of a derived table's whole row recreated a column of the
+    lineage column's name, which the outer level read: every row cited one chunk."""
+    with SQLSandbox(SCHEMA, ROWS) as sb:
+        traced = run_with_lineage(sb, sql)
+    assert sorted(r[0] for r in traced.result.rows) == [f"c{i}" for i in range(10)]
+    assert traced.partial
+    assert "a whole row of a table is read as a value; untraced" in traced.notes
+    assert all(lin.tids == [] and lin.sources == [] for lin in traced.lineage)
+
+
+def test_a_column_by_position_is_refused():
+    """``SELECT #2`` read the hidden lineage column's row ids as the answer (review 17)."""
+    with SQLSandbox(SCHEMA, ROWS) as sb, pytest.raises(Exception, match="positional-column"):
+        run_with_lineage(sb, "SELECT #2 AS v FROM (SELECT name FROM company) a")
+
+
+def test_a_column_named_like_its_derived_table_is_still_traced():
+    """A derived table aliased with one of its own columns' names is no whole-row read."""
+    with SQLSandbox(SCHEMA, ROWS) as sb:
+        traced = run_with_lineage(sb, "SELECT name FROM (SELECT name FROM company "
+                                      "WHERE staff = 2) name")
+    assert traced.result.rows == [["c2"]] and not traced.partial
+    assert [[s.chunk_id for s in lin.sources] for lin in traced.lineage] == [["d2#0"]]

@@ -58,15 +58,47 @@ def write_message(stream: BinaryIO, message: Any) -> None:
     stream.flush()
 
 
+def _size(value: Any, stop: int) -> tuple[int, int]:
+    """(characters, items) of ``value`` through its nested lists, maps and structs, counted
+    until either passes ``stop``: a list of empty lists pickles small and unpickles large."""
+    chars = items = 0
+    todo = [value]
+    while todo and chars <= stop and items <= stop:
+        v = todo.pop()
+        if isinstance(v, (str, bytes)):
+            chars += len(v)
+        elif isinstance(v, dict):
+            items += len(v)
+            todo.extend(v.keys())
+            todo.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            items += len(v)
+            todo.extend(v)
+    return chars, items
+
+
 def _too_large(rows: list[tuple], max_chars: int, max_items: int) -> str | None:
+    """Why the result is too large to send, or None: a value over ``max_chars`` characters
+    or ``max_items`` items, nested ones counted, or all values together over 100 times
+    either."""
+    total_chars = total_items = 0
+    stop = 100 * max(max_chars, max_items)
     for row in rows:
         for value in row:
-            if isinstance(value, (str, bytes)) and len(value) > max_chars:
-                return (f"a result value holds {len(value):,} characters; the sandbox returns "
-                        f"values of at most {max_chars:,}: select less (a count, a substring)")
-            if isinstance(value, (list, tuple, dict)) and len(value) > max_items:
-                return (f"a result value holds {len(value):,} items; the sandbox returns values "
-                        f"of at most {max_items:,}: aggregate them (count, sum)")
+            chars, items = _size(value, stop)
+            if chars > max_chars:
+                return (f"a result value holds {'at least ' if chars > stop else ''}"
+                        f"{chars:,} characters; the sandbox returns values of at most "
+                        f"{max_chars:,}: select less (a count, a substring)")
+            if items > max_items:
+                return (f"a result value holds {'at least ' if items > stop else ''}"
+                        f"{items:,} items; the sandbox returns values of at most "
+                        f"{max_items:,}: aggregate them (count, sum)")
+            total_chars, total_items = total_chars + chars, total_items + items
+            if total_chars > 100 * max_chars or total_items > 100 * max_items:
+                return ("the result's values hold more than the sandbox returns "
+                        f"({100 * max_chars:,} characters or {100 * max_items:,} items in "
+                        "all): select fewer rows or aggregate them")
     return None
 
 

@@ -34,7 +34,9 @@ import time
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+import sqlglot
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 from quaderno.errors import SQLExecutionError, SQLRefusedError
 from quaderno.methods.docsage.aggregates import is_aggregate as _is_aggregate
@@ -42,7 +44,7 @@ from quaderno.methods.docsage.in_support import Support, group_rows, in_key, row
 from quaderno.methods.docsage.records import RowSource
 from quaderno.methods.docsage.rows import PROV_TABLE, Correction, cell_chunks
 from quaderno.methods.docsage.sandbox import QueryResult, SQLSandbox, SQLTimeoutError
-from quaderno.methods.docsage.schema import TID
+from quaderno.methods.docsage.schema import TID, Schema
 from quaderno.methods.docsage.sqlgate import CheckedSQL
 
 log = logging.getLogger(__name__)
@@ -94,6 +96,11 @@ class _Rewriter:
 
     def query(self, q: exp.Expression, ctes: dict[str, bool]) -> exp.Expression | None:
         """A copy of ``q`` that also returns ``__lineage`` as its last column, or None."""
+        if isinstance(q, exp.SetOperation) and q.args.get("with_") is not None:
+            # its CTEs are not seen by the branches' rewrite, which would read a table's
+            # row ids from a CTE shadowing it (review 17)
+            self.notes.append("WITH on a set operation is not traced")
+            return None
         if isinstance(q, exp.Union) and not q.args.get("distinct"):
             left = self.query(q.this, ctes)
             right = self.query(q.expression, ctes)
@@ -230,6 +237,23 @@ def _tids(value: Any) -> list[int]:
     return list(seen)
 
 
+def _whole_rows(sql: str, schema: Schema) -> bool:
+    """Whether the query reads a whole row of a table as a value: a bare name that is an
+    alias or name of a table, CTE or derived table of the query and no column of the
+    schema (``SELECT t``, ``to_json(t)``, ``unnest(max_by(t, t.staff) OVER ())``). Read
+    from the query as written: the gate's qualified tree no longer shows some of them as
+    columns."""
+    try:
+        root = sqlglot.parse_one(sql, read="duckdb")
+    except SqlglotError:        # the gate parsed it; a failure here reads as a whole row
+        return True
+    sources = {a.name.lower() for a in root.find_all(exp.TableAlias) if a.name}
+    sources |= {t.name.lower() for t in root.find_all(exp.Table)}
+    columns = {c.lower() for t in schema.tables for c in t.column_names}
+    return any(not c.table and c.name.lower() in sources and c.name.lower() not in columns
+               for c in root.find_all(exp.Column))
+
+
 def _shows(traced: QueryResult, name: str) -> bool:
     """Whether a visible cell of ``traced`` (all columns but its last) holds ``name``."""
     return any(name in json.dumps(cell, default=str)
@@ -339,15 +363,26 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
     provenance of every row. Raises SQLRefusedError, SQLTimeoutError (when the plain query
     times out; a slow lineage rewrite only makes the lineage partial), SQLExecutionError."""
     checked = sandbox.check(sql)
-    if any(i.name.lower().startswith(LINEAGE)
+    if any(i.name.lower().startswith(LINEAGE) or i.name.lower() == TID
            for i in checked.expression.find_all(exp.Identifier)):
         # names of that prefix are DocSage's own (the lineage column's name is random per
         # run, so no query can write it; this refusal only keeps a model's names apart)
-        raise SQLRefusedError(f"SQL refused (reserved-name): names starting with {LINEAGE!r} "
-                              "are reserved by DocSage for provenance; name the column or "
-                              "alias otherwise", reason="reserved-name", sql=sql)
+        # and the row id: a CTE shadowing a table with its own _tid column chose the
+        # tuples its rows cite (review 17)
+        raise SQLRefusedError(f"SQL refused (reserved-name): {TID!r} and names starting with "
+                              f"{LINEAGE!r} are reserved by DocSage for provenance; name the "
+                              "column or alias otherwise", reason="reserved-name", sql=sql)
+    if _whole_rows(sql, sandbox.schema):
+        # a row read as a value anywhere (unnest(first_value(t) OVER ...), lag(t)) carries
+        # the lineage column the rewrite adds to a derived table, and could replace or
+        # erase it (review 17): such a query's result stands untraced
+        untraced = "a whole row of a table is read as a value; untraced"
+    else:
+        untraced = ""
     rewriter = _Rewriter({t.name for t in sandbox.schema.tables}, lineage_name())
-    rewritten = rewriter.query(checked.expression, {})
+    rewritten = None if untraced else rewriter.query(checked.expression, {})
+    if untraced:
+        rewriter.notes.append(untraced)
     result: QueryResult | None = None
     mode: Literal["row", "group", "none"] = "none"
     partial = False
@@ -392,8 +427,8 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
             raise
         row_tids = [[] for _ in result.rows]
         partial = bool(checked.tables)  # a query that reads no table has nothing to trace
-    supports, support_partial = _support_tids(sandbox, checked.expression, rewriter,
-                                              timeout_s, max_rows)
+    supports, support_partial = ([], True) if untraced else _support_tids(
+        sandbox, checked.expression, rewriter, timeout_s, max_rows)
     traced_rows = not partial   # each row's own tuples are known (before support's notes)
     partial = partial or support_partial or bool(rewriter.notes)
     sources = _sources(sandbox, sorted({t for ts in row_tids for t in ts[:max_sources]}))

@@ -37,7 +37,7 @@ from pydantic import BaseModel
 from sqlglot import exp
 
 from quaderno.errors import ConfigError, SQLExecutionError
-from quaderno.methods.docsage import sqlprocess
+from quaderno.methods.docsage import _sqlworker, sqlprocess
 from quaderno.methods.docsage.rows import Row, load_rows
 from quaderno.methods.docsage.schema import Schema
 from quaderno.methods.docsage.sqlgate import CheckedSQL, check_sql
@@ -108,21 +108,12 @@ MAX_RESULT_BYTES = 64 * 2 ** 20   # a whole result, as the query process sends i
 
 
 def _check_sizes(rows: Sequence[Sequence[Any]], sql: str) -> None:
-    """SQLExecutionError (kind ``size``) for a result value larger than the limits above: a
-    query can build one of any size (``repeat('x', 50000000)``), and results go into prompts
-    and records (review 15)."""
-    for row in rows:
-        for value in row:
-            if isinstance(value, (str, bytes)) and len(value) > MAX_CELL_CHARS:
-                raise SQLExecutionError(
-                    f"a result value holds {len(value):,} characters; the sandbox returns "
-                    f"values of at most {MAX_CELL_CHARS:,}: select less (a count, a "
-                    "substring)", kind="size", sql=sql)
-            if isinstance(value, (list, tuple, dict)) and len(value) > MAX_CELL_ITEMS:
-                raise SQLExecutionError(
-                    f"a result value holds {len(value):,} items; the sandbox returns values "
-                    f"of at most {MAX_CELL_ITEMS:,}: aggregate them (count, sum)",
-                    kind="size", sql=sql)
+    """SQLExecutionError (kind ``size``) for a result larger than the limits above (values
+    nested ones counted, :func:`._sqlworker._too_large`): a query can build a value of any
+    size (``repeat('x', 50000000)``), and results go into prompts and records (review 15)."""
+    too_large = _sqlworker._too_large([tuple(r) for r in rows], MAX_CELL_CHARS, MAX_CELL_ITEMS)
+    if too_large:
+        raise SQLExecutionError(too_large, kind="size", sql=sql)
 
 
 def _bytes(size: str) -> int:

@@ -254,6 +254,10 @@ def _walk(root: exp.Expression, schema: Schema, sql: str) -> list[str]:
             raise _refuse("forbidden-function", f"function {function_name(node)}() is not "
                           "allowed: it reads files, the network, settings or the catalog; "
                           "compute the answer from the schema's tables only", sql)
+        elif isinstance(node, exp.PositionalColumn):
+            # "#2" reads a column by position, the hidden lineage column too (review 17)
+            raise _refuse("positional-column", "a column by position (#N) is not allowed: "
+                          "name each column the query reads", sql)
         elif isinstance(node, exp.Columns):
             # columns chosen and renamed by a pattern ("COLUMNS('^(x.*)$') AS '\\1'") can
             # copy the name of the column lineage adds to every derived table, and cite

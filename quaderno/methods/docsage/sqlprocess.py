@@ -98,10 +98,13 @@ class QueryProcess:
         # that the selector sees every byte not yet read
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
                "MALLOC_ARENA_MAX": "2"}
-        with open(self._log, "ab") as errors:   # what it says on stderr, for a failure
-            proc = subprocess.Popen([sys.executable, str(WORKER)], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=errors,
-                                    close_fds=True, bufsize=0, env=env)
+        try:
+            with open(self._log, "ab") as errors:   # what it says on stderr, for a failure
+                proc = subprocess.Popen([sys.executable, str(WORKER)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=errors,
+                                        close_fds=True, bufsize=0, env=env)
+        except OSError as e:   # no such interpreter, no process left to start
+            raise SQLProcessError(f"the sandbox's query process failed: {e}") from None
         self._proc = proc
         assert proc.stdin is not None
         try:
