@@ -20,8 +20,10 @@ rewritten query runs *once* in place of the original, so the visible result is t
 result with the lineage column stripped; if the rewrite fails to run or times out, the
 original runs (with the same time limit; its own timeout is raised) and the lineage is marked
 partial; a support subquery that times out is left untraced and marked partial too, and the
-support subqueries share one time limit (so a query and its tracing take at most three times
-the limit: the rewrite, the original after a timed-out rewrite, the subqueries). Tids are
+support subqueries share one time limit (so a query and its tracing take about three times
+the limit at most: the rewrite, the original after a timed-out rewrite, the subqueries, each
+with the query process's grace). A query that reads a whole row as a value, or puts a WITH on
+a set operation, is answered untraced: either could hand the rewrite row ids of its own. Tids are
 then mapped through ``_prov`` to document, chunk and character span, with the row's values.
 """
 
@@ -58,6 +60,8 @@ def lineage_name() -> str:
     struct's field named in a string, ``from_json(..., '{"__lineage": "BIGINT[]"}')``, passes
     any check of the names it writes) would choose the chunks its rows cite."""
     return f"{LINEAGE}_{secrets.token_hex(8)}"
+
+
 MAX_SUPPORT_QUERIES = 8  # filter subqueries traced per query, each one run on its own
 
 
