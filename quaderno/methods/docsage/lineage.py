@@ -241,6 +241,16 @@ def _tids(value: Any) -> list[int]:
     return list(seen)
 
 
+def _names_row_id(sql: str) -> bool:
+    """Whether the query as written names the row id column (the gate's tree may name it
+    where it expands a ``*`` or joins a table, which the model did not write)."""
+    try:
+        root = sqlglot.parse_one(sql, read="duckdb")
+    except SqlglotError:        # the gate parsed it; a failure here is read as naming it
+        return True
+    return any(i.name.lower() == TID for i in root.find_all(exp.Identifier))
+
+
 def _whole_rows(sql: str, schema: Schema) -> bool:
     """Whether the query reads a whole row of a table as a value: a bare name that is an
     alias or name of a table, CTE or derived table of the query and no column of the
@@ -367,8 +377,8 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
     provenance of every row. Raises SQLRefusedError, SQLTimeoutError (when the plain query
     times out; a slow lineage rewrite only makes the lineage partial), SQLExecutionError."""
     checked = sandbox.check(sql)
-    if any(i.name.lower().startswith(LINEAGE) or i.name.lower() == TID
-           for i in checked.expression.find_all(exp.Identifier)):
+    if any(i.name.lower().startswith(LINEAGE)
+           for i in checked.expression.find_all(exp.Identifier)) or _names_row_id(sql):
         # names of that prefix are DocSage's own (the lineage column's name is random per
         # run, so no query can write it; this refusal only keeps a model's names apart)
         # and the row id: a CTE shadowing a table with its own _tid column chose the
