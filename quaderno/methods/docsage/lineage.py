@@ -241,26 +241,25 @@ def _tids(value: Any) -> list[int]:
     return list(seen)
 
 
-def _names_row_id(sql: str) -> bool:
-    """Whether the query as written names the row id column (the gate's tree may name it
-    where it expands a ``*`` or joins a table, which the model did not write)."""
+def _written(sql: str) -> exp.Expression | None:
+    """The query as written (the gate's qualified tree names the row id where it expands a
+    ``*`` or joins a table, and no longer shows some whole-row reads as columns); None when
+    it does not parse here, which the callers read as the unsafe answer."""
     try:
-        root = sqlglot.parse_one(sql, read="duckdb")
-    except SqlglotError:        # the gate parsed it; a failure here is read as naming it
-        return True
+        return sqlglot.parse_one(sql, read="duckdb")
+    except SqlglotError:        # the gate parsed it
+        return None
+
+
+def _names_row_id(root: exp.Expression) -> bool:
+    """Whether the query as written names the row id column."""
     return any(i.name.lower() == TID for i in root.find_all(exp.Identifier))
 
 
-def _whole_rows(sql: str, schema: Schema) -> bool:
-    """Whether the query reads a whole row of a table as a value: a bare name that is an
-    alias or name of a table, CTE or derived table of the query and no column of the
-    schema (``SELECT t``, ``to_json(t)``, ``unnest(max_by(t, t.staff) OVER ())``). Read
-    from the query as written: the gate's qualified tree no longer shows some of them as
-    columns."""
-    try:
-        root = sqlglot.parse_one(sql, read="duckdb")
-    except SqlglotError:        # the gate parsed it; a failure here reads as a whole row
-        return True
+def _whole_rows(root: exp.Expression, schema: Schema) -> bool:
+    """Whether the query as written reads a whole row of a table as a value: a bare name
+    that is an alias or name of a table, CTE or derived table of the query and no column of
+    the schema (``SELECT t``, ``to_json(t)``, ``unnest(max_by(t, t.staff) OVER ())``)."""
     sources = {a.name.lower() for a in root.find_all(exp.TableAlias) if a.name}
     sources |= {t.name.lower() for t in root.find_all(exp.Table)}
     columns = {c.lower() for t in schema.tables for c in t.column_names}
@@ -377,8 +376,10 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
     provenance of every row. Raises SQLRefusedError, SQLTimeoutError (when the plain query
     times out; a slow lineage rewrite only makes the lineage partial), SQLExecutionError."""
     checked = sandbox.check(sql)
+    written = _written(sql)
     if any(i.name.lower().startswith(LINEAGE)
-           for i in checked.expression.find_all(exp.Identifier)) or _names_row_id(sql):
+           for i in checked.expression.find_all(exp.Identifier)) or \
+            written is None or _names_row_id(written):
         # names of that prefix are DocSage's own (the lineage column's name is random per
         # run, so no query can write it; this refusal only keeps a model's names apart)
         # and the row id: a CTE shadowing a table with its own _tid column chose the
@@ -386,7 +387,7 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
         raise SQLRefusedError(f"SQL refused (reserved-name): {TID!r} and names starting with "
                               f"{LINEAGE!r} are reserved by DocSage for provenance; name the "
                               "column or alias otherwise", reason="reserved-name", sql=sql)
-    if _whole_rows(sql, sandbox.schema):
+    if _whole_rows(written, sandbox.schema):
         # a row read as a value anywhere (unnest(first_value(t) OVER ...), lag(t)) carries
         # the lineage column the rewrite adds to a derived table, and could replace or
         # erase it (review 17): such a query's result stands untraced
