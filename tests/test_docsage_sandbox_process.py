@@ -62,10 +62,10 @@ def test_the_child_holds_the_second_wall_too():
         for sql in ("SELECT * FROM read_csv('/etc/hostname')", "SET threads = 8",
                     "SET enable_external_access = true", "DROP TABLE company",
                     "ATTACH '/tmp/evil.db' AS evil", "INSTALL httpfs"):
-            with pytest.raises(SQLExecutionError) as info:
-                process.run(sql, None, 5.0, 10)
-            assert info.value.kind == "database", sql
-        assert process.run("SELECT count(*) FROM company", None, 5.0, 10)[1] == [[5]]
+            reply = process.run({"sql": sql, "params": None, "timeout_s": 5.0, "max_rows": 10})
+            assert reply[:2] == ("error", "database"), sql
+        assert process.run({"sql": "SELECT count(*) FROM company", "params": None,
+                            "timeout_s": 5.0, "max_rows": 10}) == ("ok", ["count_star()"], [[5]])
 
 
 def test_the_temporary_database_is_removed_on_close():
@@ -195,3 +195,57 @@ def test_nested_values_count_toward_the_size_limits(isolate):
         assert info.value.kind == "size"
         assert sb.run("SELECT list_transform(range(3), i -> 'ab') AS v").rows == \
             [[["ab", "ab", "ab"]]]
+
+
+def _outcome(sb: SQLSandbox, sql: str, timeout_s: float, max_rows: int) -> tuple:
+    try:
+        result = sb.run(sql, timeout_s=timeout_s, max_rows=max_rows)
+    except SQLExecutionError as e:
+        return (type(e).__name__, e.kind, str(e))
+    return (result.columns, result.rows, result.truncated)
+
+
+@pytest.mark.parametrize("sql,timeout_s,max_rows", [
+    ("SELECT name, staff FROM company ORDER BY staff DESC", 5.0, 100),
+    ("SELECT name FROM company ORDER BY name", 5.0, 3),                      # truncated
+    ("SELECT CAST(name AS INT) AS n FROM company", 5.0, 100),                # conversion error
+    ("SELECT to_days(2147483647) AS v", 30.0, 100),                          # OverflowError
+    ("SELECT repeat('x', 200000) AS v", 30.0, 100),                          # size
+    ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "       # timeout
+     "SELECT count(*) AS n FROM r", 0.3, 100),
+])
+def test_both_paths_answer_alike(sql, timeout_s, max_rows):
+    """The query process and the in-process path run a query through one function
+    (``_sqlworker.run_query``): the same rows, the same errors, worded the same."""
+    with SQLSandbox(SCHEMA, ROWS) as isolated, SQLSandbox(SCHEMA, ROWS, isolate=False) as local:
+        assert isolated._process is not None and local._process is None
+        assert _outcome(isolated, sql, timeout_s, max_rows) == \
+            _outcome(local, sql, timeout_s, max_rows)
+
+
+class _ShortOfMemory:
+    """A connection whose queries fail as Python does when an allocation fails."""
+
+    def __init__(self, conn):
+        self._conn = conn
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+    def execute(self, *args):
+        raise MemoryError
+
+
+def test_in_process_a_python_memory_error_is_the_querys_memory_error():
+    """The in-process path let a MemoryError escape; the query process called it a memory
+    error. Now one function answers for both."""
+    with SQLSandbox(SCHEMA, ROWS, isolate=False) as sb:
+        real = sb._conn
+        sb._conn = _ShortOfMemory(real)
+        with pytest.raises(SQLExecutionError) as info:
+            sb.run("SELECT count(*) AS n FROM company")
+        assert info.value.kind == "memory"
+        assert str(info.value).startswith("the query needs more memory than the sandbox allows "
+                                          "(out of memory)")
+        sb._conn = real
+        assert sb.run("SELECT count(*) AS n FROM company").rows == [[5]]

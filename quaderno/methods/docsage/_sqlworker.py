@@ -12,7 +12,8 @@ memory than the cap fails here, or ends this process, never the parent.
 
 Requests: ``{"sql", "params", "timeout_s", "max_rows"}``. Replies: ``("ok", columns, rows)`` or
 ``("error", kind, message)`` with ``kind`` one of ``timeout``, ``memory``, ``size``,
-``database``.
+``database``. :func:`run_query`, which answers each request, is also how the sandbox runs a
+query in its own process (queries built by code, or where no process can start).
 """
 
 from __future__ import annotations
@@ -102,7 +103,13 @@ def _too_large(rows: list[tuple], max_chars: int, max_items: int) -> str | None:
     return None
 
 
-def _run(conn: Any, duckdb: Any, request: dict, limits: dict) -> tuple:
+def run_query(conn: Any, duckdb: Any, request: dict, limits: dict) -> tuple:
+    """``request`` run on ``conn`` (the ``duckdb`` module passed in, so this script imports
+    it only once its address space is capped), inside a transaction always rolled back, with
+    a timer that interrupts it at ``timeout_s`` and ``max_rows + 1`` rows fetched at most.
+    The reply, never an exception for the query's own failures: ``("ok", columns, rows)`` or
+    ``("error", kind, message)``. The sandbox's in-process path calls this too, so both paths
+    answer alike."""
     timeout_s = request["timeout_s"]
     timer = threading.Timer(timeout_s, conn.interrupt)
     timer.daemon = True
@@ -117,9 +124,12 @@ def _run(conn: Any, duckdb: Any, request: dict, limits: dict) -> tuple:
     except duckdb.InterruptException:
         return ("error", "timeout", f"the query ran longer than {timeout_s:g} s")
     except (duckdb.OutOfMemoryException, MemoryError) as e:
-        return ("error", "memory", str(e)[:200])
+        return ("error", "memory", str(e)[:200] or "out of memory")
     except duckdb.Error as e:
         return ("error", "database", f"DuckDB {type(e).__name__}: {str(e)[:500]}")
+    except (OverflowError, ValueError) as e:
+        # a value Python cannot hold: to_days(2147483647) raises OverflowError on fetch
+        return ("error", "database", f"{type(e).__name__}: {str(e)[:500]}")
     finally:
         timer.cancel()
         timer.join()
@@ -166,7 +176,7 @@ def main() -> int:
     limits = setup["limits"]
     while (request := read_message(inp)) is not None:
         try:
-            reply = _run(conn, duckdb, request, limits)
+            reply = run_query(conn, duckdb, request, limits)
             body = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
             if len(body) > limits["max_reply_bytes"]:
                 reply = ("error", "size", f"the result holds {len(body):,} bytes; the sandbox "
@@ -174,7 +184,6 @@ def main() -> int:
         except MemoryError as e:
             reply = ("error", "memory", str(e)[:200] or "out of memory")
         except Exception as e:  # noqa: BLE001 - any failure is the query's, told to the parent
-            # (a value Python cannot hold: to_days(2147483647) raises OverflowError on fetch)
             reply = ("error", "database", f"{type(e).__name__}: {str(e)[:500]}")
         write_message(out, reply)
     conn.close()

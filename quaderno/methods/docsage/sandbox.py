@@ -91,29 +91,28 @@ def _capped(expression: exp.Expression, max_rows: int) -> exp.Expression:
     return expression
 
 
-def _timeout(timeout_s: float, sql: str) -> SQLTimeoutError:
-    return SQLTimeoutError(f"the query ran longer than {timeout_s:g} s and was stopped; make "
-                           "it cheaper (filter before joining, avoid cross joins and unbounded "
-                           "recursion)", sql=sql)
-
-
-def _memory(detail: str, sql: str) -> SQLExecutionError:
-    return SQLExecutionError(f"the query needs more memory than the sandbox allows "
-                             f"({detail[:200]}); make it cheaper", kind="memory", sql=sql)
-
-
 MAX_CELL_CHARS = 100_000   # characters of one text value a result may hold
 MAX_CELL_ITEMS = 10_000    # items of one list, map or struct value
 MAX_RESULT_BYTES = 64 * 2 ** 20   # a whole result, as the query process sends it
+# what a query's reply may hold (:func:`._sqlworker._too_large`): a query can build a value
+# of any size (``repeat('x', 50000000)``), and results go into prompts and records (review 15)
+_LIMITS = {"max_cell_chars": MAX_CELL_CHARS, "max_cell_items": MAX_CELL_ITEMS,
+           "max_reply_bytes": MAX_RESULT_BYTES}
 
 
-def _check_sizes(rows: Sequence[Sequence[Any]], sql: str) -> None:
-    """SQLExecutionError (kind ``size``) for a result larger than the limits above (values
-    nested ones counted, :func:`._sqlworker._too_large`): a query can build a value of any
-    size (``repeat('x', 50000000)``), and results go into prompts and records (review 15)."""
-    too_large = _sqlworker._too_large([tuple(r) for r in rows], MAX_CELL_CHARS, MAX_CELL_ITEMS)
-    if too_large:
-        raise SQLExecutionError(too_large, kind="size", sql=sql)
+def _error(kind: str, message: str, timeout_s: float, sql: str) -> SQLExecutionError:
+    """The error a query's ``("error", kind, message)`` reply raises, worded for the model
+    that repairs the query."""
+    if kind == "timeout":
+        return SQLTimeoutError(f"the query ran longer than {timeout_s:g} s and was stopped; "
+                               "make it cheaper (filter before joining, avoid cross joins and "
+                               "unbounded recursion)", sql=sql)
+    if kind == "memory":
+        return SQLExecutionError(f"the query needs more memory than the sandbox allows "
+                                 f"({message[:200]}); make it cheaper", kind="memory", sql=sql)
+    if kind == "ended":      # the query process died: most likely its address-space cap
+        return SQLExecutionError(message, kind="memory", sql=sql)
+    return SQLExecutionError(message, kind=kind, sql=sql)
 
 
 def _bytes(size: str) -> int:
@@ -174,9 +173,7 @@ class SQLSandbox:
             self._remove_dir()
             raise
         self._process = (QueryProcess(path, lockdown, address_space=_bytes(process_memory),
-                                      limits={"max_cell_chars": MAX_CELL_CHARS,
-                                              "max_cell_items": MAX_CELL_ITEMS,
-                                              "max_reply_bytes": MAX_RESULT_BYTES})
+                                      limits=_LIMITS)
                          if isolate and sqlprocess.available() else None)
         # a sandbox never closed still ends its process
         self._end_process = (weakref.finalize(self, self._process.close)
@@ -218,16 +215,7 @@ class SQLSandbox:
         """Run a query that has passed the gate (as :meth:`run` does after checking)."""
         self._limits(timeout_s, max_rows)
         runnable = _capped(checked.expression, max_rows).sql(dialect="duckdb", comments=False)
-        result = None
-        if self._process is not None:
-            try:
-                result = self._isolated(runnable, timeout_s, max_rows)
-            except SQLProcessError as e:
-                log.warning("%s; this sandbox runs its queries in process, under DuckDB's own "
-                            "limits only", e)
-                self._process = None
-        if result is None:
-            result = self._execute(runnable, None, timeout_s, max_rows)
+        result = self._query(runnable, None, timeout_s, max_rows, isolated=True)
         return result.model_copy(update={"sql": checked.sql})
 
     def run_trusted(self, sql: str, params: Sequence[Any] | None = None, *,
@@ -236,7 +224,7 @@ class SQLSandbox:
         parameters, without the gate but in the same locked-down connection, time limit
         and rolled-back transaction. Never pass text a model wrote: use :meth:`run`."""
         self._limits(timeout_s, max_rows)
-        return self._execute(sql, params, timeout_s, max_rows)
+        return self._query(sql, params, timeout_s, max_rows, isolated=False)
 
     def close(self) -> None:
         with self._lock:
@@ -262,71 +250,33 @@ class SQLSandbox:
         if max_rows < 1:
             raise ConfigError(f"max_rows must be >= 1, got {max_rows!r}")
 
-    def _execute(self, sql: str, params: Sequence[Any] | None, timeout_s: float,
-                 max_rows: int) -> QueryResult:
+    def _query(self, sql: str, params: Sequence[Any] | None, timeout_s: float,
+               max_rows: int, *, isolated: bool) -> QueryResult:
+        """``sql`` run by the query process when ``isolated`` and there is one, else in this
+        process; both through :func:`._sqlworker.run_query`, so they answer alike."""
+        request = {"sql": sql, "params": None if params is None else list(params),
+                   "timeout_s": timeout_s, "max_rows": max_rows}
         with self._lock:
             if self._closed:
                 raise SQLExecutionError("the sandbox is closed; build a new one", kind="closed",
                                         sql=sql)
-            conn = self._conn
-            timer = threading.Timer(timeout_s, conn.interrupt)
-            timer.daemon = True
             start = time.monotonic()
-            conn.begin()
-            try:
-                timer.start()
-                cursor = conn.execute(sql, params) if params is not None else conn.execute(sql)
-                columns = [d[0] for d in cursor.description or []]
-                fetched = cursor.fetchmany(max_rows + 1)
-            except duckdb.InterruptException as e:
-                raise _timeout(timeout_s, sql) from e
-            except duckdb.OutOfMemoryException as e:
-                raise _memory(str(e), sql) from e
-            except duckdb.Error as e:
-                raise SQLExecutionError(
-                    f"DuckDB {type(e).__name__}: {str(e)[:500]}", kind="database", sql=sql
-                ) from e
-            except (OverflowError, ValueError) as e:   # a value Python cannot hold
-                raise SQLExecutionError(f"{type(e).__name__}: {str(e)[:500]}",
-                                        kind="database", sql=sql) from e
-            finally:
-                timer.cancel()
-                timer.join()
-                self._rollback()
+            reply = None
+            if isolated and self._process is not None:
+                try:
+                    reply = self._process.run(request)
+                except SQLProcessError as e:
+                    log.warning("%s; this sandbox runs its queries in process, under DuckDB's "
+                                "own limits only", e)
+                    self._process = None
+            if reply is None:
+                reply = _sqlworker.run_query(self._conn, duckdb, request, _LIMITS)
             seconds = time.monotonic() - start
-        _check_sizes(fetched, sql)
+        if reply[0] != "ok":
+            raise _error(reply[1], reply[2], timeout_s, sql)
+        columns, fetched = reply[1], reply[2]
         truncated = len(fetched) > max_rows
         if truncated:
             log.info("result capped at %d rows", max_rows)
-        return QueryResult(sql=sql, columns=columns,
-                           rows=[list(r) for r in fetched[:max_rows]],
-                           truncated=truncated, seconds=round(seconds, 4))
-
-    def _isolated(self, sql: str, timeout_s: float, max_rows: int) -> QueryResult:
-        """``sql`` run by the sandbox's query process (:mod:`.sqlprocess`)."""
-        assert self._process is not None
-        with self._lock:
-            if self._closed:
-                raise SQLExecutionError("the sandbox is closed; build a new one", kind="closed",
-                                        sql=sql)
-            start = time.monotonic()
-            try:
-                columns, fetched = self._process.run(sql, None, timeout_s, max_rows)
-            except SQLExecutionError as e:
-                if e.kind == "timeout":
-                    raise _timeout(timeout_s, sql) from e
-                if e.kind == "memory":
-                    raise _memory(str(e), sql) from e
-                if e.kind == "ended":
-                    raise SQLExecutionError(str(e), kind="memory", sql=sql) from e
-                raise
-            seconds = time.monotonic() - start
-        truncated = len(fetched) > max_rows
         return QueryResult(sql=sql, columns=columns, rows=fetched[:max_rows],
                            truncated=truncated, seconds=round(seconds, 4))
-
-    def _rollback(self) -> None:
-        try:
-            self._conn.rollback()
-        except duckdb.TransactionException:
-            log.debug("no transaction to roll back")

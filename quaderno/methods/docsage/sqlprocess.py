@@ -1,9 +1,9 @@
 """The parent's side of :mod:`._sqlworker`: one child process per sandbox that runs its
 model-written queries under an address-space cap, killed when a query outlives its limit.
 
-A query that ends the process is reported as an :class:`SQLExecutionError` (kind ``ended``),
-one that outlives its limit as kind ``timeout`` (the sandbox words both); the next query
-starts a fresh process. Replies are awaited with a selector on the pipe, so this needs a POSIX
+A query that ends the process is replied to as an error of kind ``ended``, one that outlives
+its limit as kind ``timeout`` (the sandbox words both); the next query starts a fresh
+process. Replies are awaited with a selector on the pipe, so this needs a POSIX
 system; elsewhere (or in a frozen application) :func:`available` is False and the sandbox runs
 queries in its own process, with DuckDB's own limits only.
 """
@@ -57,33 +57,29 @@ class QueryProcess:
         self._proc: subprocess.Popen[bytes] | None = None
         self._log = path.with_name("worker.log")
 
-    def run(self, sql: str, params: Any, timeout_s: float, max_rows: int
-            ) -> tuple[list[str], list[list[Any]]]:
-        """The columns and rows of ``sql``; SQLExecutionError otherwise, its ``kind``
-        timeout, memory (DuckDB's limit), ended (the process died: the address-space cap),
-        size or database. The caller words a timeout and a memory error its own way."""
+    def run(self, request: dict[str, Any]) -> tuple:
+        """The reply to ``request`` (see :mod:`._sqlworker`): ``("ok", columns, rows)`` or
+        ``("error", kind, message)``, ``kind`` as :func:`._sqlworker.run_query` gives it, or
+        ``timeout`` when the process was killed past the limit and a grace, or ``ended``
+        when it died (most likely the address-space cap). SQLProcessError when no process
+        can start."""
         proc = self._started()
-        request = {"sql": sql, "params": params, "timeout_s": timeout_s, "max_rows": max_rows}
         try:
             assert proc.stdin is not None
             _sqlworker.write_message(proc.stdin, request)
         except (BrokenPipeError, OSError):
             self._ended()
-            raise SQLExecutionError("the query process had ended; run the query again",
-                                    kind="database", sql=sql) from None
-        reply = self._reply(proc, timeout_s + GRACE_S)
+            return ("error", "database", "the query process had ended; run the query again")
+        reply = self._reply(proc, request["timeout_s"] + GRACE_S)
         if reply is None:      # still running past the deadline: killed
             self._ended()
-            raise SQLExecutionError(f"the query ran longer than {timeout_s:g} s and was "
-                                    "stopped", kind="timeout", sql=sql)
+            return ("error", "timeout", f"the query ran longer than {request['timeout_s']:g} s "
+                    "and was stopped")
         if reply is _EOF:      # it ended by itself: reaped, so its exit code is known
             code = self._ended(wait_s=2.0)
-            raise SQLExecutionError(
-                f"the query's process ended (exit {code}), most likely out of the memory the "
-                "sandbox allows; make the query cheaper", kind="ended", sql=sql)
-        if reply[0] == "ok":
-            return reply[1], reply[2]
-        raise SQLExecutionError(reply[2], kind=reply[1], sql=sql)
+            return ("error", "ended", f"the query's process ended (exit {code}), most likely "
+                    "out of the memory the sandbox allows; make the query cheaper")
+        return reply
 
     def close(self) -> None:
         self._ended()
