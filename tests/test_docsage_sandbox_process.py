@@ -249,3 +249,87 @@ def test_in_process_a_python_memory_error_is_the_querys_memory_error():
                                           "(out of memory)")
         sb._conn = real
         assert sb.run("SELECT count(*) AS n FROM company").rows == [[5]]
+
+
+ALL_TYPES = ("SELECT DATE '2020-01-02' AS d, TIMESTAMP '2020-01-02 03:04:05' AS ts, "
+             "TIMESTAMPTZ '2020-01-02 03:04:05+02' AS tz, TIME '03:04:05' AS t, "
+             "TIMETZ '03:04:05+02' AS ttz, INTERVAL 3 DAY AS i, 1.25::DECIMAL(10, 2) AS dec, "
+             "'d4c4b71e-457f-4063-86b9-d3fbb27b698c'::UUID AS u, 'ab'::BLOB AS b, "
+             "MAP {'a': 1} AS m, {'x': 1, 'y': [1, 2]} AS s, [1.5, NULL] AS l, "
+             "2::HUGEINT AS h, 'nan'::DOUBLE AS n, '-infinity'::DATE AS ninf, "
+             "'a'::ENUM('a', 'b') AS en, '101'::BIT AS bit")
+
+
+def test_every_value_type_duckdb_fetches_crosses_the_restricted_reply():
+    """The parent unpickles replies with an allow-list of classes: each type a result can
+    hold comes back as in process."""
+    with SQLSandbox(SCHEMA, ROWS) as sb:
+        request = {"sql": ALL_TYPES, "params": None, "timeout_s": 10.0, "max_rows": 5}
+        isolated = sb._process.run(request)
+        local = sandbox_module._sqlworker.run_query(sb._conn, sandbox_module.duckdb, request,
+                                                    sandbox_module._LIMITS)
+        assert isolated[0] == "ok" and isolated[1] == local[1]
+        # NaN is not equal to itself: compared by its text
+        assert repr(isolated[2]) == repr(local[2])
+        assert type(isolated[2][0][2].tzinfo).__name__ == "ZoneInfo"
+
+
+class _Evil:
+    def __reduce__(self):
+        return (os.system, ("true",))
+
+
+def test_a_reply_that_would_run_code_is_refused_unread():
+    import io
+    import pickle
+    from quaderno.methods.docsage import _sqlworker
+
+    stream = io.BytesIO()
+    _sqlworker.write_message(stream, ("ok", ["a"], [[_Evil()]]))
+    stream.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="may not hold posix.system"):
+        _sqlworker.read_message(stream, reply=True)
+    # getattr is how a ZoneInfo unpickles, and all it may look up
+    evil = b"cbuiltins\ngetattr\n(cdatetime\ndate\nV__subclasses__\ntR."
+    with pytest.raises(pickle.UnpicklingError, match="may not look up '__subclasses__'"):
+        _sqlworker.read_message(io.BytesIO(_sqlworker._HEADER.pack(len(evil)) + evil),
+                                reply=True)
+
+
+FAKE_WORKER = '''
+import os, pickle, struct, sys
+H = struct.Struct(">Q")
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+def read():
+    (n,) = H.unpack(inp.read(8)); return pickle.loads(inp.read(n))
+def send(body):
+    out.write(H.pack(len(body)) + body); out.flush()
+class Evil:
+    def __reduce__(self):
+        return (os.system, ("touch " + MARKER,))
+read()
+send(pickle.dumps(("ready",)))
+while True:
+    read()
+    send(REPLY)
+'''
+
+
+@pytest.mark.parametrize("reply", ["pickle.dumps(('ok', ['a'], [[Evil()]]))",
+                                   "pickle.dumps(('ok', 'a', 3))",
+                                   "b'not a pickle'"])
+def test_a_child_that_sends_code_or_garbage_is_stopped_and_nothing_runs(
+        reply, tmp_path, monkeypatch):
+    """A child taken over (a memory-corruption bug reached by a query) could send any bytes:
+    the parent runs none of them, and answers the query with an error."""
+    marker = tmp_path / "ran"
+    worker = tmp_path / "fake_worker.py"
+    worker.write_text(FAKE_WORKER.replace("MARKER", repr(str(marker)))
+                      .replace("REPLY", reply))
+    monkeypatch.setattr(sqlprocess, "WORKER", worker)
+    with SQLSandbox(SCHEMA, ROWS) as sb:
+        with pytest.raises(SQLExecutionError, match="unreadable reply") as info:
+            sb.run("SELECT count(*) AS n FROM company")
+        assert info.value.kind == "reply"
+        assert sb._process._proc is None       # stopped, not trusted with another query
+    assert not marker.exists()

@@ -18,6 +18,7 @@ query in its own process (queries built by code, or where no process can start).
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
 import struct
@@ -39,8 +40,39 @@ def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
     return b"".join(parts)
 
 
-def read_message(stream: BinaryIO) -> Any:
-    """The next message on ``stream``, or None at its end."""
+# what a reply may hold beyond plain values: the classes DuckDB fetches values as
+_REPLY_CLASSES = frozenset({("datetime", "date"), ("datetime", "datetime"), ("datetime", "time"),
+                            ("datetime", "timedelta"), ("datetime", "timezone"),
+                            ("decimal", "Decimal"), ("uuid", "UUID"), ("uuid", "SafeUUID"),
+                            ("zoneinfo", "ZoneInfo")})
+
+
+def _zoneinfo_unpickle(obj: Any, name: str) -> Any:
+    """``getattr`` as a ZoneInfo's pickle uses it (``ZoneInfo._unpickle``), and no other."""
+    import zoneinfo
+
+    if obj is zoneinfo.ZoneInfo and name == "_unpickle":
+        return obj._unpickle
+    raise pickle.UnpicklingError(f"a reply may not look up {name!r}")
+
+
+class _ReplyUnpickler(pickle.Unpickler):
+    """Unpickles a reply into plain values and the classes above only: what the parent reads
+    from the child holds query results, and a child taken over (a memory-corruption bug in
+    DuckDB reached by a query) must not run code in the parent through a pickle."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) == ("builtins", "getattr"):
+            return _zoneinfo_unpickle
+        if (module, name) in _REPLY_CLASSES:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"a reply may not hold {module}.{name}")
+
+
+def read_message(stream: BinaryIO, *, reply: bool = False) -> Any:
+    """The next message on ``stream``, or None at its end. A ``reply`` (read by the parent)
+    may hold plain values and DuckDB's value classes only (pickle.UnpicklingError
+    otherwise); a request is the parent's own."""
     head = _read_exactly(stream, _HEADER.size)
     if head is None:
         return None
@@ -48,7 +80,9 @@ def read_message(stream: BinaryIO) -> Any:
     body = _read_exactly(stream, size)
     if body is None:
         return None
-    return pickle.loads(body)  # noqa: S301 - written by the other side of our own pipe
+    if reply:
+        return _ReplyUnpickler(io.BytesIO(body)).load()
+    return pickle.loads(body)  # noqa: S301 - the parent's request, on our own pipe
 
 
 def write_message(stream: BinaryIO, message: Any) -> None:

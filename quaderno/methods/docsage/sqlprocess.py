@@ -33,11 +33,30 @@ START_S = 30.0   # for the process to start and open the database
 _EOF = object()   # what _reply returns when the process closed its output
 
 
+class _Unreadable:
+    """What _reply returns for a message that is not plain data (why: the unpickler's
+    error)."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
 class SQLProcessError(SQLExecutionError):
     """The query process could not start (the sandbox then runs queries in process)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message, kind="process")
+
+
+def _well_formed(reply: Any) -> bool:
+    """Whether ``reply`` has the worker's shape: ``("ok", [column names], [[values]])`` or
+    ``("error", kind, message)``."""
+    if not isinstance(reply, tuple) or len(reply) != 3:
+        return False
+    if reply[0] == "ok":
+        return (isinstance(reply[1], list) and all(isinstance(c, str) for c in reply[1])
+                and isinstance(reply[2], list) and all(isinstance(r, list) for r in reply[2]))
+    return reply[0] == "error" and isinstance(reply[1], str) and isinstance(reply[2], str)
 
 
 def available() -> bool:
@@ -79,6 +98,12 @@ class QueryProcess:
             code = self._ended(wait_s=2.0)
             return ("error", "ended", f"the query's process ended (exit {code}), most likely "
                     "out of the memory the sandbox allows; make the query cheaper")
+        if isinstance(reply, _Unreadable) or not _well_formed(reply):
+            # not a reply the worker writes: the process is not trusted with another query
+            self._ended()
+            why = reply.why if isinstance(reply, _Unreadable) else "not a reply"
+            return ("error", "reply", f"the query process sent an unreadable reply ({why}); "
+                    "it was stopped")
         return reply
 
     def close(self) -> None:
@@ -122,7 +147,8 @@ class QueryProcess:
     @staticmethod
     def _reply(proc: subprocess.Popen[bytes], wait_s: float) -> Any:
         """The process's next message within ``wait_s`` seconds; None when none came in
-        time, :data:`_EOF` when the process closed its output (it ended)."""
+        time, :data:`_EOF` when the process closed its output (it ended), an
+        :class:`_Unreadable` when it sent what a reply may not hold."""
         assert proc.stdout is not None
         deadline = time.monotonic() + wait_s
         # a selector, not select(): a busy server's descriptors pass 1024
@@ -133,7 +159,10 @@ class QueryProcess:
                 if left <= 0:
                     return None
                 if sel.select(left):
-                    message = _sqlworker.read_message(proc.stdout)
+                    try:
+                        message = _sqlworker.read_message(proc.stdout, reply=True)
+                    except Exception as e:  # noqa: BLE001 - any bytes may come; none are run
+                        return _Unreadable(f"{type(e).__name__}: {str(e)[:200]}")
                     return _EOF if message is None else message
 
     def _ended(self, wait_s: float = 0.0) -> int | None:
