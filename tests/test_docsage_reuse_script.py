@@ -4,6 +4,7 @@ by the whole method through one tuple store, reads no chunk the first one read."
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
 from quaderno.methods.answer import Answer
 from quaderno.methods.registry import make_method
-from test_docsage_method import Model, Retriever
+from test_docsage_method import SCHEMA, Model, Retriever
 
 QUESTIONS = [{"id": "q1", "question": "Which member institution is the oldest?",
               "category": "Comparison", "gold": {"answer": "Varnholt University"}},
@@ -47,6 +48,31 @@ def test_the_second_question_reads_nothing_the_first_one_read(tmp_path):
     assert script.ratio_line(rows).startswith("second/first reading calls: 0/4 = 0.00 (within")
     table = script.table_lines(rows)
     assert len(table) == 4 and "| q2 | 1363.3 |" in table[3]
+
+
+class CopiesTheOffer(Model):
+    """Drafts an offered table as the offer shows it, names and types without the column
+    descriptions and units, as the measuring model did (2026-11-29: 12 reading calls)."""
+
+    def __call__(self, request):
+        user = request.messages[-1].content
+        if user.startswith("Design the smallest") and "- institution(" in user:
+            self.copied = getattr(self, "copied", 0) + 1
+            return json.dumps({**SCHEMA, "tables": [{
+                "name": "institution", "primary_key": ["name"],
+                "columns": [{"name": "name"}, {"name": "founded", "type": "INT"},
+                            {"name": "staff", "type": "INT"}]}]})
+        return super().__call__(request)
+
+
+def test_a_draft_that_copies_the_offer_without_its_wording_still_reads_nothing(tmp_path):
+    model = CopiesTheOffer()
+    rows = asyncio.run(load("docsage_reuse").measure(
+        answerer(model, {"confidence": "none"}), QUESTIONS, tmp_path / "store"))
+    first, second = rows
+    assert model.copied == 1      # the second question's draft copied the offer
+    assert first["reading_calls"] == 4 and second["reading_calls"] == 0
+    assert second["store_hits"] >= 4
 
 
 def test_without_offer_known_a_renamed_draft_would_read_again_and_the_ratio_says_so():

@@ -30,6 +30,7 @@ from typing import Literal
 from quaderno.errors import StepError
 from quaderno.index.hits import Hit
 from quaderno.methods.docsage.signals import Signal, rank
+from quaderno.methods.docsage.adopt import adopt_offered
 from quaderno.methods.docsage.draft import SchemaDraft, from_schema, slug, to_schema
 from quaderno.methods.docsage.joins import declare, named_references
 from quaderno.methods.docsage.own_key import own_keys
@@ -216,6 +217,9 @@ class SchemaDiscovery:
         if self.mode == "single" and len(schema.tables) > 1:
             schema, note = _one_table(schema)
             notes.append(note)
+        if known:
+            schema, adopted = adopt_offered(schema, known)
+            notes.extend(adopted)
         return schema, notes
 
     async def run(self, ep: Episode, sample: Sequence[Hit], probe: Sequence[Hit], *,

@@ -1,0 +1,64 @@
+"""A drafted table that keeps an offered table's name takes the stored definition's wording.
+
+ASK offers the schema draft the tables already extracted from the collection (``offer_known``,
+:func:`.ask.relevant_tables`), as their names, typed columns and description: the prompt
+asks the model to reuse one exactly when it fits. Re-use needs the same table signature
+(name, description, and each column's name, type, unit and description) or, for
+:meth:`.store.TupleStore.cover`, the same description and key column definitions. The
+measuring model copied what it was shown, names and types, and left out the column
+descriptions the offer does not show: its draft of ``laureates(laureate_name, nationality,
+field_of_study)`` matched no stored entry, and the second question read 12 chunks again where
+it could have read none of them (``benchmarks/docsage_reuse.py``, 2026-11-29).
+
+So a drafted table whose name is an offered table's takes that table's description, and each
+of its columns that has an offered column's name, type and number of values per entity takes
+that column's description and unit. Names, types, keys, the columns the draft added and the
+relations are the draft's own; a column of the same name but another type stays as drafted
+(it is something else, and is extracted anew).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from quaderno.methods.docsage.schema import Schema, Table
+
+
+def _adopted(table: Table, offered: Table) -> tuple[Table, list[str]]:
+    """``table`` with ``offered``'s wording where they agree, and the names of what
+    changed."""
+    changed = [] if table.description == offered.description else ["description"]
+    columns = []
+    for c in table.columns:
+        o = offered.column(c.name) if c.name in offered.column_names else None
+        if o is not None and o.type == c.type and o.single_valued == c.single_valued and \
+                (o.description, o.unit) != (c.description, c.unit):
+            columns.append(c.model_copy(update={"description": o.description,
+                                                "unit": o.unit}))
+            changed.append(c.name)
+        else:
+            columns.append(c)
+    if not changed:
+        return table, []
+    return table.model_copy(update={"description": offered.description,
+                                    "columns": columns}), changed
+
+
+def adopt_offered(schema: Schema, offered: Sequence[Table]) -> tuple[Schema, list[str]]:
+    """``schema`` whose tables named as an ``offered`` table take its wording (module
+    docstring), and a note for each table changed."""
+    by_name = {t.name: t for t in offered}
+    tables, notes = [], []
+    for t in schema.tables:
+        if t.name not in by_name:
+            tables.append(t)
+            continue
+        new, changed = _adopted(t, by_name[t.name])
+        tables.append(new)
+        if changed:
+            notes.append(f"{t.name}: the stored table's wording kept for "
+                         f"{', '.join(changed)}, so its extracted tuples are re-used")
+    if not notes:
+        return schema, []
+    return Schema.model_validate({**schema.model_dump(), "tables": [
+        t.model_dump() for t in tables]}), notes

@@ -1,0 +1,95 @@
+"""A drafted table keeping an offered table's name takes the stored wording (adopt.py): the
+measuring model copied the offer's names and types and dropped the column descriptions it
+was not shown, so the second question's tables matched no stored entry and read 12 chunks
+again (``benchmarks/docsage_reuse.py``, 2026-11-29)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from test_docsage_ask import Retriever, hits
+
+from quaderno.llm.fake import FakeLLM
+from quaderno.llm.lm import LM
+from quaderno.methods.docsage.adopt import adopt_offered
+from quaderno.methods.docsage.ask import SchemaDiscovery
+from quaderno.methods.docsage.schema import Schema, Table
+from quaderno.methods.episode import Episode
+
+STORED = Table.model_validate({
+    "name": "laureates", "description": "laureates of the prize",
+    "columns": [{"name": "laureate_name", "description": "Name of the laureate"},
+                {"name": "grant_amount", "type": "DOUBLE", "description": "research grant",
+                 "unit": "EUR"},
+                {"name": "field", "description": "field of study"}],
+    "primary_key": ["laureate_name"]})
+
+
+def _draft(*columns, description="", extra=()):
+    return Schema.model_validate({"tables": [
+        {"name": "laureates", "description": description, "columns": list(columns),
+         "primary_key": ["laureate_name"]}, *extra]})
+
+
+def test_a_copied_table_takes_the_stored_wording_and_its_signature():
+    draft = _draft({"name": "laureate_name"}, {"name": "grant_amount", "type": "DOUBLE"},
+                   {"name": "field"})
+    schema, notes = adopt_offered(draft, [STORED])
+    assert schema.tables[0].signature() == STORED.signature()
+    assert notes == ["laureates: the stored table's wording kept for description, "
+                     "laureate_name, grant_amount, field, so its extracted tuples are re-used"]
+
+
+def test_only_columns_of_the_same_name_type_and_count_take_it():
+    draft = _draft({"name": "laureate_name"}, {"name": "grant_amount", "type": "TEXT"},
+                   {"name": "field", "single_valued": False},
+                   {"name": "born", "type": "INT", "description": "year of birth"},
+                   description="laureates of the prize",
+                   extra=[{"name": "prizes", "columns": [{"name": "laureate_name"}]}])
+    schema, notes = adopt_offered(draft, [STORED])
+    t = schema.table("laureates")
+    # another type, or several values per entity: something else, kept as drafted
+    assert (t.column("grant_amount").description, t.column("grant_amount").unit) == ("", "")
+    assert t.column("field").description == ""
+    assert t.column("born").description == "year of birth"       # the draft's own column
+    assert t.column("laureate_name").description == "Name of the laureate"
+    assert schema.table("prizes") == draft.table("prizes")       # not offered: untouched
+    assert notes == ["laureates: the stored table's wording kept for laureate_name, so its "
+                     "extracted tuples are re-used"]
+
+
+def test_nothing_changes_when_the_draft_already_agrees_or_names_another_table():
+    same = Schema(tables=[STORED])
+    assert adopt_offered(same, [STORED]) == (same, [])
+    other = Schema(tables=[STORED.model_copy(update={"name": "winners"})])
+    assert adopt_offered(other, [STORED]) == (other, [])
+
+
+class CopiesTheOffer:
+    """Drafts the offered table as the prompt shows it: names and types, no descriptions."""
+
+    def __call__(self, request):
+        user = request.messages[-1].content
+        assert user.startswith("Design the smallest")
+        assert "- laureates(laureate_name TEXT, grant_amount DOUBLE, field TEXT)" in user
+        return json.dumps({"tables": [{"name": "laureates", "columns": [
+            {"name": "laureate_name"}, {"name": "grant_amount", "type": "DOUBLE"},
+            {"name": "field"}], "primary_key": ["laureate_name"]}]})
+
+
+def test_schema_discovery_adopts_the_offered_wording_and_says_so():
+    ep = Episode("Which laureate has the largest grant?", method="docsage",
+                 lm=LM(FakeLLM(respond=CopiesTheOffer())), retriever=Retriever())
+    discovery = SchemaDiscovery(mode="active")
+    schema, notes = asyncio.run(discovery.initial(ep, hits("d1"), known=[STORED]))
+    assert schema.tables[0].signature() == STORED.signature()
+    assert any(n.startswith("laureates: the stored table's wording kept") for n in notes)
+    # nothing offered, nothing adopted
+    schema, notes = asyncio.run(discovery.initial(
+        Episode("Which laureate has the largest grant?", method="docsage",
+                lm=LM(FakeLLM(respond=lambda r: json.dumps({"tables": [
+                    {"name": "laureates", "columns": [{"name": "laureate_name"}]}]}))),
+                retriever=Retriever()), hits("d1")))
+    assert schema.tables[0].columns[0].description == "" and not any(
+        "wording kept" in n for n in notes)
