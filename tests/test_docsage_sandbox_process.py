@@ -333,3 +333,24 @@ def test_a_child_that_sends_code_or_garbage_is_stopped_and_nothing_runs(
         assert info.value.kind == "reply"
         assert sb._process._proc is None       # stopped, not trusted with another query
     assert not marker.exists()
+
+
+def test_a_restart_that_fails_after_a_kill_fails_the_query_and_keeps_the_wall(monkeypatch):
+    """The process had started, so isolation works here; after a kill (a query past its
+    limit) a failed restart used to leave the rest of the question in process, unwalled,
+    right after a hostile or runaway query."""
+    with SQLSandbox(SCHEMA, ROWS) as sb:
+        assert sb.run("SELECT count(*) AS n FROM company").rows == [[5]]
+        sb._process._proc.kill()
+        sb._process._proc.wait()
+        real = sqlprocess.WORKER
+        monkeypatch.setattr(sqlprocess, "WORKER", real.with_name("no_such_worker.py"))
+        with pytest.raises(SQLExecutionError, match="the query was not run") as info:
+            sb.run("SELECT count(*) AS n FROM company")
+        assert info.value.kind == "process"
+        assert sb._process is not None          # not dropped to in process
+        monkeypatch.setattr(sqlprocess, "WORKER", real)
+        with pytest.raises(SQLExecutionError) as info:   # walled again: the cap holds
+            sb.run("SELECT len(range(400000000)) AS n", timeout_s=30)
+        assert info.value.kind == "memory"
+        assert sb.run("SELECT count(*) AS n FROM company").rows == [[5]]

@@ -266,6 +266,11 @@ class SQLSandbox:
                 try:
                     reply = self._process.run(request)
                 except SQLProcessError as e:
+                    if self._process.started_once:
+                        # it ran here before, and was just killed or died: the query that
+                        # comes next is no time to drop a wall (the next one tries again)
+                        raise SQLExecutionError(f"{e}; the query was not run, try again",
+                                                kind="process", sql=sql) from None
                     log.warning("%s; this sandbox runs its queries in process, under DuckDB's "
                                 "own limits only", e)
                     self._process = None

@@ -75,6 +75,9 @@ class QueryProcess:
                       "limits": limits}
         self._proc: subprocess.Popen[bytes] | None = None
         self._log = path.with_name("worker.log")
+        # once a process has started, isolation works here: a later start that fails (after
+        # a kill, when memory is short) fails its query rather than run it unwalled
+        self.started_once = False
 
     def run(self, request: dict[str, Any]) -> tuple:
         """The reply to ``request`` (see :mod:`._sqlworker`): ``("ok", columns, rows)`` or
@@ -142,6 +145,7 @@ class QueryProcess:
                 if self._log.exists() else []
             raise SQLProcessError(f"the sandbox's query process failed: {why}"
                                   + (f" ({' / '.join(said)})" if said else ""))
+        self.started_once = True
         return proc
 
     @staticmethod
