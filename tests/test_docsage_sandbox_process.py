@@ -4,16 +4,21 @@ functions build, and its interrupt is not checked inside one long scalar call)."
 
 from __future__ import annotations
 
+import decimal
+import io
 import os
+import pickle
 import sys
 import threading
 import time
+import uuid
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from quaderno.errors import ConfigError, SQLExecutionError
 from quaderno.methods.docsage import sandbox as sandbox_module
-from quaderno.methods.docsage import sqlprocess
+from quaderno.methods.docsage import _sqlworker, sqlprocess, sqlreply
 from quaderno.methods.docsage.lineage import run_with_lineage
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.sandbox import SQLSandbox, SQLTimeoutError
@@ -279,25 +284,76 @@ class _Evil:
         return (os.system, ("true",))
 
 
-def test_a_reply_that_would_run_code_is_refused_unread():
-    import io
-    import pickle
-    from quaderno.methods.docsage import _sqlworker
+def _short(text):   # SHORT_BINUNICODE
+    return b"\x8c" + bytes([len(text)]) + text.encode()
 
+
+def test_a_reply_that_would_run_code_is_refused_unread():
     stream = io.BytesIO()
     _sqlworker.write_message(stream, ("ok", ["a"], [[_Evil()]]))
-    stream.seek(0)
     with pytest.raises(pickle.UnpicklingError, match="may not hold posix.system"):
-        _sqlworker.read_message(stream, reply=True)
+        sqlreply.loads(stream.getvalue()[8:])
     # getattr is how a ZoneInfo unpickles, and all it may look up
     evil = b"cbuiltins\ngetattr\n(cdatetime\ndate\nV__subclasses__\ntR."
     with pytest.raises(pickle.UnpicklingError, match="may not look up '__subclasses__'"):
-        _sqlworker.read_message(io.BytesIO(_sqlworker._HEADER.pack(len(evil)) + evil),
-                                reply=True)
+        sqlreply.loads(evil)
+
+
+def test_a_reply_cannot_change_what_the_parent_keeps():
+    """Review 18: BUILD set attributes on uuid.SafeUUID (process-wide) and on the function
+    the unpickler handed out for getattr; the reply was then accepted."""
+    safe_uuid = (b"\x80\x04" + _short("uuid") + _short("SafeUUID") + b"\x93"
+                 + b"N}" + _short("_value2member_map_") + b"}s" + b"\x86b.")
+    with pytest.raises(pickle.UnpicklingError, match="may not hold uuid.SafeUUID"):
+        sqlreply.loads(safe_uuid)
+    renamed = (b"\x80\x04" + _short("builtins") + _short("getattr") + b"\x93"
+               + b"N}" + _short("__name__") + _short("tampered") + b"s" + b"\x86b.")
+    sqlreply.loads(renamed)            # a fresh function was renamed, nothing kept
+    assert sqlreply._zone_lookup.__name__ == "_zone_lookup"
+    assert sqlreply._zone_lookup().__name__ == "lookup"
+    # a zone asked for uncached comes from the cache (each uncached one re-reads a file)
+    zone = ZoneInfo.no_cache("Europe/Rome")
+    assert sqlreply.loads(pickle.dumps(zone)) is ZoneInfo("Europe/Rome")
+    assert uuid.UUID(int=1) == sqlreply.loads(pickle.dumps(uuid.UUID(int=1)))
+
+
+@pytest.mark.parametrize("reply,why", [
+    (("ok", ["a"], [[]]), "not a result"),                           # a row short of a value
+    (("ok", ["a"], [[decimal.Decimal("sNaN")]]), "decimal no DuckDB type holds"),
+    (("ok", ["a"], [[decimal.Decimal("1e300000")]]), "decimal no DuckDB type holds"),
+    (("ok", ["a"], [[2 ** 4000]]), "integer of over 256 bits"),
+    (("ok", ["a"], [[{1, 2}]]), "of type set"),
+    (("ok", ["a"], [[bytearray(b"x")]]), "of type bytearray"),
+    (("error", "shell", "x"), "not an error reply"),
+])
+def test_a_reply_is_checked_as_the_child_checks_its_own(reply, why):
+    assert why in sqlreply.problem(reply, sandbox_module._LIMITS)
+
+
+def test_shared_cyclic_and_deep_values_stop_at_the_limits():
+    """166 bytes of shared references made 3.2 million characters in the parent; 200,000
+    levels of nesting made json_cell raise RecursionError (review 18)."""
+    level = ["x" * 100]
+    for _ in range(6):
+        level = [level] * 10
+    assert len(pickle.dumps(level)) < 400
+    assert "holds at least 10,000,100 characters" in sqlreply.problem(
+        ("ok", ["a"], [[level]]), sandbox_module._LIMITS)   # counting stopped at the limit
+    cycle: list = []
+    cycle.append(cycle)
+    assert "nested more than 64" in sqlreply.problem(("ok", ["a"], [[cycle]]),
+                                                     sandbox_module._LIMITS)
+    deep: list = []
+    for _ in range(200):
+        deep = [deep]
+    assert "nested more than 64" in sqlreply.problem(("ok", ["a"], [[deep]]),
+                                                     sandbox_module._LIMITS)
+    fine = ("ok", ["a", "b"], [[[[1, 2], {"k": "v"}], decimal.Decimal("-12.50")]])
+    assert sqlreply.problem(fine, sandbox_module._LIMITS) is None
 
 
 FAKE_WORKER = '''
-import os, pickle, struct, sys
+import decimal, os, pickle, struct, sys, time
 H = struct.Struct(">Q")
 inp, out = sys.stdin.buffer, sys.stdout.buffer
 def read():
@@ -317,7 +373,9 @@ while True:
 
 @pytest.mark.parametrize("reply", ["pickle.dumps(('ok', ['a'], [[Evil()]]))",
                                    "pickle.dumps(('ok', 'a', 3))",
-                                   "b'not a pickle'"])
+                                   "b'not a pickle'",
+                                   "pickle.dumps(('ok', ['n'], [[decimal.Decimal('1e300000')]]))",
+                                   "pickle.dumps(('ok', ['n', 'm'], [[1]]))"])
 def test_a_child_that_sends_code_or_garbage_is_stopped_and_nothing_runs(
         reply, tmp_path, monkeypatch):
     """A child taken over (a memory-corruption bug reached by a query) could send any bytes:
@@ -354,3 +412,54 @@ def test_a_restart_that_fails_after_a_kill_fails_the_query_and_keeps_the_wall(mo
             sb.run("SELECT len(range(400000000)) AS n", timeout_s=30)
         assert info.value.kind == "memory"
         assert sb.run("SELECT count(*) AS n FROM company").rows == [[5]]
+
+
+STALLS = FAKE_WORKER.replace("    send(REPLY)", """    out.write(H.pack(100) + b"x"); out.flush()
+    time.sleep(60)""")
+
+
+def test_a_reply_that_starts_and_stalls_is_a_timeout_not_a_hang(tmp_path, monkeypatch):
+    """Review 18: once a reply's header came, the parent read the rest without a deadline,
+    holding the sandbox's lock: the query, every later one and close() hung."""
+    worker = tmp_path / "stalls.py"
+    worker.write_text(STALLS.replace("MARKER", "''").replace("REPLY", "b''"))
+    monkeypatch.setattr(sqlprocess, "WORKER", worker)
+    with SQLSandbox(SCHEMA, ROWS) as sb:
+        start = time.monotonic()
+        with pytest.raises(SQLTimeoutError, match="longer than 0.5 s"):
+            sb.run("SELECT count(*) AS n FROM company", timeout_s=0.5)
+        assert time.monotonic() - start < 0.5 + sqlprocess.GRACE_S + 3
+    assert sb._closed
+
+
+def test_a_reply_longer_than_the_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    worker = tmp_path / "huge.py"
+    worker.write_text(FAKE_WORKER.replace("MARKER", "''").replace("    send(REPLY)", """\
+    out.write(H.pack(2 ** 40)); out.flush()
+    time.sleep(60)"""))
+    monkeypatch.setattr(sqlprocess, "WORKER", worker)
+    with SQLSandbox(SCHEMA, ROWS) as sb:
+        with pytest.raises(SQLExecutionError, match="a reply of 1,099,511,627,776 bytes") as info:
+            sb.run("SELECT count(*) AS n FROM company", timeout_s=5)
+        assert info.value.kind == "reply"
+
+
+@pytest.mark.parametrize("isolate", [True, False])
+def test_the_reply_size_limit_holds_on_both_paths(isolate, monkeypatch):
+    """Review 18: the 64 MB limit was checked in the child only; numbers, which the value
+    limits do not count, passed in process (10,001 rows of 160 decimals)."""
+    monkeypatch.setattr(sandbox_module, "_LIMITS", {**sandbox_module._LIMITS,
+                                                    "max_reply_bytes": 2000})
+    with SQLSandbox(SCHEMA, ROWS, isolate=isolate) as sb:
+        with pytest.raises(SQLExecutionError, match="the sandbox returns at most 2,000") as info:
+            sb.run("SELECT i AS n, i * 2 AS m FROM (SELECT unnest(range(1000)) AS i)")
+        assert info.value.kind == "size"
+        assert sb.run("SELECT count(*) AS n FROM company").rows == [[5]]
+
+
+def test_code_built_queries_take_named_parameters():
+    """03ed4f9 turned a dict of parameters into its keys (review 18)."""
+    with SQLSandbox(SCHEMA, ROWS) as sb:
+        assert sb.run_trusted("SELECT staff FROM company WHERE name = $who",
+                              {"who": "c3"}).rows == [[3]]
+        assert sb.run_trusted("SELECT staff FROM company WHERE name = ?", ("c2",)).rows == [[2]]

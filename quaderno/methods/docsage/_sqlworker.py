@@ -18,12 +18,14 @@ query in its own process (queries built by code, or where no process can start).
 
 from __future__ import annotations
 
-import io
+import datetime
+import decimal
 import os
 import pickle
 import struct
 import sys
 import threading
+import uuid
 from typing import Any, BinaryIO
 
 _HEADER = struct.Struct(">Q")
@@ -40,39 +42,9 @@ def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
     return b"".join(parts)
 
 
-# what a reply may hold beyond plain values: the classes DuckDB fetches values as
-_REPLY_CLASSES = frozenset({("datetime", "date"), ("datetime", "datetime"), ("datetime", "time"),
-                            ("datetime", "timedelta"), ("datetime", "timezone"),
-                            ("decimal", "Decimal"), ("uuid", "UUID"), ("uuid", "SafeUUID"),
-                            ("zoneinfo", "ZoneInfo")})
-
-
-def _zoneinfo_unpickle(obj: Any, name: str) -> Any:
-    """``getattr`` as a ZoneInfo's pickle uses it (``ZoneInfo._unpickle``), and no other."""
-    import zoneinfo
-
-    if obj is zoneinfo.ZoneInfo and name == "_unpickle":
-        return obj._unpickle
-    raise pickle.UnpicklingError(f"a reply may not look up {name!r}")
-
-
-class _ReplyUnpickler(pickle.Unpickler):
-    """Unpickles a reply into plain values and the classes above only: what the parent reads
-    from the child holds query results, and a child taken over (a memory-corruption bug in
-    DuckDB reached by a query) must not run code in the parent through a pickle."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) == ("builtins", "getattr"):
-            return _zoneinfo_unpickle
-        if (module, name) in _REPLY_CLASSES:
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"a reply may not hold {module}.{name}")
-
-
-def read_message(stream: BinaryIO, *, reply: bool = False) -> Any:
-    """The next message on ``stream``, or None at its end. A ``reply`` (read by the parent)
-    may hold plain values and DuckDB's value classes only (pickle.UnpicklingError
-    otherwise); a request is the parent's own."""
+def read_message(stream: BinaryIO) -> Any:
+    """The next request on ``stream`` (the parent's own), or None at its end. The parent
+    reads replies with :func:`.sqlreply.read_reply`, as data only and under a deadline."""
     head = _read_exactly(stream, _HEADER.size)
     if head is None:
         return None
@@ -80,47 +52,79 @@ def read_message(stream: BinaryIO, *, reply: bool = False) -> Any:
     body = _read_exactly(stream, size)
     if body is None:
         return None
-    if reply:
-        return _ReplyUnpickler(io.BytesIO(body)).load()
     return pickle.loads(body)  # noqa: S301 - the parent's request, on our own pipe
 
 
 def write_message(stream: BinaryIO, message: Any) -> None:
-    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    write_body(stream, pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def write_body(stream: BinaryIO, body: bytes) -> None:
+    """One message already pickled: its length, then its bytes."""
     view = memoryview(_HEADER.pack(len(body)) + body)
     while view:    # an unbuffered stream may take part of it at a time
         view = view[stream.write(view) or 0:]
     stream.flush()
 
 
-def _size(value: Any, stop: int) -> tuple[int, int]:
-    """(characters, items) of ``value`` through its nested lists, maps and structs, counted
-    until either passes ``stop``: a list of empty lists pickles small and unpickles large."""
+MAX_DEPTH = 64        # levels of nested lists, maps and structs in one value
+MAX_INT_BITS = 256    # HUGEINT and UHUGEINT are 128 bits; BIGNUM comes as text
+# what a value may be, in a reply the parent reads (``strict``): what DuckDB fetches
+_PLAIN = frozenset({type(None), bool, int, float, str, bytes, decimal.Decimal, datetime.date,
+                    datetime.datetime, datetime.time, datetime.timedelta, uuid.UUID, list,
+                    tuple, dict})
+
+
+def _odd_decimal(v: decimal.Decimal) -> bool:
+    """Not a value of a DuckDB DECIMAL (at most 38 digits, a scale of 0 to 38): a NaN, or
+    ``Decimal('1e300000')``, which takes minutes to turn into an int."""
+    if not v.is_finite():
+        return True
+    t = v.as_tuple()
+    return len(t.digits) > 38 or not -38 <= int(t.exponent) <= 0
+
+
+def _size(value: Any, stop: int, strict: bool = False) -> tuple[int, int, str | None]:
+    """(characters, items, what is wrong) of ``value`` through its nested lists, maps and
+    structs, counted until either passes ``stop`` (a list of empty lists pickles small and
+    unpickles large; shared or cyclic references count each time they are reached). Wrong:
+    nested deeper than :data:`MAX_DEPTH`, a number no DuckDB type holds, or (``strict``) a
+    value of a type DuckDB does not fetch."""
     chars = items = 0
-    todo = [value]
+    todo: list[tuple[Any, int]] = [(value, 0)]
     while todo and chars <= stop and items <= stop:
-        v = todo.pop()
+        v, depth = todo.pop()
+        if strict and type(v) not in _PLAIN:
+            return chars, items, f"a result value is of type {type(v).__name__}"
         if isinstance(v, (str, bytes)):
             chars += len(v)
-        elif isinstance(v, dict):
+        elif isinstance(v, (dict, list, tuple)):
+            if depth >= MAX_DEPTH:
+                return chars, items, (f"a result value is nested more than {MAX_DEPTH} "
+                                      "levels deep")
             items += len(v)
-            todo.extend(v.keys())
-            todo.extend(v.values())
-        elif isinstance(v, (list, tuple)):
-            items += len(v)
-            todo.extend(v)
-    return chars, items
+            if items <= stop:
+                todo.extend((x, depth + 1) for x in (
+                    [*v.keys(), *v.values()] if isinstance(v, dict) else v))
+        elif isinstance(v, int) and v.bit_length() > MAX_INT_BITS:
+            return chars, items, f"a result value is an integer of over {MAX_INT_BITS} bits"
+        elif isinstance(v, decimal.Decimal) and _odd_decimal(v):
+            return chars, items, f"a result value is a decimal no DuckDB type holds ({v:.3})"
+    return chars, items, None
 
 
-def _too_large(rows: list[tuple], max_chars: int, max_items: int) -> str | None:
+def _too_large(rows: list[tuple], max_chars: int, max_items: int,
+               strict: bool = False) -> str | None:
     """Why the result is too large to send, or None: a value over ``max_chars`` characters
     or ``max_items`` items, nested ones counted, or all values together over 100 times
-    either."""
+    either, or a value :func:`_size` finds wrong."""
     total_chars = total_items = 0
     stop = 100 * max(max_chars, max_items)
     for row in rows:
         for value in row:
-            chars, items = _size(value, stop)
+            chars, items, wrong = _size(value, stop, strict)
+            if wrong:
+                return wrong
             if chars > max_chars:
                 return (f"a result value holds {'at least ' if chars > stop else ''}"
                         f"{chars:,} characters; the sandbox returns values of at most "
@@ -135,6 +139,18 @@ def _too_large(rows: list[tuple], max_chars: int, max_items: int) -> str | None:
                         f"({100 * max_chars:,} characters or {100 * max_items:,} items in "
                         "all): select fewer rows or aggregate them")
     return None
+
+
+def sized(reply: tuple, limits: dict) -> tuple[tuple, bytes]:
+    """``reply`` and its pickle, or a ``size`` error and its pickle when that is over
+    ``limits["max_reply_bytes"]``: pickled once, for the child to send and for the
+    in-process path to hold to the same limit."""
+    body = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+    if len(body) > limits["max_reply_bytes"]:
+        reply = ("error", "size", f"the result holds {len(body):,} bytes; the sandbox "
+                 f"returns at most {limits['max_reply_bytes']:,}: select less")
+        body = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+    return reply, body
 
 
 def run_query(conn: Any, duckdb: Any, request: dict, limits: dict) -> tuple:
@@ -210,16 +226,12 @@ def main() -> int:
     limits = setup["limits"]
     while (request := read_message(inp)) is not None:
         try:
-            reply = run_query(conn, duckdb, request, limits)
-            body = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
-            if len(body) > limits["max_reply_bytes"]:
-                reply = ("error", "size", f"the result holds {len(body):,} bytes; the sandbox "
-                         f"returns at most {limits['max_reply_bytes']:,}: select less")
+            _, body = sized(run_query(conn, duckdb, request, limits), limits)
         except MemoryError as e:
-            reply = ("error", "memory", str(e)[:200] or "out of memory")
+            body = pickle.dumps(("error", "memory", str(e)[:200] or "out of memory"))
         except Exception as e:  # noqa: BLE001 - any failure is the query's, told to the parent
-            reply = ("error", "database", f"{type(e).__name__}: {str(e)[:500]}")
-        write_message(out, reply)
+            body = pickle.dumps(("error", "database", f"{type(e).__name__}: {str(e)[:500]}"))
+        write_body(out, body)
     conn.close()
     return 0
 

@@ -27,7 +27,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -44,6 +44,7 @@ from quaderno.methods.docsage.sqlgate import CheckedSQL, check_sql
 from quaderno.methods.docsage.sqlprocess import QueryProcess, SQLProcessError
 
 log = logging.getLogger(__name__)
+Params = Sequence[Any] | Mapping[str, Any] | None   # bound parameters, positional or named
 _SIZE = re.compile(r"^\d{1,6}(\.\d{1,3})?\s?[KMGT]i?B$")
 
 
@@ -218,8 +219,8 @@ class SQLSandbox:
         result = self._query(runnable, None, timeout_s, max_rows, isolated=True)
         return result.model_copy(update={"sql": checked.sql})
 
-    def run_trusted(self, sql: str, params: Sequence[Any] | None = None, *,
-                    timeout_s: float = 30.0, max_rows: int = 100_000) -> QueryResult:
+    def run_trusted(self, sql: str, params: Params = None, *, timeout_s: float = 30.0,
+                    max_rows: int = 100_000) -> QueryResult:
         """Run SQL *built by code* (CLEAR's constraint checks, lineage look-ups), with bound
         parameters, without the gate but in the same locked-down connection, time limit
         and rolled-back transaction. Never pass text a model wrote: use :meth:`run`."""
@@ -250,12 +251,12 @@ class SQLSandbox:
         if max_rows < 1:
             raise ConfigError(f"max_rows must be >= 1, got {max_rows!r}")
 
-    def _query(self, sql: str, params: Sequence[Any] | None, timeout_s: float,
-               max_rows: int, *, isolated: bool) -> QueryResult:
+    def _query(self, sql: str, params: Params, timeout_s: float, max_rows: int, *,
+               isolated: bool) -> QueryResult:
         """``sql`` run by the query process when ``isolated`` and there is one, else in this
         process; both through :func:`._sqlworker.run_query`, so they answer alike."""
-        request = {"sql": sql, "params": None if params is None else list(params),
-                   "timeout_s": timeout_s, "max_rows": max_rows}
+        # params only from code (run_trusted), positional or named, never to the process
+        request = {"sql": sql, "params": params, "timeout_s": timeout_s, "max_rows": max_rows}
         with self._lock:
             if self._closed:
                 raise SQLExecutionError("the sandbox is closed; build a new one", kind="closed",
@@ -274,8 +275,9 @@ class SQLSandbox:
                     log.warning("%s; this sandbox runs its queries in process, under DuckDB's "
                                 "own limits only", e)
                     self._process = None
-            if reply is None:
-                reply = _sqlworker.run_query(self._conn, duckdb, request, _LIMITS)
+            if reply is None:   # held to the same limits, the reply's size included
+                reply, _ = _sqlworker.sized(
+                    _sqlworker.run_query(self._conn, duckdb, request, _LIMITS), _LIMITS)
             seconds = time.monotonic() - start
         if reply[0] != "ok":
             raise _error(reply[1], reply[2], timeout_s, sql)

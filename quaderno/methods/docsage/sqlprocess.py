@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-import selectors
 import subprocess
 import sys
 import time
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from quaderno.errors import SQLExecutionError
-from quaderno.methods.docsage import _sqlworker
+from quaderno.methods.docsage import _sqlworker, sqlreply
 
 log = logging.getLogger(__name__)
 WORKER = Path(_sqlworker.__file__)
@@ -30,33 +29,11 @@ GRACE_S = 2.0
 START_S = 30.0   # for the process to start and open the database
 
 
-_EOF = object()   # what _reply returns when the process closed its output
-
-
-class _Unreadable:
-    """What _reply returns for a message that is not plain data (why: the unpickler's
-    error)."""
-
-    def __init__(self, why: str) -> None:
-        self.why = why
-
-
 class SQLProcessError(SQLExecutionError):
     """The query process could not start (the sandbox then runs queries in process)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message, kind="process")
-
-
-def _well_formed(reply: Any) -> bool:
-    """Whether ``reply`` has the worker's shape: ``("ok", [column names], [[values]])`` or
-    ``("error", kind, message)``."""
-    if not isinstance(reply, tuple) or len(reply) != 3:
-        return False
-    if reply[0] == "ok":
-        return (isinstance(reply[1], list) and all(isinstance(c, str) for c in reply[1])
-                and isinstance(reply[2], list) and all(isinstance(r, list) for r in reply[2]))
-    return reply[0] == "error" and isinstance(reply[1], str) and isinstance(reply[2], str)
 
 
 def available() -> bool:
@@ -97,15 +74,16 @@ class QueryProcess:
             self._ended()
             return ("error", "timeout", f"the query ran longer than {request['timeout_s']:g} s "
                     "and was stopped")
-        if reply is _EOF:      # it ended by itself: reaped, so its exit code is known
+        if reply is sqlreply.EOF:   # it ended by itself: reaped, so its exit code is known
             code = self._ended(wait_s=2.0)
             return ("error", "ended", f"the query's process ended (exit {code}), most likely "
                     "out of the memory the sandbox allows; make the query cheaper")
-        if isinstance(reply, _Unreadable) or not _well_formed(reply):
+        wrong = reply.why if isinstance(reply, sqlreply.Unreadable) else \
+            sqlreply.problem(reply, self.setup["limits"])
+        if wrong:
             # not a reply the worker writes: the process is not trusted with another query
             self._ended()
-            why = reply.why if isinstance(reply, _Unreadable) else "not a reply"
-            return ("error", "reply", f"the query process sent an unreadable reply ({why}); "
+            return ("error", "reply", f"the query process sent an unreadable reply ({wrong}); "
                     "it was stopped")
         return reply
 
@@ -139,7 +117,8 @@ class QueryProcess:
         ready = self._reply(proc, START_S)
         if not isinstance(ready, tuple) or ready[0] != "ready":
             self._ended()
-            why = ready[2] if isinstance(ready, tuple) and ready[0] == "error" else \
+            why = ready[2] if isinstance(ready, tuple) and len(ready) == 3 and \
+                ready[0] == "error" and isinstance(ready[2], str) else \
                 "it did not start"
             said = self._log.read_text(errors="replace").strip().splitlines()[-3:] \
                 if self._log.exists() else []
@@ -148,26 +127,12 @@ class QueryProcess:
         self.started_once = True
         return proc
 
-    @staticmethod
-    def _reply(proc: subprocess.Popen[bytes], wait_s: float) -> Any:
-        """The process's next message within ``wait_s`` seconds; None when none came in
-        time, :data:`_EOF` when the process closed its output (it ended), an
-        :class:`_Unreadable` when it sent what a reply may not hold."""
+    def _reply(self, proc: subprocess.Popen[bytes], wait_s: float) -> Any:
+        """The process's next message within ``wait_s`` seconds (:func:`.sqlreply.read_reply`:
+        None when none came whole in time, :data:`.sqlreply.EOF` when the process ended)."""
         assert proc.stdout is not None
-        deadline = time.monotonic() + wait_s
-        # a selector, not select(): a busy server's descriptors pass 1024
-        with selectors.DefaultSelector() as sel:
-            sel.register(proc.stdout, selectors.EVENT_READ)
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return None
-                if sel.select(left):
-                    try:
-                        message = _sqlworker.read_message(proc.stdout, reply=True)
-                    except Exception as e:  # noqa: BLE001 - any bytes may come; none are run
-                        return _Unreadable(f"{type(e).__name__}: {str(e)[:200]}")
-                    return _EOF if message is None else message
+        return sqlreply.read_reply(proc.stdout, time.monotonic() + wait_s,
+                                   self.setup["limits"]["max_reply_bytes"])
 
     def _ended(self, wait_s: float = 0.0) -> int | None:
         """Kill the process if it still runs after ``wait_s`` seconds; its exit code if it
