@@ -33,12 +33,25 @@ def _draft(*columns, description="", extra=()):
 
 
 def test_a_copied_table_takes_the_stored_wording_and_its_signature():
+    # what the offer shows, copied: names, types, the table's description
     draft = _draft({"name": "laureate_name"}, {"name": "grant_amount", "type": "DOUBLE"},
-                   {"name": "field"})
+                   {"name": "field"}, description="laureates of the prize")
     schema, notes = adopt_offered(draft, [STORED])
     assert schema.tables[0].signature() == STORED.signature()
-    assert notes == ["laureates: the stored table's wording kept for description, "
-                     "laureate_name, grant_amount, field, so its extracted tuples are re-used"]
+    assert notes == ["laureates: the stored table's wording kept for laureate_name, "
+                     "grant_amount, field, so its extracted tuples are re-used"]
+
+
+def test_the_tables_own_description_stays_the_drafts():
+    """It says which records belong in the table, and the offer shows it: a draft that
+    wrote another one (all laureates, where the stored table held the prize's) meant it."""
+    draft = _draft({"name": "laureate_name"}, {"name": "grant_amount", "type": "DOUBLE"},
+                   description="every laureate")
+    schema, _ = adopt_offered(draft, [STORED])
+    t = schema.tables[0]
+    assert t.description == "every laureate"
+    assert t.column("grant_amount").unit == "EUR"
+    assert t.signature() != STORED.signature()
 
 
 def test_only_columns_of_the_same_name_type_and_count_take_it():
@@ -72,8 +85,10 @@ class CopiesTheOffer:
     def __call__(self, request):
         user = request.messages[-1].content
         assert user.startswith("Design the smallest")
-        assert "- laureates(laureate_name TEXT, grant_amount DOUBLE, field TEXT)" in user
-        return json.dumps({"tables": [{"name": "laureates", "columns": [
+        assert "- laureates(laureate_name TEXT, grant_amount DOUBLE, field TEXT) -- laureates " \
+               "of the prize" in user
+        return json.dumps({"tables": [{"name": "laureates", "description": "laureates of the "
+                                       "prize", "columns": [
             {"name": "laureate_name"}, {"name": "grant_amount", "type": "DOUBLE"},
             {"name": "field"}], "primary_key": ["laureate_name"]}]})
 

@@ -1,4 +1,4 @@
-"""A drafted table that keeps an offered table's name takes the stored definition's wording.
+"""A drafted table that keeps an offered table's name takes its columns' stored wording.
 
 ASK offers the schema draft the tables already extracted from the collection (``offer_known``,
 :func:`.ask.relevant_tables`), as their names, typed columns and description: the prompt
@@ -10,11 +10,13 @@ descriptions the offer does not show: its draft of ``laureates(laureate_name, na
 field_of_study)`` matched no stored entry, and the second question read 12 chunks again where
 it could have read none of them (``benchmarks/docsage_reuse.py``, 2026-11-29).
 
-So a drafted table whose name is an offered table's takes that table's description, and each
-of its columns that has an offered column's name, type and number of values per entity takes
-that column's description and unit. Names, types, keys, the columns the draft added and the
-relations are the draft's own; a column of the same name but another type stays as drafted
-(it is something else, and is extracted anew).
+So a drafted table whose name is an offered table's gives each of its columns that has an
+offered column's name, type and number of values per entity that column's description and
+unit: what the offer does not show, so the draft could not have copied it. What the offer
+shows stays the draft's: names, types, the table's description (it says which records belong
+in the table, and a question may mean more of them than the stored one held), keys, the
+columns the draft added and the relations. A column of the same name but another type stays
+as drafted (it is something else, and is extracted anew).
 """
 
 from __future__ import annotations
@@ -27,8 +29,7 @@ from quaderno.methods.docsage.schema import Schema, Table
 def _adopted(table: Table, offered: Table) -> tuple[Table, list[str]]:
     """``table`` with ``offered``'s wording where they agree, and the names of what
     changed."""
-    changed = [] if table.description == offered.description else ["description"]
-    columns = []
+    changed, columns = [], []
     for c in table.columns:
         o = offered.column(c.name) if c.name in offered.column_names else None
         if o is not None and o.type == c.type and o.single_valued == c.single_valued and \
@@ -40,8 +41,7 @@ def _adopted(table: Table, offered: Table) -> tuple[Table, list[str]]:
             columns.append(c)
     if not changed:
         return table, []
-    return table.model_copy(update={"description": offered.description,
-                                    "columns": columns}), changed
+    return table.model_copy(update={"columns": columns}), changed
 
 
 def adopt_offered(schema: Schema, offered: Sequence[Table]) -> tuple[Schema, list[str]]:
