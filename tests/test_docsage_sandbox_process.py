@@ -463,3 +463,18 @@ def test_code_built_queries_take_named_parameters():
         assert sb.run_trusted("SELECT staff FROM company WHERE name = $who",
                               {"who": "c3"}).rows == [[3]]
         assert sb.run_trusted("SELECT staff FROM company WHERE name = ?", ("c2",)).rows == [[2]]
+
+
+def test_errors_do_not_name_the_sandboxs_folder():
+    """A restart that cannot open the database (a killed child had removed it) named the
+    temporary folder; errors go back to the model as repair hints."""
+    with SQLSandbox(SCHEMA, ROWS) as sb:
+        assert sb.run("SELECT count(*) AS n FROM company").rows == [[5]]
+        (sb._dir / "question.duckdb").unlink()   # the parent's connection keeps it open
+        sb._process._proc.kill()
+        sb._process._proc.wait()
+        with pytest.raises(SQLExecutionError) as info:
+            sb.run("SELECT count(*) AS n FROM company")
+        assert info.value.kind == "process"
+        assert "<the question's folder>/question.duckdb" in str(info.value)
+        assert str(sb._dir) not in str(info.value)

@@ -251,6 +251,12 @@ class SQLSandbox:
         if max_rows < 1:
             raise ConfigError(f"max_rows must be >= 1, got {max_rows!r}")
 
+    def _unnamed(self, message: str) -> str:
+        """``message`` without the sandbox's temporary folder: errors go back to the model,
+        and a path on this machine is none of its business (DuckDB names the database file
+        when it cannot open it)."""
+        return message.replace(str(self._dir), "<the question's folder>")
+
     def _query(self, sql: str, params: Params, timeout_s: float, max_rows: int, *,
                isolated: bool) -> QueryResult:
         """``sql`` run by the query process when ``isolated`` and there is one, else in this
@@ -270,8 +276,9 @@ class SQLSandbox:
                     if self._process.started_once:
                         # it ran here before, and was just killed or died: the query that
                         # comes next is no time to drop a wall (the next one tries again)
-                        raise SQLExecutionError(f"{e}; the query was not run, try again",
-                                                kind="process", sql=sql) from None
+                        raise SQLExecutionError(f"{self._unnamed(str(e))}; the query was "
+                                                "not run, try again", kind="process",
+                                                sql=sql) from None
                     log.warning("%s; this sandbox runs its queries in process, under DuckDB's "
                                 "own limits only", e)
                     self._process = None
@@ -280,7 +287,7 @@ class SQLSandbox:
                     _sqlworker.run_query(self._conn, duckdb, request, _LIMITS), _LIMITS)
             seconds = time.monotonic() - start
         if reply[0] != "ok":
-            raise _error(reply[1], reply[2], timeout_s, sql)
+            raise _error(reply[1], self._unnamed(reply[2]), timeout_s, sql)
         columns, fetched = reply[1], reply[2]
         truncated = len(fetched) > max_rows
         if truncated:
