@@ -46,7 +46,7 @@ from typing import Any
 
 from quaderno.methods.docsage.amounts import stated_mentions
 from quaderno.methods.docsage.clauses import clauses
-from quaderno.methods.docsage.ended import naming
+from quaderno.methods.docsage.end_clause import naming
 from quaderno.methods.docsage.group_names import PROPER_NAME, compact, group_forms, group_named
 from quaderno.methods.docsage.normalize import entity_name, is_null, key_columns
 from quaderno.methods.docsage.rows import Correction, Row, noted
