@@ -8,11 +8,12 @@ from __future__ import annotations
 import asyncio
 import json
 
-from test_docsage_ask import Retriever, hits
+from test_docsage_ask import Retriever, hits, trial
 
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.adopt import adopt_offered
+from quaderno.methods.docsage.detect import missing_relationships
 from quaderno.methods.docsage.ask import SchemaDiscovery
 from quaderno.methods.docsage.schema import Schema, Table
 from quaderno.methods.episode import Episode
@@ -38,8 +39,8 @@ def test_a_copied_table_takes_the_stored_wording_and_its_signature():
                    {"name": "field"}, description="laureates of the prize")
     schema, notes = adopt_offered(draft, [STORED])
     assert schema.tables[0].signature() == STORED.signature()
-    assert notes == ["laureates: the stored table's wording kept for laureate_name, "
-                     "grant_amount, field, so its extracted tuples are re-used"]
+    assert notes == ["laureates: the stored table's wording taken for laureate_name, "
+                     "grant_amount, field, so that its extracted tuples can be re-used"]
 
 
 def test_the_tables_own_description_stays_the_drafts():
@@ -68,8 +69,8 @@ def test_only_columns_of_the_same_name_type_and_count_take_it():
     assert t.column("born").description == "year of birth"       # the draft's own column
     assert t.column("laureate_name").description == "Name of the laureate"
     assert schema.table("prizes") == draft.table("prizes")       # not offered: untouched
-    assert notes == ["laureates: the stored table's wording kept for laureate_name, so its "
-                     "extracted tuples are re-used"]
+    assert notes == ["laureates: the stored table's wording taken for laureate_name, so "
+                     "that its extracted tuples can be re-used"]
 
 
 def test_nothing_changes_when_the_draft_already_agrees_or_names_another_table():
@@ -99,7 +100,7 @@ def test_schema_discovery_adopts_the_offered_wording_and_says_so():
     discovery = SchemaDiscovery(mode="active")
     schema, notes = asyncio.run(discovery.initial(ep, hits("d1"), known=[STORED]))
     assert schema.tables[0].signature() == STORED.signature()
-    assert any(n.startswith("laureates: the stored table's wording kept") for n in notes)
+    assert any(n.startswith("laureates: the stored table's wording taken") for n in notes)
     # nothing offered, nothing adopted
     schema, notes = asyncio.run(discovery.initial(
         Episode("Which laureate has the largest grant?", method="docsage",
@@ -107,4 +108,49 @@ def test_schema_discovery_adopts_the_offered_wording_and_says_so():
                     {"name": "laureates", "columns": [{"name": "laureate_name"}]}]}))),
                 retriever=Retriever()), hits("d1")))
     assert schema.tables[0].columns[0].description == "" and not any(
-        "wording kept" in n for n in notes)
+        "wording taken" in n for n in notes)
+
+
+def test_what_the_draft_wrote_itself_stays():
+    """Review 19: a draft's own "year of birth" became the stored "year the grant was
+    awarded", and its "USD" the stored "EUR"; only what it left empty is taken."""
+    stored = Table.model_validate({"name": "laureates", "columns": [
+        {"name": "laureate_name"},
+        {"name": "year", "type": "INT", "description": "year the grant was awarded"},
+        {"name": "grant_amount", "type": "DOUBLE", "description": "research grant",
+         "unit": "EUR"}]})
+    draft = _draft({"name": "laureate_name"},
+                   {"name": "year", "type": "INT", "description": "year of birth"},
+                   {"name": "grant_amount", "type": "DOUBLE", "unit": "USD"})
+    schema, notes = adopt_offered(draft, [stored])
+    t = schema.tables[0]
+    assert t.column("year").description == "year of birth"
+    assert (t.column("grant_amount").description, t.column("grant_amount").unit) == \
+        ("research grant", "USD")
+    assert notes == ["laureates: the stored table's wording taken for grant_amount, so that "
+                     "its extracted tuples can be re-used"]
+
+
+class RefinesWithoutWording(CopiesTheOffer):
+    """The passive ablation's refine pass rewrites the table without its descriptions."""
+
+    def __call__(self, request):
+        user = request.messages[-1].content
+        if user.startswith("Revise this relational schema"):
+            return json.dumps({"tables": [{"name": "laureates", "description": "laureates of "
+                                           "the prize", "columns": [
+                {"name": "laureate_name"}, {"name": "grant_amount", "type": "DOUBLE"},
+                {"name": "field"}], "primary_key": ["laureate_name"]}]})
+        return super().__call__(request)
+
+
+def test_the_passive_refine_keeps_the_stored_wording():
+    """Review 19: the refine pass rebuilt the schema from its reply, and the table matched
+    the stored one no more."""
+    ep = Episode("Which laureate has the largest grant?", method="docsage",
+                 lm=LM(FakeLLM(respond=RefinesWithoutWording())), retriever=Retriever())
+    schema, log = asyncio.run(SchemaDiscovery(mode="passive").run(
+        ep, hits("d1"), hits("d1", "d2"), extract=trial, detect=missing_relationships,
+        known=[STORED]))
+    assert log.stop_reason == "passive: one refine pass" and schema.version == 1
+    assert schema.table("laureates").signature() == STORED.signature()

@@ -11,12 +11,14 @@ field_of_study)`` matched no stored entry, and the second question read 12 chunk
 it could have read none of them (``benchmarks/docsage_reuse.py``, 2026-11-29).
 
 So a drafted table whose name is an offered table's gives each of its columns that has an
-offered column's name, type and number of values per entity that column's description and
-unit: what the offer does not show, so the draft could not have copied it. What the offer
-shows stays the draft's: names, types, the table's description (it says which records belong
-in the table, and a question may mean more of them than the stored one held), keys, the
-columns the draft added and the relations. A column of the same name but another type stays
-as drafted (it is something else, and is extracted anew).
+offered column's name, type and number of values per entity, and no description or unit of
+its own, that column's stored description and unit: what the offer does not show, so the
+draft could not have copied it. What the draft wrote stays: names, types, the table's
+description (it says which records belong in the table, and a question may mean more of
+them than the stored one held), a column's own description or unit ("year of birth" is not
+the stored "year the grant was awarded", review 19), keys, the columns the draft added and
+the relations. A column of the same name but another type stays as drafted (it is
+something else, and is extracted anew).
 """
 
 from __future__ import annotations
@@ -32,10 +34,11 @@ def _adopted(table: Table, offered: Table) -> tuple[Table, list[str]]:
     changed, columns = [], []
     for c in table.columns:
         o = offered.column(c.name) if c.name in offered.column_names else None
-        if o is not None and o.type == c.type and o.single_valued == c.single_valued and \
-                (o.description, o.unit) != (c.description, c.unit):
-            columns.append(c.model_copy(update={"description": o.description,
-                                                "unit": o.unit}))
+        fill = {} if o is None or o.type != c.type or o.single_valued != c.single_valued \
+            else {k: v for k, v in (("description", o.description), ("unit", o.unit))
+                  if v and not getattr(c, k)}
+        if fill:
+            columns.append(c.model_copy(update=fill))
             changed.append(c.name)
         else:
             columns.append(c)
@@ -56,8 +59,8 @@ def adopt_offered(schema: Schema, offered: Sequence[Table]) -> tuple[Schema, lis
         new, changed = _adopted(t, by_name[t.name])
         tables.append(new)
         if changed:
-            notes.append(f"{t.name}: the stored table's wording kept for "
-                         f"{', '.join(changed)}, so its extracted tuples are re-used")
+            notes.append(f"{t.name}: the stored table's wording taken for "
+                         f"{', '.join(changed)}, so that its extracted tuples can be re-used")
     if not notes:
         return schema, []
     return Schema.model_validate({**schema.model_dump(), "tables": [

@@ -253,6 +253,10 @@ class SchemaDiscovery:
                 log.stop_reason = "single table: no discovery"
             else:
                 schema = await self._loop(ep, schema, probe, extract, detect, log, own_calls)
+            if known:   # a refine or update may have rewritten a table from the stored one
+                schema, adopted = adopt_offered(schema, known)
+                for note in adopted:
+                    ep.trace.fallback(f"schema repaired: {note}")
             schema = _declare_references(ep, schema, log)
             schema, keyed = own_keys(schema)
             log.keyed = keyed
