@@ -4,6 +4,7 @@ functions build, and its interrupt is not checked inside one long scalar call)."
 
 from __future__ import annotations
 
+import datetime
 import decimal
 import io
 import os
@@ -12,6 +13,7 @@ import sys
 import threading
 import time
 import uuid
+import zoneinfo
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -310,11 +312,17 @@ def test_a_reply_cannot_change_what_the_parent_keeps():
                + b"N}" + _short("__name__") + _short("tampered") + b"s" + b"\x86b.")
     sqlreply.loads(renamed)            # a fresh function was renamed, nothing kept
     assert sqlreply._zone_lookup.__name__ == "_zone_lookup"
-    assert sqlreply._zone_lookup().__name__ == "lookup"
+    assert sqlreply._zone_lookup({}).__name__ == "lookup"
     # a zone asked for uncached comes from the cache (each uncached one re-reads a file)
     zone = ZoneInfo.no_cache("Europe/Rome")
     assert sqlreply.loads(pickle.dumps(zone)) is ZoneInfo("Europe/Rome")
     assert uuid.UUID(int=1) == sqlreply.loads(pickle.dumps(uuid.UUID(int=1)))
+
+
+def _uuid_holding(value):
+    u = uuid.UUID.__new__(uuid.UUID)
+    object.__setattr__(u, "int", value)       # what a reply's pickle state can do
+    return u
 
 
 @pytest.mark.parametrize("reply,why", [
@@ -322,12 +330,19 @@ def test_a_reply_cannot_change_what_the_parent_keeps():
     (("ok", ["a"], [[decimal.Decimal("sNaN")]]), "decimal no DuckDB type holds"),
     (("ok", ["a"], [[decimal.Decimal("1e300000")]]), "decimal no DuckDB type holds"),
     (("ok", ["a"], [[2 ** 4000]]), "integer of over 256 bits"),
-    (("ok", ["a"], [[{1, 2}]]), "of type set"),
-    (("ok", ["a"], [[bytearray(b"x")]]), "of type bytearray"),
+    (("ok", ["a"], [[{1, 2}]]), "no set DuckDB fetches"),
+    (("ok", ["a"], [[bytearray(b"x")]]), "no bytearray DuckDB fetches"),
+    (("ok", ["a"], [[_uuid_holding([1, 2])]]), "no UUID DuckDB fetches"),
+    (("ok", ["a"], [[datetime.time(1, tzinfo=datetime.timezone(datetime.timedelta(0),
+                                                                "x" * 100))]]),
+     "no time DuckDB fetches"),
+    (("ok", ["a"], [[1]] * 12), "not a result"),                     # rows past max_rows + 1
+    (("ok", ["a" * 30_000], [[1]]), "not a result"),                 # a name past any query's
     (("error", "shell", "x"), "not an error reply"),
+    (("error", "database", "x" * 20_000_0), "not an error reply"),
 ])
 def test_a_reply_is_checked_as_the_child_checks_its_own(reply, why):
-    assert why in sqlreply.problem(reply, sandbox_module._LIMITS)
+    assert why in sqlreply.problem(reply, sandbox_module._LIMITS, 10)
 
 
 def test_shared_cyclic_and_deep_values_stop_at_the_limits():
@@ -338,18 +353,21 @@ def test_shared_cyclic_and_deep_values_stop_at_the_limits():
         level = [level] * 10
     assert len(pickle.dumps(level)) < 400
     assert "holds at least 10,000,100 characters" in sqlreply.problem(
-        ("ok", ["a"], [[level]]), sandbox_module._LIMITS)   # counting stopped at the limit
+        ("ok", ["a"], [[level]]), sandbox_module._LIMITS, 10)   # counting stopped at the limit
     cycle: list = []
     cycle.append(cycle)
     assert "nested more than 64" in sqlreply.problem(("ok", ["a"], [[cycle]]),
-                                                     sandbox_module._LIMITS)
+                                                     sandbox_module._LIMITS, 10)
     deep: list = []
     for _ in range(200):
         deep = [deep]
     assert "nested more than 64" in sqlreply.problem(("ok", ["a"], [[deep]]),
-                                                     sandbox_module._LIMITS)
+                                                     sandbox_module._LIMITS, 10)
     fine = ("ok", ["a", "b"], [[[[1, 2], {"k": "v"}], decimal.Decimal("-12.50")]])
-    assert sqlreply.problem(fine, sandbox_module._LIMITS) is None
+    assert sqlreply.problem(fine, sandbox_module._LIMITS, 10) is None
+    zoned = ("ok", ["t", "u"], [[datetime.datetime(2020, 1, 2, tzinfo=ZoneInfo("Asia/Kolkata")),
+                                 uuid.UUID(int=7)]])
+    assert sqlreply.problem(zoned, sandbox_module._LIMITS, 10) is None
 
 
 FAKE_WORKER = '''
@@ -478,3 +496,38 @@ def test_errors_do_not_name_the_sandboxs_folder():
         assert info.value.kind == "process"
         assert "<the question's folder>/question.duckdb" in str(info.value)
         assert str(sb._dir) not in str(info.value)
+
+
+def test_each_zone_is_built_once_per_reply(monkeypatch):
+    """Review 19: a reply cycling through more zones than ZoneInfo's cache of 8, each asked
+    uncached, re-read a tz file per value."""
+    keys = ["Europe/Rome", "Asia/Tokyo", "America/Lima", "Africa/Cairo", "Europe/Oslo",
+            "Asia/Dubai", "America/Bogota", "Australia/Perth", "Europe/Madrid", "Asia/Seoul"]
+    body = pickle.dumps([ZoneInfo.no_cache(k) for _ in range(3) for k in keys])
+    built = []
+
+    def counting(key):
+        built.append(key)
+        return ZoneInfo(key)
+    counting._unpickle = ZoneInfo._unpickle
+    monkeypatch.setattr(zoneinfo, "ZoneInfo", counting)
+    back = sqlreply.loads(body)
+    assert [z.key for z in back] == keys * 3
+    assert built == keys                        # ten zones built, not thirty
+
+
+def test_a_query_interrupted_while_waiting_does_not_answer_the_next(monkeypatch):
+    """Review 19: Ctrl-C while the sandbox waited for a reply left the process running,
+    and the next query read the interrupted one's rows."""
+    with SQLSandbox(SCHEMA, ROWS) as sb:
+        sb.run("SELECT 1 AS one")
+        real = sqlreply.read_reply
+
+        def interrupted(*args, **kwargs):
+            monkeypatch.setattr(sqlreply, "read_reply", real)
+            raise KeyboardInterrupt
+        monkeypatch.setattr(sqlreply, "read_reply", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            sb.run("SELECT name FROM company WHERE staff = 1")
+        assert sb._process._proc is None           # the process went with its reply
+        assert sb.run("SELECT name FROM company WHERE staff = 2").rows == [["c2"]]

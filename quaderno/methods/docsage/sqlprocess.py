@@ -69,7 +69,16 @@ class QueryProcess:
         except (BrokenPipeError, OSError):
             self._ended()
             return ("error", "database", "the query process had ended; run the query again")
-        reply = self._reply(proc, request["timeout_s"] + GRACE_S)
+        except BaseException:
+            self._ended()   # half a request sent: the process is out of step
+            raise
+        try:
+            reply = self._reply(proc, request["timeout_s"] + GRACE_S)
+        except BaseException:
+            # interrupted while waiting (Ctrl-C): the reply still to come would answer the
+            # next query, so the process goes (review 19)
+            self._ended()
+            raise
         if reply is None:      # still running past the deadline: killed
             self._ended()
             return ("error", "timeout", f"the query ran longer than {request['timeout_s']:g} s "
@@ -79,7 +88,7 @@ class QueryProcess:
             return ("error", "ended", f"the query's process ended (exit {code}), most likely "
                     "out of the memory the sandbox allows; make the query cheaper")
         wrong = reply.why if isinstance(reply, sqlreply.Unreadable) else \
-            sqlreply.problem(reply, self.setup["limits"])
+            sqlreply.problem(reply, self.setup["limits"], request["max_rows"])
         if wrong:
             # not a reply the worker writes: the process is not trusted with another query
             self._ended()

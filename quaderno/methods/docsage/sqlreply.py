@@ -31,6 +31,9 @@ from quaderno.methods.docsage import _sqlworker
 EOF = object()     # the process closed its output: it ended
 _MARGIN = 1 << 16  # an error reply, or the ready message, beyond the limit on results
 _KINDS = frozenset({"timeout", "memory", "size", "database"})   # what run_query replies
+MAX_MESSAGE = 2_000    # an error's message (the worker's are 500 characters and a prefix)
+MAX_COLUMNS = 10_000   # a result's columns
+MAX_NAME = 25_000      # a column's name (an expression of a query of 20,000 characters)
 
 # the classes DuckDB fetches values as (tzinfo inside times and timestamps included)
 _CLASSES = frozenset({("datetime", "date"), ("datetime", "datetime"), ("datetime", "time"),
@@ -45,10 +48,12 @@ class Unreadable:
         self.why = why
 
 
-def _zone_lookup() -> Any:
+def _zone_lookup(zones: dict[str, Any]) -> Any:
     """``getattr`` as a ZoneInfo pickles (``ZoneInfo._unpickle``), and nothing else. Fresh
-    functions each time, so that BUILD cannot change one the process keeps; the zone comes
-    from the cache whatever the pickle asks (uncached, each one re-reads a tz file)."""
+    functions for each reply, so that BUILD cannot change one the process keeps; a zone is
+    built once per reply whatever the pickle asks (uncached, each one re-reads a tz file,
+    and ZoneInfo's own cache keeps 8: a reply cycling through more re-read them, review
+    19), and there are a few hundred zones."""
     import zoneinfo
 
     def lookup(obj: Any, name: str) -> Any:
@@ -56,15 +61,23 @@ def _zone_lookup() -> Any:
             raise pickle.UnpicklingError(f"a reply may not look up {name!r}")
 
         def unpickle(key: str, from_cache: int = 1) -> zoneinfo.ZoneInfo:
-            return zoneinfo.ZoneInfo(key)
+            if type(key) is not str or len(key) > 100:
+                raise pickle.UnpicklingError("a reply's time zone is no zone name")
+            if key not in zones:
+                zones[key] = zoneinfo.ZoneInfo(key)
+            return zones[key]
         return unpickle
     return lookup
 
 
 class _Unpickler(pickle.Unpickler):
+    def __init__(self, file: BinaryIO) -> None:
+        super().__init__(file)
+        self.zones: dict[str, Any] = {}
+
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) == ("builtins", "getattr"):
-            return _zone_lookup()
+            return _zone_lookup(self.zones)
         if (module, name) in _CLASSES:
             return super().find_class(module, name)
         raise pickle.UnpicklingError(f"a reply may not hold {module}.{name}")
@@ -75,18 +88,21 @@ def loads(body: bytes) -> Any:
     return _Unpickler(io.BytesIO(body)).load()
 
 
-def problem(reply: Any, limits: dict[str, int]) -> str | None:
+def problem(reply: Any, limits: dict[str, int], max_rows: int) -> str | None:
     """What is wrong with ``reply``, or None when it is ``("ok", [names], [[values]])`` with
-    one value per column, each one DuckDB could have fetched and within the limits, or
-    ``("error", kind, message)`` of a kind :func:`._sqlworker.run_query` replies."""
+    at most ``max_rows + 1`` rows of one value per column, each one DuckDB could have
+    fetched and within the limits, or ``("error", kind, message)`` of a kind
+    :func:`._sqlworker.run_query` replies, its message as long as the worker writes them."""
     if not isinstance(reply, tuple) or len(reply) != 3:
         return "not a reply"
     tag, first, second = reply
     if tag == "error":
-        ok = type(first) is str and first in _KINDS and type(second) is str
+        ok = type(first) is str and first in _KINDS and type(second) is str and \
+            len(second) <= MAX_MESSAGE
         return None if ok else "not an error reply"
     if tag != "ok" or type(first) is not list or type(second) is not list or \
-            any(type(c) is not str for c in first) or \
+            len(first) > MAX_COLUMNS or len(second) > max_rows + 1 or \
+            any(type(c) is not str or len(c) > MAX_NAME for c in first) or \
             any(type(r) is not list or len(r) != len(first) for r in second):
         return "not a result"
     return _sqlworker._too_large(second, limits["max_cell_chars"], limits["max_cell_items"],
