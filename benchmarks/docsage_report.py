@@ -21,7 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from quaderno.eval.records import read_results
-from quaderno.eval.synth.templates import TEST_TEMPLATES
+from quaderno.eval.synth.templates import FRESH_TEMPLATES, TEST_TEMPLATES
 
 CATEGORIES = ("Comparison", "Statistics", "Relationship")
 BINS = ("set1", "set2", "set3")
@@ -32,7 +32,8 @@ METHODS = ("docsage", "docsage-passive", "docsage-generic-schema", "docsage-no-l
 
 def question_index(collections: Path) -> dict[str, dict]:
     """Every collection's questions by id, each marked ``heldout`` when its collection was
-    rendered with the test template family alone (``quaderno synth make --templates 4``)."""
+    rendered with the test template family alone (``quaderno synth make --templates 4``),
+    ``fresh`` when with the fresh one alone (``--templates 5``)."""
     out: dict[str, dict] = {}
     where: dict[str, Path] = {}
     for qfile in sorted(collections.glob("*/questions.jsonl")):
@@ -40,6 +41,7 @@ def question_index(collections: Path) -> dict[str, dict]:
         families = json.loads(manifest.read_text()).get("template_families", []) \
             if manifest.is_file() else []
         heldout = bool(families) and set(families) <= set(TEST_TEMPLATES)
+        fresh = bool(families) and set(families) <= set(FRESH_TEMPLATES)
         for line in qfile.read_text().splitlines():
             q = json.loads(line)
             if q["id"] in where:
@@ -48,7 +50,7 @@ def question_index(collections: Path) -> dict[str, dict]:
                          f"{qfile.parent.name}: a held-out collection needs a seed no "
                          "development collection of its family and bin has; move one away")
             where[q["id"]] = qfile.parent
-            out[q["id"]] = q | {"heldout": heldout}
+            out[q["id"]] = q | {"heldout": heldout, "fresh": fresh}
     return out
 
 
@@ -164,19 +166,30 @@ def main(out_dir: Path, collections: Path) -> None:
     print(f"# DocSage on the fictional multi-entity benchmark ({out_dir.name})\n")
     head = ["config", "method", "code", *(f"{b} {c[:4]}" for b in BINS for c in CATEGORIES),
             "all", "n"]
-    held = {config: by_bin for config, by_bin in runs.items()
-            if any(by_bin.values()) and all(questions.get(r.id, {}).get("heldout")
-                                            for recs in by_bin.values() for r in recs)}
+    def all_of(split: str) -> dict[str, dict[str, list]]:
+        return {config: by_bin for config, by_bin in runs.items()
+                if any(by_bin.values()) and all(questions.get(r.id, {}).get(split)
+                                                for recs in by_bin.values() for r in recs)}
+    fresh, held = all_of("fresh"), all_of("heldout")
+    if fresh:
+        print("## Fresh collections\n")
+        print("Seed 2, rendered with the fresh template family alone (`quaderno synth make "
+              "--templates 5`): written after the held-out family had been read for failure "
+              "analysis, and never read while DocSage's rules were written. Accuracy "
+              "(synth_score) per category and bin; n = questions answered.\n")
+        every_run(fresh, made, questions, head)
     if held:
-        print("## Held-out collections\n")
+        print(("\n" if fresh else "") + "## Held-out collections\n")
         print("Seed 1, rendered with the test template family alone (`quaderno synth make "
               "--templates 4`): wording never read while DocSage's rules were written. "
               "Accuracy (synth_score) per category and bin; n = questions answered.\n")
         every_run(held, made, questions, head)
+    if fresh or held:
         print("\n## Development collections\n")
         print("Seed 0, template families 0-3: the collections DocSage's rules were written "
               "against, question by question. Their accuracy is no held-out accuracy.\n")
-    found = one_commit({c: b for c, b in runs.items() if c not in held}, made)
+    found = one_commit({c: b for c, b in runs.items() if c not in held and c not in fresh},
+                       made)
     if found:
         version, by_method = found
         print(f"## Every configuration at one commit ({version})\n")
@@ -194,7 +207,8 @@ def main(out_dir: Path, collections: Path) -> None:
         print("\n## Every run\n")
     print("Accuracy (synth_score) per category and bin; n = questions answered; the method "
           "and the code version each run was made with.\n")
-    every_run({c: b for c, b in runs.items() if c not in held}, made, questions, head)
+    every_run({c: b for c, b in runs.items() if c not in held and c not in fresh}, made,
+              questions, head)
     print("\nCost per question: LLM calls (and how many of them the response cache answered: "
           "configurations that share DocSage's schema and extraction with an earlier one re-use "
           "its replies, so their seconds are not a fresh cost), prompt and completion tokens, "

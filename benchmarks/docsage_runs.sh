@@ -10,6 +10,8 @@
 #                                              # configuration (recorded in each config.json)
 #   SPLIT=heldout benchmarks/docsage_runs.sh measuring 3
 #                                              # the held-out collections (below)
+#   SPLIT=fresh benchmarks/docsage_runs.sh measuring 3
+#                                              # the fresh collections (below)
 #
 # CLEAR's Level A threshold is calibrated per extraction model on the train families first
 # (benchmarks/docsage_calibrate.py) and passed as DOCSAGE_OPTS="calibration=FILE ..."; the
@@ -21,7 +23,11 @@
 # families 0-3, the collections DocSage's rules were written against (their accuracy is no
 # held-out accuracy). SPLIT=heldout: seed 1 rendered with the test template family alone
 # (`--templates 4`, wording never read while writing the rules), folders *-s1-t4, knowledge
-# bases ds-<bin>-t4, runs named heldout-<config>-<bin>. Retrieval is hybrid BM25 + MiniLM. All
+# bases ds-<bin>-t4, runs named heldout-<config>-<bin>. Family 4 has since been read while
+# analysing the held-out runs' failures, so rules written from them are judged on SPLIT=fresh:
+# seed 2 rendered with the fresh template family alone (`--templates 5`, written after family
+# 4 was read and never read while writing rules), folders *-s2-t5, knowledge bases
+# ds-<bin>-t5, runs named fresh-<config>-<bin>. Retrieval is hybrid BM25 + MiniLM. All
 # runs over one collection share the workspace's DocSage tuple store, so extraction is paid
 # once per chunk and table definition whatever the order. Schema discovery is offered the
 # tables the store holds, so a draft depends on which configurations ran before it: for an
@@ -44,7 +50,8 @@ CONFIGS=${CONFIGS:-all}
 case ${SPLIT:-development} in
   development) SEED=0; MAKE_FLAGS=(); SUFFIX=s0; KB_SUFFIX=""; RUN_PREFIX="" ;;
   heldout) SEED=1; MAKE_FLAGS=(--templates 4); SUFFIX=s1-t4; KB_SUFFIX=-t4; RUN_PREFIX=heldout- ;;
-  *) echo "SPLIT must be development or heldout, got ${SPLIT}" >&2; exit 2 ;;
+  fresh) SEED=2; MAKE_FLAGS=(--templates 5); SUFFIX=s2-t5; KB_SUFFIX=-t5; RUN_PREFIX=fresh- ;;
+  *) echo "SPLIT must be development, heldout or fresh, got ${SPLIT}" >&2; exit 2 ;;
 esac
 if [ "$LLM" = measuring ]; then
   LLM_FLAGS=(--llm openai --model measuring --base-url http://127.0.0.1:8800/v1 --concurrency 1)

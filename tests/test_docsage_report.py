@@ -173,6 +173,36 @@ def test_runs_on_held_out_collections_are_reported_apart(tmp_path, capsys) -> No
     assert "| dev | docsage | 5a069df |" in dev_part and "| heldout |" not in dev_part
 
 
+def test_runs_on_fresh_collections_are_reported_apart_from_held_out_ones(tmp_path,
+                                                                        capsys) -> None:
+    """Template family 5 was written after family 4 had been read for failure analysis: its
+    runs are a section of their own, before the held-out and development ones."""
+    out = _runs_beside_one_question(tmp_path)
+    (tmp_path / "collections" / "c1" / "manifest.json").write_text(
+        json.dumps({"template_families": [0, 1, 2, 3]}))
+    for name, families, qid in (("c2", [4], "h1"), ("c3", [5], "f1")):
+        folder = tmp_path / "collections" / name
+        folder.mkdir()
+        (folder / "manifest.json").write_text(json.dumps({"template_families": families}))
+        (folder / "questions.jsonl").write_text(json.dumps(
+            {"id": qid, "category": "Statistics", "type": "Stat",
+             "gold": {"answer": "3"}}) + "\n")
+    _run(out, "dev-set1", "docsage", "5a069df", 1.0)
+    for run, qid in (("heldout-set1", "h1"), ("fresh-set1", "f1")):
+        _run(out, run, "docsage", "5a069df", 0.0)
+        (out / run / "results.jsonl").write_text(
+            (out / run / "results.jsonl").read_text().replace('"q1"', f'"{qid}"'))
+    _report_module().main(out, tmp_path / "collections")
+    accuracy = capsys.readouterr().out.partition("Cost per question")[0]
+    fresh_part, _, rest = accuracy.partition("## Held-out collections")
+    held_part, _, dev_part = rest.partition("## Development collections")
+    assert "## Fresh collections" in fresh_part and "--templates 5" in fresh_part
+    assert "| fresh | docsage |" in fresh_part and "| heldout |" not in fresh_part
+    assert "| heldout | docsage |" in held_part and "| fresh |" not in held_part
+    assert "| dev | docsage |" in dev_part
+    assert "| fresh |" not in dev_part and "| heldout |" not in dev_part
+
+
 def test_one_question_id_in_two_collections_is_refused_by_name(tmp_path) -> None:
     """Review: ids name family, bin and seed, not the template families, so one seed
     rendered two ways shares them, and the report read one collection's questions as the

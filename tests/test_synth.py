@@ -354,7 +354,8 @@ def oracle_score_of(c) -> float:
         return oracle_score(write_collection(c, Path(tmp)))
 
 
-def test_calibration_never_reads_the_test_template_family():
-    from quaderno.eval.synth.templates import TEST_TEMPLATES
-    with pytest.raises(ConfigError, match="held-out test template family"):
-        next(calibration_examples(["league"], template_families=TEST_TEMPLATES))
+def test_calibration_never_reads_the_test_template_families():
+    from quaderno.eval.synth.templates import FRESH_TEMPLATES, TEST_TEMPLATES
+    for families in (TEST_TEMPLATES, FRESH_TEMPLATES, (0, 5)):
+        with pytest.raises(ConfigError, match="held-out test template families"):
+            next(calibration_examples(["league"], template_families=families))

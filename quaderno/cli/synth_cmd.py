@@ -34,8 +34,8 @@ def make(
                                  + ", ".join(f"{b.name} {b.default}" for b in BINS.values())
                                  + "]"),
     per_type: int = typer.Option(5, help="Questions of each of the eight types"),
-    templates: str = typer.Option("", help="Template families to render with, e.g. 2,3 "
-                                  "[default: all]"),
+    templates: str = typer.Option("", help="Template families to render with, e.g. 2,3; 4 is "
+                                  "the held-out test family, 5 the fresh one [default: 0-3]"),
     filler: int = typer.Option(1, help="Filler sentences per document (more: longer texts)"),
     json_out: bool = typer.Option(False, "--json", help="Print the manifests as JSON"),
 ) -> None:

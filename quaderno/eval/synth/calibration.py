@@ -19,7 +19,7 @@ from typing import Any
 from quaderno.errors import ConfigError
 from quaderno.eval.synth.collection import make_collection
 from quaderno.eval.synth.families import TEST_FAMILIES, TRAIN_FAMILIES, family
-from quaderno.eval.synth.templates import ALL_TEMPLATES, TEST_TEMPLATES
+from quaderno.eval.synth.templates import ALL_TEMPLATES, FRESH_TEMPLATES, TEST_TEMPLATES
 
 FAMILY_SPLIT: dict[str, tuple[str, ...]] = {"train": TRAIN_FAMILIES, "test": TEST_FAMILIES}
 
@@ -45,9 +45,10 @@ def calibration_examples(families: Sequence[str] = TRAIN_FAMILIES, *,
     if leaked:
         raise ConfigError(f"calibration data must come from train families "
                           f"({', '.join(TRAIN_FAMILIES)}), not {', '.join(leaked)}")
-    if any(t in TEST_TEMPLATES for t in template_families):
+    if any(t in TEST_TEMPLATES + FRESH_TEMPLATES for t in template_families):
         raise ConfigError(f"calibration data must not be rendered with the held-out test "
-                          f"template family {TEST_TEMPLATES}; use some of {ALL_TEMPLATES}")
+                          f"template families {TEST_TEMPLATES + FRESH_TEMPLATES}; use some of "
+                          f"{ALL_TEMPLATES}")
     for fam_key in families:
         fam = family(fam_key)
         tables = {fam.members: tuple(a.column for a in fam.attrs) + (fam.link_role,),

@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from quaderno.eval.synth.families import Attr, Family
-from quaderno.eval.synth.templates import (ALL_TEMPLATES, CORRECTION, CURRENT, FILLER, JOIN,
-                                           LINK, NEGATED, NEGATED_MONEY, OLD_MONEY, OLD_VALUE,
-                                           ROLE_WORDS, TEST_FIXED, TEST_TEMPLATES, an, bank,
-                                           choose, value_text)
+from quaderno.eval.synth.templates import (ALL_TEMPLATES, CORRECTION, CURRENT, FILLER, FIXED,
+                                           JOIN, LINK, NEGATED, NEGATED_MONEY, OLD_MONEY,
+                                           OLD_VALUE, ROLE_WORDS, an, bank, choose, value_text)
 from quaderno.eval.synth.world import NOW, Entity, World
 
 ROSTER_SIZE = 8
@@ -87,14 +86,16 @@ class Renderer:
                  template_families: tuple[int, ...] = ALL_TEMPLATES, filler: int = 1) -> None:
         self.w, self.rng, self.tf, self.n_filler = world, rng, template_families, filler
         self.fam: Family = world.family
-        # the test family rewords the sentences families 0-3 share (TEST_FIXED)
-        self.test = any(t in TEST_TEMPLATES for t in template_families)
+        # the test and fresh families reword the sentences families 0-3 share (FIXED)
+        self.fixed = [FIXED[t] for t in sorted(set(template_families)) if t in FIXED]
 
     def _fixed(self, kind: str, usual: tuple[str, ...] | str) -> str:
-        """The wording of a sentence families 0-3 share: one of ``usual``, or the test
-        family's (:data:`.templates.TEST_FIXED`)."""
-        if self.test:
-            return self.rng.choice(TEST_FIXED[kind])
+        """The wording of a sentence families 0-3 share: one of ``usual``, or, when a family
+        that rewords it renders, that family's (:data:`.templates.FIXED`: the test family's
+        :data:`.templates.TEST_FIXED`, the fresh family's :data:`.templates.FRESH_FIXED`)."""
+        options = tuple(t for fixed in self.fixed for t in fixed.get(kind, ()))
+        if options:
+            return self.rng.choice(options)
         return usual if isinstance(usual, str) else self.rng.choice(usual)
 
     # -- sentences ---------------------------------------------------------------------
@@ -147,7 +148,7 @@ class Renderer:
         return text, [Fact("membership", e.name, "joined", e.joined, True, tf)]
 
     def filler(self, ref: str, e: Entity) -> tuple[str, list[Fact]]:
-        tpl = self.rng.choice(FILLER)
+        tpl = self._fixed("filler", FILLER)
         return _fill(tpl, ent=self._fit(tpl, ref, e)), []
 
     # -- documents ---------------------------------------------------------------------
@@ -277,7 +278,8 @@ class Renderer:
             head = self._fixed("former", "{ent} was {member_a} of the {topic} from "
                                          "{joined} until it left in {left}.").format(**said)
         elif e.role == "namesake":
-            head = f"{e.name} is {an(fam.member)} of the {w.rival_topic}."
+            head = self._fixed("namesake_head", "{ent} is {member_a} of the {rival}.").format(
+                **said)
             if self.rng.random() < 0.5:
                 head += self._fixed("namesake", " It is not the {member} of the same name in "
                                                 "the {topic}.").format(member=fam.member,

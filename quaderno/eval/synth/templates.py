@@ -7,6 +7,15 @@ the bank for the template-leak gate: a regex extractor built from the *train* fa
 "the institution"), ``{v}`` the value as written, ``{noun}``, ``{event}``, ``{event_noun}``,
 ``{label}``, ``{phrase}`` (an attribute's own phrase with its ``{v}`` filled), ``{role}``,
 ``{link}``, ``{topic}``, ``{join}``.
+
+Two more families stand apart from that split. Family 4 (:data:`TEST_TEMPLATES`) was written
+after DocSage's rules and renders the held-out benchmark; it has since been read while
+analysing that benchmark's failures, so it is no longer unseen. Family 5
+(:data:`FRESH_TEMPLATES`) was written after that, by a different hand, without reading the
+method's rules: rules drawn from family-4 failures are judged on its wording, which nobody
+may read while writing rules. Each of the two rewords, besides its bank entries, the sentences
+families 0-3 share (:data:`TEST_FIXED`, :data:`FRESH_FIXED`, keyed by family in
+:data:`FIXED`).
 """
 
 from __future__ import annotations
@@ -23,7 +32,11 @@ ALL_TEMPLATES: tuple[int, ...] = (0, 1, 2, 3)
 #: member's introduction, rosters, former members, namesakes, corrections, denials, old
 #: figures; :data:`TEST_FIXED`), since rules were written against those sentences too
 TEST_TEMPLATES: tuple[int, ...] = (4,)
-KNOWN_TEMPLATES: tuple[int, ...] = ALL_TEMPLATES + TEST_TEMPLATES
+#: written after family 4 had been read for failure analysis, and never read while writing
+#: rules: the fresh benchmark renders with this family alone, which rewords the shared
+#: sentences too (:data:`FRESH_FIXED`), and also the filler and a namesake's first sentence
+FRESH_TEMPLATES: tuple[int, ...] = (5,)
+KNOWN_TEMPLATES: tuple[int, ...] = ALL_TEMPLATES + TEST_TEMPLATES + FRESH_TEMPLATES
 
 Bank = tuple[tuple[int, str], ...]
 
@@ -36,6 +49,7 @@ YEAR: Bank = (
     (3, "{ent} has a {event_noun} year of {v}, the archive shows."),
     (4, "The {event_noun} of {ent} took place in {v}."),
     (4, "The year {v} saw the {event_noun} of {ent}."),
+    (5, "{v} is when {ent} {event}."), (5, "{ent} {event} back in {v}."),
 )
 COUNT: Bank = (
     (0, "{ent} has {v} {noun}."), (0, "{ent} counts {v} {noun}."),
@@ -46,6 +60,11 @@ COUNT: Bank = (
     (3, "Tallies of {noun} put {ent} at {v}."),
     (4, "The count for {ent} stands at {v} {noun}."),
     (4, "In total, {v} {noun} belong to {ent}."),
+    # family 5 opens count and money sentences with {ent} or a word the renderer lowers
+    # after a "current" lead (render._LOWER_LEADS)
+    (5, "{ent} numbers {v} {noun} in all."),
+    (5, "A count of {v} {noun} is logged for {ent}."),
+    (5, "At last count, {ent} had {v} {noun}."),
 )
 MONEY: Bank = (
     (0, "{ent} has {noun_a} of {v}."), (0, "{ent} reported {noun_a} of {v}."),
@@ -54,6 +73,8 @@ MONEY: Bank = (
     (3, "Figures put the {noun} of {ent} at {v}."), (3, "{ent} disclosed {v} as {noun}."),
     (4, "A figure of {v} is given as the {noun} of {ent}."),
     (4, "The latest statement gives {noun_a} of {v} for {ent}."),
+    (5, "{ent} carries {noun_a} of {v}."),
+    (5, "A sum of {v} makes up the {noun} of {ent}."),
 )
 CATEGORY: Bank = (
     (0, "{ent} {phrase}."), (1, "According to the profile, {ent} {phrase}."),
@@ -62,6 +83,8 @@ CATEGORY: Bank = (
     (3, "{label_cap}: {v}, in the case of {ent}."),
     (4, "On file, the {label} of {ent} is {v}."),
     (4, "Regarding {ent}, the {label} given is {v}."),
+    (5, "{label_cap} registered for {ent}: {v}."), (5, "Files on {ent} give {v} as the {label}."),
+    (5, "The {label} entered for {ent} reads {v}."),
 )
 LINK: Bank = (
     (0, "The {role} of {ent} is {link}."), (0, "{ent} lists {link} as its {role}."),
@@ -70,6 +93,7 @@ LINK: Bank = (
     (2, "{link} acts as the {role} behind {ent}."),
     (3, "Records connect {ent} to {link} as its {role}."), (3, "{ent} reports to {link} ({role})."),
     (4, "On record as the {role} of {ent}: {link}."), (4, "For {ent}, the {role} is {link}."),
+    (5, "Linked {role} for {ent}: {link}."), (5, "{link} is the {role} tied to {ent}."),
 )
 JOIN: Bank = (
     (0, "{ent} {join} the {topic} in {v}."), (0, "{ent} has been part of the {topic} since {v}."),
@@ -79,6 +103,8 @@ JOIN: Bank = (
     (3, "{ent} was welcomed into the {topic} in {v}."),
     (4, "{ent} gained membership of the {topic} in {v}."),
     (4, "The {topic} has counted {ent} among its members since {v}."),
+    (5, "{ent} has belonged to the {topic} from {v} onward."),
+    (5, "Entry into the {topic} came in {v} for {ent}."),
 )
 CORRECTION = (
     "An earlier report gave the {event_noun} year of {ent} as {wrong}; the correct year is {v}.",
@@ -119,6 +145,52 @@ TEST_FIXED: dict[str, tuple[str, ...]] = {
     "holder": ("{holder} has {ent} as its {role}.",),
     "listed": ("{ent} appears as {role_a} in the files of the {topic}.",),
 }
+#: the fresh family's wording of the same sentences (:data:`FRESH_TEMPLATES`), plus two kinds
+#: family 4 left as families 0-3 write them: ``filler`` (:data:`FILLER`) and
+#: ``namesake_head`` (a same-name entity's first sentence)
+FRESH_FIXED: dict[str, tuple[str, ...]] = {
+    "intro": ("Within the {topic}, {intro} holds the standing of {member_a}.",
+              "{intro} is presently recognised by the {topic} as {member_a}."),
+    "former": ("{ent} held membership in the {topic} only from {joined} to {left}.",
+               "Having joined the {topic} in {joined}, {ent} withdrew from it in {left}."),
+    "namesake": (" The {topic} has a like-named {member}; the two are unrelated.",
+                 " No link exists to the like-named {member} in the {topic}."),
+    "namesake_head": ("{ent} is {member_a} within the {rival}.",),
+    "rival": ("{ent} is enrolled with the {rival} as {member_a} and has no connection to the "
+              "{topic}.",
+              "{ent}, {member_a} of the {rival}, stands outside the {topic}."),
+    "roster": ("Current membership of the {topic} ({alias}), in no particular order: {names}.",
+               "On the {topic} ({alias}) roll at present: {names}."),
+    "formers": ("Members who have since withdrawn: {items}.",),
+    "former_item": ("{ent} (withdrew in {left})",),
+    "correction": ("Listings giving {wrong} as the {event_noun} year of {ent} are mistaken; "
+                   "the actual year was {v}.",
+                   "{v}, not {wrong}, is the {event_noun} year of {ent}; older listings have it "
+                   "wrong."),
+    "negated": ("Reports crediting {ent} with {v} {noun} are incorrect.",
+                "{ent} was wrongly credited with {v} {noun}."),
+    "negated_money": ("Word that the {noun} of {ent} hit {v} proved false.",
+                      "A reported {v} {noun} for {ent} turned out to be wrong."),
+    "old_value": ("{ent} was reported with {v} {noun} in {year}.",
+                  "When surveyed in {year}, {ent} showed {v} {noun}."),
+    "old_money": ("{v} was the {noun} of {ent} in {year}.",
+                  "Accounts for {year} show {v} as the {noun} of {ent}."),
+    "dated": ("[Archive, {year}] ", "From the {year} files: "),
+    "roster_title": ("{topic} roll, sheet {n}",),
+    "current": ("Per the {now} figures, ", "Going by {now} data, "),
+    "holder": ("{ent} serves {holder} in the role of {role}.",),
+    "listed": ("{ent} is on file with the {topic} in the capacity of {role_a}.",),
+    "filler": ("{ent} took part in a regional heritage weekend last spring.",
+               "Plans to refurbish a reading room at {ent} are still being drafted.",
+               "A documentary crew spent a week with {ent} in the autumn.",
+               "{ent} answered a survey on energy use earlier this year.",
+               "Visitors can ask for a guided tour of {ent} by letter.",
+               "The website of {ent} was redesigned after a long pause.",
+               "Letters to {ent} are usually answered within a few weeks.",
+               "A mural celebrating {ent} was unveiled in a nearby square."),
+}
+#: the shared sentences' wording by family; a family not here writes them as families 0-3 do
+FIXED: dict[int, dict[str, tuple[str, ...]]] = {4: TEST_FIXED, 5: FRESH_FIXED}
 FILLER = (
     "{ent} hosts an annual open day that draws visitors from the region.",
     "Local newspapers regularly cover events at {ent}.",
