@@ -29,8 +29,8 @@ from quaderno.methods.docsage.schema import Schema, Table
 
 
 def _adopted(table: Table, offered: Table) -> tuple[Table, list[str]]:
-    """``table`` with ``offered``'s wording where they agree, and the names of what
-    changed."""
+    """``table`` whose columns of ``offered``'s name, type and count take its description
+    and unit where they have none, and the names of the columns changed."""
     changed, columns = [], []
     for c in table.columns:
         o = offered.column(c.name) if c.name in offered.column_names else None
@@ -48,8 +48,8 @@ def _adopted(table: Table, offered: Table) -> tuple[Table, list[str]]:
 
 
 def adopt_offered(schema: Schema, offered: Sequence[Table]) -> tuple[Schema, list[str]]:
-    """``schema`` whose tables named as an ``offered`` table take its wording (module
-    docstring), and a note for each table changed."""
+    """``schema`` whose tables named as an ``offered`` table take its columns' wording where
+    they have none (module docstring), and a note for each table changed."""
     by_name = {t.name: t for t in offered}
     tables, notes = [], []
     for t in schema.tables:
