@@ -125,9 +125,11 @@ class SQLRefusedError(InputFormatError):
 
 
 class SQLExecutionError(QuadernoError):
-    """A query that passed the gate failed while it ran in the sandbox: a database error
-    (binder, conversion, ...), the memory limit or the time limit (``kind`` says which);
-    the message can go back to the model for one repair. ``requalified``: the columns the
+    """A query that passed the gate failed while it ran in the sandbox; ``kind`` says how:
+    ``database`` (binder, conversion, ...), ``memory``, ``timeout``, ``size`` (a result
+    larger than the sandbox returns), ``process`` (the query process could not start),
+    ``reply`` (it sent what no query yields, and was stopped) or ``closed``. The message
+    can go back to the model for one repair. ``requalified``: the columns the
     gate had moved to another table before the query ran (what ran is not what was written)."""
 
     def __init__(self, message: str, *, kind: str = "database", sql: str = "") -> None:

@@ -216,7 +216,7 @@ def _outcome(sb: SQLSandbox, sql: str, timeout_s: float, max_rows: int) -> tuple
 ])
 def test_both_paths_answer_alike(sql, timeout_s, max_rows):
     """The query process and the in-process path run a query through one function
-    (``_sqlworker.run_query``): the same rows, the same errors, worded the same."""
+    (``_sqlworker.answer``): the same rows, the same errors, worded the same."""
     with SQLSandbox(SCHEMA, ROWS) as isolated, SQLSandbox(SCHEMA, ROWS, isolate=False) as local:
         assert isolated._process is not None and local._process is None
         assert _outcome(isolated, sql, timeout_s, max_rows) == \
@@ -261,10 +261,13 @@ def test_a_restart_that_fails_after_a_kill_fails_the_query_and_keeps_the_wall(mo
         sb._process._proc.wait()
         real = sqlprocess.WORKER
         monkeypatch.setattr(sqlprocess, "WORKER", real.with_name("no_such_worker.py"))
-        with pytest.raises(SQLExecutionError, match="the query was not run") as info:
+        with pytest.raises(SQLExecutionError, match="the query was not run, try again") as info:
             sb.run("SELECT count(*) AS n FROM company")
         assert info.value.kind == "process"
         assert sb._process is not None          # not dropped to in process
+        # again: the repair hint no longer asks for a retry (review 20)
+        with pytest.raises(SQLExecutionError, match="cannot be restarted: no query can run"):
+            sb.run("SELECT count(*) AS n FROM company")
         monkeypatch.setattr(sqlprocess, "WORKER", real)
         with pytest.raises(SQLExecutionError) as info:   # walled again: the cap holds
             sb.run("SELECT len(range(400000000)) AS n", timeout_s=30)
@@ -323,3 +326,45 @@ def test_a_query_interrupted_while_waiting_does_not_answer_the_next(monkeypatch)
             sb.run("SELECT name FROM company WHERE staff = 1")
         assert sb._process._proc is None           # the process went with its reply
         assert sb.run("SELECT name FROM company WHERE staff = 2").rows == [["c2"]]
+
+
+
+def test_a_query_interrupted_while_the_process_starts_does_not_read_its_ready(monkeypatch):
+    """Review 20: Ctrl-C while waiting for a fresh process's "ready" left it running, and the
+    next query read "ready" as its reply."""
+    with SQLSandbox(SCHEMA, ROWS) as sb:
+        real = sqlreply.read_reply
+
+        def interrupted(*args, **kwargs):
+            monkeypatch.setattr(sqlreply, "read_reply", real)
+            raise KeyboardInterrupt
+        monkeypatch.setattr(sqlreply, "read_reply", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            sb.run("SELECT name FROM company WHERE staff = 1")
+        assert sb._process._proc is None
+        assert sb.run("SELECT name FROM company WHERE staff = 2").rows == [["c2"]]
+
+
+class _Broken(_ShortOfMemory):
+    def execute(self, *args):
+        raise RuntimeError("not a DuckDB error")
+
+
+def test_in_process_any_failure_is_the_querys_error_as_in_the_child():
+    """Review 20: a failure other than DuckDB's escaped the in-process path raw, where the
+    child answers it as a database error."""
+    with SQLSandbox(SCHEMA, ROWS, isolate=False) as sb:
+        sb._conn = _Broken(sb._conn)
+        with pytest.raises(SQLExecutionError, match="RuntimeError: not a DuckDB error") as info:
+            sb.run("SELECT count(*) AS n FROM company")
+        assert info.value.kind == "database"
+
+
+def test_error_replies_do_not_name_the_sandboxs_folder(monkeypatch):
+    with SQLSandbox(SCHEMA, ROWS, isolate=False) as sb:
+        folder = str(sb._dir)
+        monkeypatch.setattr(sandbox_module._sqlworker, "answer", lambda *a: (
+            ("error", "database", f"IO Error: no file {folder}/x.csv"), b""))
+        with pytest.raises(SQLExecutionError) as info:
+            sb.run("SELECT count(*) AS n FROM company")
+        assert str(info.value) == "IO Error: no file <the question's folder>/x.csv"

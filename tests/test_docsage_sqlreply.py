@@ -119,12 +119,17 @@ def test_shared_cyclic_and_deep_values_stop_at_the_limits():
     for _ in range(6):
         level = [level] * 10
     assert len(pickle.dumps(level)) < 400
-    assert "holds at least 10,000,100 characters" in sqlreply.problem(
-        ("ok", ["a"], [[level]]), sandbox_module._LIMITS, 10)   # counting stopped at the limit
+    assert sqlreply.problem(("ok", ["a"], [[level]]), sandbox_module._LIMITS, 10) == \
+        "a result value is shared with another"
+    # unshared checks too stop counting at the limit
+    assert "holds at least 10,000,100 characters" in _sqlworker._too_large(
+        [[level]], sandbox_module.MAX_CELL_CHARS, sandbox_module.MAX_CELL_ITEMS)
     cycle: list = []
     cycle.append(cycle)
-    assert "nested more than 64" in sqlreply.problem(("ok", ["a"], [[cycle]]),
-                                                     sandbox_module._LIMITS, 10)
+    assert sqlreply.problem(("ok", ["a"], [[cycle]]), sandbox_module._LIMITS, 10) == \
+        "a result value is shared with another"
+    assert "nested more than 64" in _sqlworker._too_large(
+        [[cycle]], sandbox_module.MAX_CELL_CHARS, sandbox_module.MAX_CELL_ITEMS)
     deep: list = []
     for _ in range(200):
         deep = [deep]
@@ -224,3 +229,30 @@ def test_each_zone_is_built_once_per_reply(monkeypatch):
     back = sqlreply.loads(body)
     assert [z.key for z in back] == keys * 3
     assert built == keys                        # ten zones built, not thirty
+
+
+def test_shared_rows_and_values_are_refused_before_they_cost_the_parent():
+    """Review 20: 2,000 None columns times 10,001 copies of one row pickled to 67 KB and took
+    17.8 s to check; DuckDB never shares a row or a container between cells."""
+    row = [None] * 2000
+    start = time.monotonic()
+    assert sqlreply.problem(("ok", [f"c{i}" for i in range(2000)], [row] * 10_001),
+                            sandbox_module._LIMITS, 10_000) == \
+        "a result row is shared with another"
+    assert time.monotonic() - start < 1
+    cell = [1, 2]
+    assert sqlreply.problem(("ok", ["a", "b"], [[cell, 1], [cell, 2]]),
+                            sandbox_module._LIMITS, 10) == "a result value is shared with another"
+    assert sqlreply.problem(("ok", ["a", "b"], [[[1, 2], 1], [[1, 2], 2]]),
+                            sandbox_module._LIMITS, 10) is None
+
+
+def test_a_result_of_too_many_values_is_a_size_error(monkeypatch):
+    """Scalars count too (the child runs the same check before it sends; patched here in
+    this process only)."""
+    monkeypatch.setattr(_sqlworker, "MAX_VALUES", 50)
+    with SQLSandbox(SCHEMA, ROWS, isolate=False) as sb:
+        with pytest.raises(SQLExecutionError, match="more than 50 values") as info:
+            sb.run("SELECT i AS n, [i, i] AS l FROM (SELECT unnest(range(20)) AS i)")
+        assert info.value.kind == "size"
+        assert sb.run("SELECT [1, 2] AS l, name FROM company").rows[0] == [[1, 2], "c0"]

@@ -12,7 +12,7 @@ memory than the cap fails here, or ends this process, never the parent.
 
 Requests: ``{"sql", "params", "timeout_s", "max_rows"}``. Replies: ``("ok", columns, rows)`` or
 ``("error", kind, message)`` with ``kind`` one of ``timeout``, ``memory``, ``size``,
-``database``. :func:`run_query`, which answers each request, is also how the sandbox runs a
+``database``. :func:`answer`, which answers each request, is also how the sandbox runs a
 query in its own process (queries built by code, or where no process can start).
 """
 
@@ -69,6 +69,9 @@ def write_body(stream: BinaryIO, body: bytes) -> None:
 
 MAX_DEPTH = 64        # levels of nested lists, maps and structs in one value
 MAX_INT_BITS = 256    # HUGEINT and UHUGEINT are 128 bits; BIGNUM comes as text
+# values in one result, nested ones counted: reading each costs the parent time (two million
+# None cells of one shared row took 17.8 s to check, review 20)
+MAX_VALUES = 5_000_000
 # what a value may be, in a reply the parent reads (``strict``): what DuckDB fetches
 _PLAIN = frozenset({type(None), bool, int, float, str, bytes, decimal.Decimal, datetime.date,
                     datetime.datetime, datetime.time, datetime.timedelta, uuid.UUID, list,
@@ -97,18 +100,26 @@ def _odd_inside(v: Any) -> bool:
     return False
 
 
-def _size(value: Any, stop: int, strict: bool = False) -> tuple[int, int, str | None]:
+def _size(value: Any, stop: int, seen: set[int] | None = None
+          ) -> tuple[int, int, str | None]:
     """(characters, items, what is wrong) of ``value`` through its nested lists, maps and
     structs, counted until either passes ``stop`` (a list of empty lists pickles small and
-    unpickles large; shared or cyclic references count each time they are reached). Wrong:
-    nested deeper than :data:`MAX_DEPTH`, a number no DuckDB type holds, or (``strict``) a
-    value of a type DuckDB does not fetch."""
+    unpickles large; cyclic references count each time they are reached). Wrong: nested
+    deeper than :data:`MAX_DEPTH`, a number no DuckDB type holds, or, for a reply the parent
+    reads (``seen``: the containers met so far), a value of a type DuckDB does not fetch or
+    a container met before (DuckDB never shares one; shared ones cost the parent each time
+    it reads them, review 20)."""
     chars = items = 0
     todo: list[tuple[Any, int]] = [(value, 0)]
     while todo and chars <= stop and items <= stop:
         v, depth = todo.pop()
-        if strict and (type(v) not in _PLAIN or _odd_inside(v)):
-            return chars, items, f"a result value is no {type(v).__name__} DuckDB fetches"
+        if seen is not None:
+            if type(v) not in _PLAIN or _odd_inside(v):
+                return chars, items, f"a result value is no {type(v).__name__} DuckDB fetches"
+            if isinstance(v, (dict, list, tuple)):
+                if id(v) in seen:
+                    return chars, items, "a result value is shared with another"
+                seen.add(id(v))
         if isinstance(v, (str, bytes)):
             chars += len(v)
         elif isinstance(v, (dict, list, tuple)):
@@ -129,13 +140,23 @@ def _size(value: Any, stop: int, strict: bool = False) -> tuple[int, int, str | 
 def _too_large(rows: list[tuple], max_chars: int, max_items: int,
                strict: bool = False) -> str | None:
     """Why the result is too large to send, or None: a value over ``max_chars`` characters
-    or ``max_items`` items, nested ones counted, or all values together over 100 times
-    either, or a value :func:`_size` finds wrong."""
-    total_chars = total_items = 0
+    or ``max_items`` items, nested ones counted, all values together over 100 times either,
+    more than :data:`MAX_VALUES` values, or a value :func:`_size` finds wrong (``strict``:
+    in a reply the parent reads, where a row met before is wrong too)."""
+    total_chars = total_items = cells = 0
     stop = 100 * max(max_chars, max_items)
+    seen: set[int] | None = set() if strict else None
     for row in rows:
+        if seen is not None:
+            if id(row) in seen:
+                return "a result row is shared with another"
+            seen.add(id(row))
+        cells += len(row)
+        if cells + total_items > MAX_VALUES:
+            return (f"the result holds more than {MAX_VALUES:,} values: select fewer rows or "
+                    "columns, or aggregate them")
         for value in row:
-            chars, items, wrong = _size(value, stop, strict)
+            chars, items, wrong = _size(value, stop, seen)
             if wrong:
                 return wrong
             if chars > max_chars:
@@ -164,6 +185,19 @@ def sized(reply: tuple, limits: dict) -> tuple[tuple, bytes]:
                  f"returns at most {limits['max_reply_bytes']:,}: select less")
         body = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
     return reply, body
+
+
+def answer(conn: Any, duckdb: Any, request: dict, limits: dict) -> tuple[tuple, bytes]:
+    """The reply to ``request`` and its pickle (:func:`run_query`, held to the reply's size
+    by :func:`sized`), whatever fails: the child sends the pickle, the sandbox's in-process
+    path keeps the reply, so both answer every failure alike (review 20)."""
+    try:
+        return sized(run_query(conn, duckdb, request, limits), limits)
+    except MemoryError as e:
+        reply: tuple = ("error", "memory", str(e)[:200] or "out of memory")
+    except Exception as e:  # noqa: BLE001 - any failure is the query's, told as an error
+        reply = ("error", "database", f"{type(e).__name__}: {str(e)[:500]}")
+    return reply, pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def run_query(conn: Any, duckdb: Any, request: dict, limits: dict) -> tuple:
@@ -238,13 +272,7 @@ def main() -> int:
     write_message(out, ("ready",))
     limits = setup["limits"]
     while (request := read_message(inp)) is not None:
-        try:
-            _, body = sized(run_query(conn, duckdb, request, limits), limits)
-        except MemoryError as e:
-            body = pickle.dumps(("error", "memory", str(e)[:200] or "out of memory"))
-        except Exception as e:  # noqa: BLE001 - any failure is the query's, told to the parent
-            body = pickle.dumps(("error", "database", f"{type(e).__name__}: {str(e)[:500]}"))
-        write_body(out, body)
+        write_body(out, answer(conn, duckdb, request, limits)[1])
     conn.close()
     return 0
 

@@ -180,6 +180,7 @@ class SQLSandbox:
         self._end_process = (weakref.finalize(self, self._process.close)
                              if self._process is not None else None)
         self._closed = False
+        self._failed_starts = 0   # restarts failed in a row, after the process had run
 
     # -- public API ---------------------------------------------------------------------
     def check(self, sql: str) -> CheckedSQL:
@@ -260,7 +261,7 @@ class SQLSandbox:
     def _query(self, sql: str, params: Params, timeout_s: float, max_rows: int, *,
                isolated: bool) -> QueryResult:
         """``sql`` run by the query process when ``isolated`` and there is one, else in this
-        process; both through :func:`._sqlworker.run_query`, so they answer alike."""
+        process; both through :func:`._sqlworker.answer`, so they answer alike."""
         # params only from code (run_trusted), positional or named, never to the process
         request = {"sql": sql, "params": params, "timeout_s": timeout_s, "max_rows": max_rows}
         with self._lock:
@@ -272,19 +273,22 @@ class SQLSandbox:
             if isolated and self._process is not None:
                 try:
                     reply = self._process.run(request)
+                    self._failed_starts = 0
                 except SQLProcessError as e:
                     if self._process.started_once:
                         # it ran here before, and was just killed or died: the query that
                         # comes next is no time to drop a wall (the next one tries again)
+                        self._failed_starts += 1
+                        then = "try again" if self._failed_starts == 1 else \
+                            "the query process cannot be restarted: no query can run here"
                         raise SQLExecutionError(f"{self._unnamed(str(e))}; the query was "
-                                                "not run, try again", kind="process",
+                                                f"not run, {then}", kind="process",
                                                 sql=sql) from None
                     log.warning("%s; this sandbox runs its queries in process, under DuckDB's "
                                 "own limits only", e)
                     self._process = None
             if reply is None:   # held to the same limits, the reply's size included
-                reply, _ = _sqlworker.sized(
-                    _sqlworker.run_query(self._conn, duckdb, request, _LIMITS), _LIMITS)
+                reply, _ = _sqlworker.answer(self._conn, duckdb, request, _LIMITS)
             seconds = time.monotonic() - start
         if reply[0] != "ok":
             raise _error(reply[1], self._unnamed(reply[2]), timeout_s, sql)

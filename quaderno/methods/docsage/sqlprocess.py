@@ -58,7 +58,7 @@ class QueryProcess:
 
     def run(self, request: dict[str, Any]) -> tuple:
         """The reply to ``request`` (see :mod:`._sqlworker`): ``("ok", columns, rows)`` or
-        ``("error", kind, message)``, ``kind`` as :func:`._sqlworker.run_query` gives it, or
+        ``("error", kind, message)``, ``kind`` as :func:`._sqlworker.answer` gives it, or
         ``timeout`` when the process was killed past the limit and a grace, or ``ended``
         when it died (most likely the address-space cap). SQLProcessError when no process
         can start."""
@@ -123,7 +123,14 @@ class QueryProcess:
         except OSError as e:      # it ended before reading its setup
             self._ended()
             raise SQLProcessError(f"the sandbox's query process failed: {e}") from None
-        ready = self._reply(proc, START_S)
+        except BaseException:
+            self._ended()
+            raise
+        try:
+            ready = self._reply(proc, START_S)
+        except BaseException:
+            self._ended()   # interrupted before "ready": it would answer the next query
+            raise
         if not isinstance(ready, tuple) or ready[0] != "ready":
             self._ended()
             why = ready[2] if isinstance(ready, tuple) and len(ready) == 3 and \

@@ -30,7 +30,7 @@ from quaderno.methods.docsage import _sqlworker
 
 EOF = object()     # the process closed its output: it ended
 _MARGIN = 1 << 16  # an error reply, or the ready message, beyond the limit on results
-_KINDS = frozenset({"timeout", "memory", "size", "database"})   # what run_query replies
+_KINDS = frozenset({"timeout", "memory", "size", "database"})   # what answer() replies
 MAX_MESSAGE = 2_000    # an error's message (the worker's are 500 characters and a prefix)
 MAX_COLUMNS = 10_000   # a result's columns
 MAX_NAME = 25_000      # a column's name (an expression of a query of 20,000 characters)
@@ -92,7 +92,7 @@ def problem(reply: Any, limits: dict[str, int], max_rows: int) -> str | None:
     """What is wrong with ``reply``, or None when it is ``("ok", [names], [[values]])`` with
     at most ``max_rows + 1`` rows of one value per column, each one DuckDB could have
     fetched and within the limits, or ``("error", kind, message)`` of a kind
-    :func:`._sqlworker.run_query` replies, its message as long as the worker writes them."""
+    :func:`._sqlworker.answer` replies, its message as long as the worker writes them."""
     if not isinstance(reply, tuple) or len(reply) != 3:
         return "not a reply"
     tag, first, second = reply
