@@ -113,21 +113,26 @@ def test_schema_discovery_adopts_the_offered_wording_and_says_so():
 
 def test_what_the_draft_wrote_itself_stays():
     """Review 19: a draft's own "year of birth" became the stored "year the grant was
-    awarded", and its "USD" the stored "EUR"; only what it left empty is taken."""
+    awarded", and its "USD" the stored "EUR"; only what it left empty is taken, and nothing
+    of a column whose own wording says otherwise (review 20)."""
     stored = Table.model_validate({"name": "laureates", "columns": [
         {"name": "laureate_name"},
         {"name": "year", "type": "INT", "description": "year the grant was awarded"},
         {"name": "grant_amount", "type": "DOUBLE", "description": "research grant",
-         "unit": "EUR"}]})
+         "unit": "EUR"},
+        {"name": "prize_money", "type": "DOUBLE", "description": "prize money", "unit": "EUR"}]})
     draft = _draft({"name": "laureate_name"},
                    {"name": "year", "type": "INT", "description": "year of birth"},
-                   {"name": "grant_amount", "type": "DOUBLE", "unit": "USD"})
+                   {"name": "grant_amount", "type": "DOUBLE", "unit": "USD"},
+                   {"name": "prize_money", "type": "DOUBLE", "unit": "EUR"})
     schema, notes = adopt_offered(draft, [stored])
     t = schema.tables[0]
     assert t.column("year").description == "year of birth"
-    assert (t.column("grant_amount").description, t.column("grant_amount").unit) == \
-        ("research grant", "USD")
-    assert notes == ["laureates: the stored table's wording taken for grant_amount, so that "
+    assert (t.column("grant_amount").description, t.column("grant_amount").unit) == ("", "USD")
+    # its unit agrees with the stored one: the description it left empty is taken
+    assert (t.column("prize_money").description, t.column("prize_money").unit) == \
+        ("prize money", "EUR")
+    assert notes == ["laureates: the stored table's wording taken for prize_money, so that "
                      "its extracted tuples can be re-used"]
 
 

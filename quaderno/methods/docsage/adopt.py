@@ -11,14 +11,15 @@ field_of_study)`` matched no stored entry, and the second question read 12 chunk
 it could have read none of them (``benchmarks/docsage_reuse.py``, 2026-11-29).
 
 So a drafted table whose name is an offered table's gives each of its columns that has an
-offered column's name, type and number of values per entity, and no description or unit of
-its own, that column's stored description and unit: what the offer does not show, so the
-draft could not have copied it. What the draft wrote stays: names, types, the table's
-description (it says which records belong in the table, and a question may mean more of
-them than the stored one held), a column's own description or unit ("year of birth" is not
-the stored "year the grant was awarded", review 19), keys, the columns the draft added and
-the relations. A column of the same name but another type stays as drafted (it is
-something else, and is extracted anew).
+offered column's name, type and number of values per entity the stored description and unit
+it left empty, unless what it did write of them says otherwise: what the offer does not
+show, so the draft could not have copied it. What the draft wrote stays: names, types, the
+table's description (it says which records belong in the table, and a question may mean
+more of them than the stored one held), a column's own description or unit ("year of birth"
+is not the stored "year the grant was awarded", review 19; a column in "USD" takes nothing
+of one in "EUR", review 20), keys, the columns the draft added and the relations. A column
+of the same name but another type stays as drafted (it is something else, and is extracted
+anew).
 """
 
 from __future__ import annotations
@@ -30,13 +31,16 @@ from quaderno.methods.docsage.schema import Schema, Table
 
 def _adopted(table: Table, offered: Table) -> tuple[Table, list[str]]:
     """``table`` whose columns of ``offered``'s name, type and count take its description
-    and unit where they have none, and the names of the columns changed."""
+    and unit where they have none and say nothing else, and the names of the columns
+    changed."""
     changed, columns = [], []
     for c in table.columns:
         o = offered.column(c.name) if c.name in offered.column_names else None
-        fill = {} if o is None or o.type != c.type or o.single_valued != c.single_valued \
-            else {k: v for k, v in (("description", o.description), ("unit", o.unit))
-                  if v and not getattr(c, k)}
+        pairs = [] if o is None or o.type != c.type or o.single_valued != c.single_valued \
+            else [(k, getattr(c, k), getattr(o, k)) for k in ("description", "unit")]
+        # nothing the draft wrote may say otherwise ("USD" is not the stored "EUR")
+        fill = {k: theirs for k, mine, theirs in pairs if theirs and not mine} \
+            if all(not mine or mine == theirs for _, mine, theirs in pairs) else {}
         if fill:
             columns.append(c.model_copy(update=fill))
             changed.append(c.name)
