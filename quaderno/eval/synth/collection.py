@@ -34,7 +34,8 @@ from quaderno.eval.synth.templates import ALL_TEMPLATES, KNOWN_TEMPLATES
 from quaderno.eval.synth.world import World, build_world
 
 # synth-1.1: template family 4 (TEST_TEMPLATES); families 0-3 render as in synth-1.0
-GENERATOR_VERSION = "synth-1.1"
+# synth-1.2: template family 5 (FRESH_TEMPLATES); families 0-4 render as in synth-1.1
+GENERATOR_VERSION = "synth-1.2"
 
 
 class BinSpec(BaseModel):
