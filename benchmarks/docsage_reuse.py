@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from quaderno.ask import aask
+from quaderno.eval.runner import code_version
 from quaderno.llm.config import LLMConfig, make_lm
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Span, Trace
@@ -135,6 +136,11 @@ def table_lines(rows: Sequence[dict]) -> list[str]:
     return out
 
 
+def record(options: dict[str, Any], rows: Sequence[dict]) -> dict[str, Any]:
+    """What ``--out`` keeps: the code version the pair ran at, the options and the rows."""
+    return {"code_version": code_version(), "options": options, "rows": list(rows)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -168,7 +174,7 @@ def main() -> None:
     log.info("options: %s", options)
     print("\n".join(lines))
     if args.out:
-        args.out.write_text(json.dumps({"options": options, "rows": rows}, indent=1))
+        args.out.write_text(json.dumps(record(options, rows), indent=1))
 
 
 if __name__ == "__main__":

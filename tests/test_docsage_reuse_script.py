@@ -105,3 +105,11 @@ def test_questions_are_picked_by_category_or_by_id_and_a_wrong_id_is_named():
     assert [q["id"] for q in script.pick(qs, "c", "a")] == ["c", "a"]
     with pytest.raises(SystemExit, match="no question 'zz'"):
         script.pick(qs, "zz", None)
+
+
+def test_the_record_names_the_code_it_ran_at():
+    """Review 20: the committed record did not say which commit it measured."""
+    from quaderno.eval.runner import code_version
+    out = load("docsage_reuse").record({"max_chunks": 12}, [{"id": "q1"}])
+    assert out == {"code_version": code_version(), "options": {"max_chunks": 12},
+                   "rows": [{"id": "q1"}]}
