@@ -166,6 +166,7 @@ def main(out_dir: Path, collections: Path) -> None:
     print(f"# DocSage on the fictional multi-entity benchmark ({out_dir.name})\n")
     head = ["config", "method", "code", *(f"{b} {c[:4]}" for b in BINS for c in CATEGORIES),
             "all", "n"]
+
     def all_of(split: str) -> dict[str, dict[str, list]]:
         return {config: by_bin for config, by_bin in runs.items()
                 if any(by_bin.values()) and all(questions.get(r.id, {}).get(split)

@@ -17,7 +17,7 @@ from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extra
 from quaderno.methods.docsage.reason import SQLReasoner
 from quaderno.methods.docsage.records import ResultTable, SQLAttempt
 from quaderno.methods.docsage.rows import Provenance, Row
-from quaderno.methods.docsage.schema import Schema
+from quaderno.methods.docsage.schema import Column, Schema, Table
 from quaderno.methods.docsage.store import TupleStore
 from quaderno.methods.episode import Episode
 
@@ -93,3 +93,10 @@ class DraftOnly:
         if user.startswith("Design the smallest"):
             return json.dumps(self.draft)
         raise AssertionError(f"unexpected prompt {user[:60]!r}")
+
+
+# five companies c0..c4 with staff 0..4, one chunk each: the sandbox tests' database
+COMPANY_SCHEMA = Schema(tables=[Table(name="company", columns=[
+    Column(name="name"), Column(name="staff", type="INT")])])
+COMPANY_ROWS = [Row(table="company", values={"name": f"c{i}", "staff": i},
+                    provenance=Provenance(chunk_id=f"d{i}#0")) for i in range(5)]

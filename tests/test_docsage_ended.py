@@ -158,7 +158,7 @@ def test_a_group_written_as_its_acronym_is_named(text, ended) -> None:
 
 
 def test_a_short_name_has_no_acronym_to_be_written_as() -> None:
-    from quaderno.methods.docsage.ended import naming, referring
+    from quaderno.methods.docsage.end_clause import naming, referring
     assert referring("Orvan Prize").pattern == naming("Orvan Prize").pattern   # "OP"
     assert not referring("Orvan Prize").search("OP left")
     assert referring("League of Merounddian Cities").search("It left the LMC in 2001.")

@@ -10,22 +10,18 @@ import threading
 import time
 
 import pytest
+from docsage_fakes import COMPANY_ROWS as ROWS
+from docsage_fakes import COMPANY_SCHEMA as SCHEMA
 
 from quaderno.errors import ConfigError, SQLExecutionError
 from quaderno.methods.docsage import sandbox as sandbox_module
 from quaderno.methods.docsage import sqlprocess, sqlreply
 from quaderno.methods.docsage.lineage import run_with_lineage
-from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.sandbox import SQLSandbox, SQLTimeoutError
-from quaderno.methods.docsage.schema import Column, Schema, Table
 
 pytestmark = pytest.mark.skipif(not sqlprocess.available(), reason="needs a POSIX system")
 resource = pytest.importorskip("resource")
 
-SCHEMA = Schema(tables=[Table(name="company", columns=[Column(name="name"),
-                                                       Column(name="staff", type="INT")])])
-ROWS = [Row(table="company", values={"name": f"c{i}", "staff": i},
-            provenance=Provenance(chunk_id=f"d{i}#0")) for i in range(5)]
 
 
 def test_a_value_larger_than_the_cap_fails_in_the_child_and_the_next_query_runs():

@@ -15,7 +15,8 @@ import zoneinfo
 from zoneinfo import ZoneInfo
 
 import pytest
-from test_docsage_sandbox_process import ROWS, SCHEMA
+from docsage_fakes import COMPANY_ROWS as ROWS
+from docsage_fakes import COMPANY_SCHEMA as SCHEMA
 
 from quaderno.errors import SQLExecutionError
 from quaderno.methods.docsage import _sqlworker, sqlprocess, sqlreply

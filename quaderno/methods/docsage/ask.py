@@ -29,7 +29,6 @@ from typing import Literal
 
 from quaderno.errors import StepError
 from quaderno.index.hits import Hit
-from quaderno.methods.docsage.signals import Signal, rank
 from quaderno.methods.docsage.adopt import adopt_offered
 from quaderno.methods.docsage.draft import SchemaDraft, from_schema, slug, to_schema
 from quaderno.methods.docsage.joins import declare, named_references
@@ -41,6 +40,7 @@ from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import (Column, Schema, Table, constraint_columns,
                                              generic_schema)
 from quaderno.methods.docsage.siblings import merge_siblings
+from quaderno.methods.docsage.signals import Signal, rank
 from quaderno.methods.docsage.single_numbers import single_numbers
 from quaderno.methods.docsage.steps import (ANSWER_CLARIFICATION, CLARIFY, INIT_SCHEMA,
                                             REFINE_SCHEMA, SINGLE_TABLE, UPDATE_SCHEMA,
