@@ -49,6 +49,29 @@ def test_a_former_member_loses_the_reference_with_the_clause_quoted() -> None:
         c.evidence_quote
 
 
+@pytest.mark.parametrize("text,ended", [
+    # the held-out Set2 answer (2026-11-29): an end in other words than "left", in prose and
+    # in a roster, read by no cue; rules drawn from it are judged on template family 5
+    (f"Kelvo Trust gave up membership of the {DMC} in 2003, after joining in 1980.",
+     ["Kelvo Trust"]),
+    (f"Kelvo Trust departed the {DMC} in 2003.", ["Kelvo Trust"]),
+    (f"Kelvo Trust was a company of the {DMC} until it departed in 2003.", ["Kelvo Trust"]),
+    (f"Members of the {DMC}: Rastou Bank. Past members: Kelvo Trust (departed 2003), "
+     "Brin Holdings (departed 2008).", ["Kelvo Trust", "Brin Holdings"]),
+    # ... and not where the same words end something else
+    (f"Rastou Bank, a member of the {DMC}, gave up membership of the Kessel Board in 2001.",
+     []),
+    (f"Rastou Bank, a company of the {DMC}, departed the Kessel Board in 2001.", []),
+    (f"Rastou Bank is a company of the {DMC}; its chief executive departed in 2003.", []),
+    (f"Rastou Bank is a company of the {DMC}. Its ship departed for Oslo in 2003.", []),
+])
+def test_an_end_written_as_giving_up_or_departing(text, ended) -> None:
+    names = ["Rastou Bank", "Kelvo Trust", "Brin Holdings"]
+    got = _read(text, *[n for n in names if n in text])
+    assert sorted(n for n, r in got.items() if r.values["commissionname"] is None) == \
+        sorted(ended)
+
+
 def test_a_roster_ends_only_the_former_members() -> None:
     text = (f"Members of the {DMC} (DMC) include Rastou Bank, Ulm Savings. "
             "Former members: Kelvo Trust (left 2005), Brin Holdings (left 2010).")

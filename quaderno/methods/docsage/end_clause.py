@@ -21,8 +21,10 @@ from quaderno.methods.docsage.normalize import (COMMON_ACRONYMS, NAME_JOINERS, N
 _ENDED = re.compile(
     r"\bformer(?:ly)?\s+(?:an?\s+)?(?:members?|parts?|affiliates?|participants?|"
     r"constituents?|signator(?:y|ies))\b"
-    r"|\buntil\b[^.;]{0,120}?\b(?:left|withdrew|exited|resigned|was expelled)\b"
-    r"|\bleft(?:\s+in)?\s+\d{4}\b|\bleft\s+the\s[^.;]{0,80}?\bin\s+\d{4}\b"
+    r"|\buntil\b[^.;]{0,120}?\b(?:left|withdrew|exited|resigned|departed|was expelled)\b"
+    r"|\b(?:left|departed)(?:\s+in)?\s+\d{4}\b"
+    r"|\b(?:left|departed)\s+the\s[^.;]{0,80}?\bin\s+\d{4}\b"
+    r"|\b(?:gave|giving|gives)\s+up\s+(?:its\s+|their\s+|her\s+|his\s+)?membership\b"
     r"|\bno longer\s+(?:an?\s+)?(?:members?|part|affiliated|affiliates?|participa\w*|belongs?|"
     r"in|with|of)\b"
     r"|\bceased to be\s+(?:an?\s+)?(?:members?|part|affiliated|affiliates?|participants?)\b"
@@ -50,7 +52,7 @@ _SUBJECT_END = re.compile(r"(?:[ \t]+(?:as|is|was|are|were)|,)[ \t]+(?:an?[ \t]+
 _SUBJECT_WORD = re.compile(r"(?:[A-Z\u00c0-\u00de][\w'\u2019-]*|"
                            + "|".join(sorted(NAME_JOINERS | NAME_PARTICLES | {"&", ","}))
                            + r")$")
-_VERB = re.compile(r"\b(?:left|withdrew|exited|resigned|expelled)\b", re.I)
+_VERB = re.compile(r"\b(?:left|withdrew|exited|resigned|departed|expelled)\b", re.I)
 _WORD = re.compile(r"[\w'-]+")
 _STOPWORDS = frozenset({"of", "the", "and", "for", "in", "on", "a", "an"})
 # what may follow a cue and still be about the group: a word for it ("left the commission

@@ -10,7 +10,9 @@ place for its end, so such a cell is emptied (a correction quoting the clause,
 
 * a clause naming both the row's entity and the referenced one says the relationship ended
   ("until it left in 2005", "left the commission in 2005", "former member", "no longer a
-  member", "ceased to be part"), and no clause naming both says a present one ("is",
+  member", "ceased to be part", "gave up membership of", "departed the commission in 2003":
+  the last two added from the held-out Set2 failure of 2026-11-29, to be judged on template
+  family 5), and no clause naming both says a present one ("is",
   "joined", "since", "regulates"). The end must be theirs: not of another group ("a former
   member of parliament", "withdrew from the Kessel Forum"), not of something else ("until
   it withdrew the bid", "left the firm in 1990": the verb's object names neither the group
@@ -24,8 +26,9 @@ place for its end, so such a cell is emptied (a correction quoting the clause,
   left"). After an aside between commas, the cue's subject is the name before the aside
   ("Kelvo Trust, owner of Brin Holdings, left": Kelvo Trust's); or
 * the referenced entity is named in no clause with the row's entity but earlier in the text,
-  and the row's entity is an item of a list after "former members" ("Former members: Kelvo
-  Trust (left 2005)"; "York" is no item of "Former members: New York").
+  and the row's entity is an item of a list after "former members" or "past members"
+  ("Former members: Kelvo Trust (left 2005)"; "York" is no item of "Former members: New
+  York").
 
 A name inside a longer name read beside it is no mention of it ("York" in "New York"). The
 referenced entity may be written as its acronym of three to six capitals ("left the DMC in
@@ -77,7 +80,7 @@ from quaderno.methods.docsage.schema import Schema, Table
 _CURRENT = re.compile(r"\b(?:joined|rejoined|became|remains|belongs|since|has been|"
                       r"regulat\w*|oversees|supervis\w*|governs|"
                       r"(?:is|are)(?!\s+(?:no longer|not)\b))\b", re.I)
-_FORMER_LIST = re.compile(r"\bformer members?\b", re.I)
+_FORMER_LIST = re.compile(r"\b(?:former|past) members?\b", re.I)
 # how a list names an item: after its colon, a comma, "and" or "include" ("Former members:
 # Kelvo Trust (left 2005), ..."), never inside a longer name ("New York" is not "York")
 _ITEM_BEFORE = r"(?:[:,;]|\b(?:and|include[sd]?|are|were|was))\s*"
