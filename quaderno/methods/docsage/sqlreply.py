@@ -3,16 +3,17 @@ within the query's deadline, and no larger than the child may send.
 
 The child is quaderno's own script, but it runs model-written SQL: a memory-corruption bug in
 DuckDB that a query reached would hand the child to whoever wrote the document the query was
-built from. So nothing in a reply is trusted (review 18):
+built from. So nothing in a reply is trusted (reviews 18 to 20):
 
 - it is read without blocking, under the deadline, and a length over the reply limit is
   refused before anything is read (a header and a stall held the sandbox's lock for good);
 - it is unpickled into plain values and the classes DuckDB fetches values as, nothing else:
-  no callable, no class that BUILD could change for the whole process;
-- its shape and values are checked as the child checks its own before sending (sizes,
-  nesting, numbers no DuckDB type holds, types), so no later step meets a value a query
-  cannot produce (``Decimal('1e300000')`` took 34 s to become an int; shared references
-  made 3 million characters of 166 bytes).
+  of callables only a time zone's, which builds a zone and nothing more, and no class that
+  BUILD could change for the whole process;
+- its shape and values are checked as the child checks its own before sending, and more
+  strictly (rows, sizes, nesting, sharing, numbers no DuckDB type holds, types and their
+  insides), so no later step meets a value a query cannot produce (``Decimal('1e300000')``
+  took 34 s to become an int; shared references made 3 million characters of 166 bytes).
 
 Anything else is :class:`Unreadable`; the process that sent it is stopped.
 """
