@@ -144,6 +144,32 @@ def test_a_year_is_an_int_column() -> None:
     assert (m.table, m.column, m.type) == ("laureates", "publication_year", "INT")
 
 
+def test_a_question_naming_no_table_puts_the_measure_in_the_one_entity_table() -> None:
+    """The measuring model's held-out Set2 draft (2026-11-29) named its companies' table
+    after the commission: "the average number of offices of the companies" found no table,
+    so no column was added, and the query's ``offices`` was refused three times."""
+    schema = schema_of({"tables": [
+        {"name": "qixskouxba_markets_commission", "primary_key": ["company_name"],
+         "columns": [{"name": "company_name"}, {"name": "country"},
+                     {"name": "membership_year", "type": "INT"},
+                     {"name": "skiarngoar_country"}],
+         "foreign_keys": [{"column": "skiarngoar_country", "references_table": "skiarngoar",
+                           "references_column": "country"}]},
+        {"name": "skiarngoar", "primary_key": ["country"], "columns": [{"name": "country"}]}]})
+    question = ("What is the average number of offices of the companies in the Qixskouxba "
+                "Markets Commission whose country is Skiarngoar?")
+    (m,) = missing_measures(schema, question)
+    assert (m.table, m.column) == ("qixskouxba_markets_commission", "offices")
+    # two tables with columns of their own: which one is meant is asked, not guessed
+    two = schema_of({"tables": [
+        {"name": "firms", "primary_key": ["name"], "columns": [{"name": "name"},
+                                                               {"name": "country"}]},
+        {"name": "banks", "primary_key": ["name"], "columns": [{"name": "name"},
+                                                               {"name": "sector"}]}]})
+    assert [m.table for m in missing_measures(two, "What is the average number of offices "
+                                                   "of the members?")] == [None]
+
+
 def test_of_two_tables_the_question_names_the_one_with_more_trial_rows_holds_it() -> None:
     schema = schema_of({"tables": [
         {"name": "league", "columns": [{"name": "name"}], "primary_key": ["name"]},

@@ -359,6 +359,18 @@ def asked_for(question: str) -> list[tuple[Measure, str]]:
     return [(m, _type(m, compared=False))]
 
 
+def _lone_entity_table(schema: Schema) -> list[Table]:
+    """The one table with a column of its own (neither its key nor a reference to another
+    table), when the schema has exactly one: where a measure goes when the question names
+    no table. The measuring model's held-out Set2 draft named its companies' table after
+    the commission, and "the average number of offices of the companies" found no table
+    to hold ``offices`` (2026-11-29; judged on template family 5)."""
+    own = [t for t in schema.tables
+           if any(c.name not in t.primary_key and
+                  all(c.name not in fk.cols for fk in t.foreign_keys) for c in t.columns)]
+    return own if len(own) == 1 else []
+
+
 class MissingMeasure(BaseModel):
     """A measured phrase no part of the schema holds, and the table to hold it (None: the
     question names no table); ``role``: what the question does with it (measures it,
@@ -377,7 +389,7 @@ def missing_measures(schema: Schema, question: str,
     (:func:`filtered_by`) and the one it asks for (:func:`asked_for`), whose head word the
     schema lacks, each with the column that would hold it (module docstring)."""
     held, names = _schema_text(schema), _schema_names(schema)
-    named = _named_tables(schema, question, rows)
+    named = _named_tables(schema, question, rows) or _lone_entity_table(schema)
     table = named[0].name if named else None
     out = []
     for m in measures(question):
