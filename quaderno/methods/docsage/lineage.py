@@ -387,17 +387,14 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
         raise SQLRefusedError(f"SQL refused (reserved-name): {TID!r} and names starting with "
                               f"{LINEAGE!r} are reserved by DocSage for provenance; name the "
                               "column or alias otherwise", reason="reserved-name", sql=sql)
-    if _whole_rows(written, sandbox.schema):
-        # a row read as a value anywhere (unnest(first_value(t) OVER ...), lag(t)) carries
-        # the lineage column the rewrite adds to a derived table, and could replace or
-        # erase it (review 17): such a query's result stands untraced
-        untraced = "a whole row of a table is read as a value; untraced"
-    else:
-        untraced = ""
+    # a row read as a value anywhere (unnest(first_value(t) OVER ...), lag(t)) carries the
+    # lineage column the rewrite adds to a derived table, and could replace or erase it
+    # (review 17): such a query's result stands untraced
+    untraced = _whole_rows(written, sandbox.schema)
     rewriter = _Rewriter({t.name for t in sandbox.schema.tables}, lineage_name())
     rewritten = None if untraced else rewriter.query(checked.expression, {})
     if untraced:
-        rewriter.notes.append(untraced)
+        rewriter.notes.append("a whole row of a table is read as a value; untraced")
     result: QueryResult | None = None
     mode: Literal["row", "group", "none"] = "none"
     partial = False
