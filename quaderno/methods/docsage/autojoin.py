@@ -28,19 +28,33 @@ more than one row, or a subquery used as a value would change, so such a join is
 where one of them reads the rows. A column used only to filter is not joined at all but
 tested with IN (``semijoin.py``), which repeats no row, in a count as in a list. What was
 added is reported (``CheckedSQL.joined``) and recorded in the trace.
+
+A column the query gave to a table it reads that lacks it ("T2.chief_executive", T2 a
+membership table) is joined the same way when no table of the query holds it: its qualifier
+is dropped first (``requalify.unqualify``, reported with the moved columns), and kept, with
+the refusal, when no single join gives every such column (:func:`resolve`).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Sequence
 
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.qualify_columns import validate_qualify_columns
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from quaderno.methods.docsage.aggregates import is_aggregate
+from quaderno.methods.docsage.requalify import unqualify
 from quaderno.methods.docsage.schema import ForeignKey, Schema, Table
 from quaderno.methods.docsage.semijoin import add_semijoin
+
+log = logging.getLogger(__name__)
+
+MAX_JOINS = 2  # joins the gate may add to one query
 
 # whether the data holds one row of a table per value of these columns
 Unique = Callable[[str, Sequence[str]], bool]
@@ -217,4 +231,57 @@ def add_join(root: exp.Expression, schema: Schema, error: str,
     return None
 
 
-__all__ = ["Unique", "add_join", "declared_unique", "unresolved"]
+def _qualify(root: exp.Expression, schema: Schema, joined: list[str],
+             unique: Unique | None = None) -> exp.Expression:
+    """``root`` qualified against the schema; a column no table of its SELECT has gets the
+    one join a declared foreign key gives (at most :data:`MAX_JOINS`), recorded in
+    ``joined``. Raises what qualify raised when no join gives it. The query is qualified
+    without validating and then validated (what ``qualify`` does in one call), so a join goes
+    into the tree already resolved as far as it can be, not into a second qualification of
+    it."""
+    tree = qualify(root.copy(), schema=schema.mapping(), dialect="duckdb",
+                   validate_qualify_columns=False)
+    while True:
+        try:
+            validate_qualify_columns(tree)
+            return tree
+        except SqlglotError as e:
+            if len(joined) >= MAX_JOINS:
+                raise
+            try:
+                how = add_join(tree, schema, str(e), unique)
+                if how is not None:  # the new table is qualified like the others
+                    tree = qualify(tree, schema=schema.mapping(), dialect="duckdb",
+                                   validate_qualify_columns=False)
+            except Exception as scoping:  # scopes qualify cannot read: refuse as before
+                log.info("no join added, the query's scopes could not be read: %r", scoping)
+                how = None
+            if how is None:
+                raise
+            log.info("the gate joined %s", how)
+            joined.append(how)
+
+
+def resolve(root: exp.Expression, schema: Schema, joined: list[str],
+            unique: Unique | None = None) -> tuple[exp.Expression, list[str]]:
+    """``root`` qualified against the schema with the joins the gate adds (recorded in
+    ``joined``), and the qualifiers it dropped for them: a column the query gave to a read
+    table that lacks it, with no table of the query holding it, is joined like a bare one
+    (:func:`.requalify.unqualify`) when that gives a join for every such column; otherwise
+    the query is qualified as written, and raises what qualify raised."""
+    dropped: list[str] = []
+    try:
+        bare = root.copy()
+        dropped = unqualify(bare, schema)
+    except Exception as e:  # scopes the gate cannot read: the query as written
+        log.info("no qualifier dropped, the query's scopes could not be read: %r", e)
+    if dropped:
+        try:
+            return _qualify(bare, schema, joined, unique), dropped
+        except Exception as e:  # no join gives it (or scopes qualify cannot read)
+            log.info("the columns given to the wrong table got no join: %r", e)
+            joined.clear()
+    return _qualify(root, schema, joined, unique), []
+
+
+__all__ = ["MAX_JOINS", "Unique", "add_join", "declared_unique", "resolve", "unresolved"]

@@ -65,4 +65,37 @@ def requalify(root: exp.Expression, schema: Schema) -> list[str]:
     return list(dict.fromkeys(moved))
 
 
-__all__ = ["requalify"]
+def unqualify(root: exp.Expression, schema: Schema) -> list[str]:
+    """Drop, in place, the qualifier of a column given to a table of its SELECT that lacks
+    it when no table the query reads anywhere has it, so that the gate can join the table
+    that does (``autojoin.py``); what was dropped. The measuring model selected
+    ``T2.chief_executive`` with ``T2`` a membership table and the column in a sibling table
+    the query did not read; told the join, it wrote the same query three times
+    (``s13h-docsage-set2``). With no table of the query holding the column, the bare
+    column cannot stand for another one, nor bind to an enclosing query. Nothing is
+    dropped when a derived table or CTE of the query gives the column (or gives columns
+    that cannot be known), or when no table of the schema has it. The gate keeps the
+    qualified query, and its refusal, when no single join gives the column."""
+    read = {t.name.lower() for t in root.find_all(exp.Table)}
+    held = {c for t in schema.tables if t.name.lower() in read for c in t.column_names}
+    anywhere = {c for t in schema.tables for c in t.column_names}
+    scopes = list(traverse_scope(root))
+    # what any derived table or CTE of the query gives: a bare column could bind to it
+    derived = [_outputs(src) for scope in scopes for src in scope.sources.values()
+               if not isinstance(src, exp.Table)]
+    dropped: list[str] = []
+    for scope in scopes:
+        tables = {a.lower(): schema.table(src.name.lower())
+                  for a, src in scope.sources.items() if isinstance(src, exp.Table)}
+        for col in scope.columns:
+            table, name = tables.get(col.table.lower()), col.name.lower()
+            if table is None or name in held or name not in anywhere or \
+                    col.find_ancestor(exp.Select) is not scope.expression or \
+                    any(d is None or name in d for d in derived):
+                continue
+            dropped.append(f"{col.table}.{col.name} -> the table joined for {col.name}")
+            col.set("table", None)
+    return list(dict.fromkeys(dropped))
+
+
+__all__ = ["requalify", "unqualify"]

@@ -7,8 +7,9 @@ the syntax tree is inspected, never the text. Writes, DDL, commands, table-value
 network functions, system catalogs and unknown tables are refused, and columns are qualified
 against the schema so unknown or ambiguous ones fail (a column qualified with the wrong table
 of its SELECT is first moved to the one table there that has it, when nothing else could be
-meant: ``requalify.py``; a column no table of its SELECT has gets the one join a declared
-foreign key gives: ``autojoin.py``). What runs afterwards is the SQL
+meant: ``requalify.py``; a column no table of its SELECT has, bare or given to a read table
+that lacks it, gets the one join a declared foreign key gives: ``autojoin.py``). What runs
+afterwards is the SQL
 *regenerated from the checked tree* with comments dropped, so nothing the parser did not see
 (a comment hiding a second statement, say) can reach DuckDB.
 
@@ -26,12 +27,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlglot import exp
 from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.errors import SqlglotError
-from sqlglot.optimizer.qualify import qualify
-from sqlglot.optimizer.qualify_columns import validate_qualify_columns
 from sqlglot.tokens import TokenType
 
 from quaderno.errors import SQLRefusedError
-from quaderno.methods.docsage.autojoin import Unique, add_join
+from quaderno.methods.docsage.autojoin import Unique, resolve
 from quaderno.methods.docsage.correlated import hoist_order, outer_columns
 from quaderno.methods.docsage.join_hint import column_hint
 from quaderno.methods.docsage.requalify import requalify
@@ -40,7 +39,6 @@ from quaderno.methods.docsage.schema import Schema, sqlglot_keywords
 log = logging.getLogger(__name__)
 
 MAX_SQL_CHARS = 20_000
-MAX_JOINS = 2  # joins the gate may add to one query (autojoin.py)
 
 
 def _node_types(*names: str) -> tuple[type[exp.Expression], ...]:
@@ -397,7 +395,8 @@ def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
         requalified = []
     joined: list[str] = []
     try:
-        qualified = _qualify(root, schema, joined, unique)
+        qualified, dropped = resolve(root, schema, joined, unique)
+        requalified += dropped
     except SqlglotError as e:
         raise _refuse("unknown-column", f"{str(e)[:300]}; the schema's columns are: "
                       + "; ".join(f"{t.name}({', '.join(t.column_names)})"
@@ -431,34 +430,3 @@ def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
     return CheckedSQL(original=sql, sql=normalized, expression=qualified, tables=tables,
                       requalified=requalified, joined=joined, hoisted=hoisted,
                       respelled=respelled)
-
-
-def _qualify(root: exp.Expression, schema: Schema, joined: list[str],
-             unique: Unique | None = None) -> exp.Expression:
-    """``root`` qualified against the schema; a column no table of its SELECT has gets the
-    one join a declared foreign key gives (``autojoin.py``, at most :data:`MAX_JOINS`),
-    recorded in ``joined``. Raises what qualify raised when no join gives it. The query is
-    qualified without validating and then validated (what ``qualify`` does in one call), so
-    a join goes into the tree already resolved as far as it can be, not into a second
-    qualification of it."""
-    tree = qualify(root.copy(), schema=schema.mapping(), dialect="duckdb",
-                   validate_qualify_columns=False)
-    while True:
-        try:
-            validate_qualify_columns(tree)
-            return tree
-        except SqlglotError as e:
-            if len(joined) >= MAX_JOINS:
-                raise
-            try:
-                how = add_join(tree, schema, str(e), unique)
-                if how is not None:  # the new table is qualified like the others
-                    tree = qualify(tree, schema=schema.mapping(), dialect="duckdb",
-                                   validate_qualify_columns=False)
-            except Exception as scoping:  # scopes qualify cannot read: refuse as before
-                log.info("no join added, the query's scopes could not be read: %r", scoping)
-                how = None
-            if how is None:
-                raise
-            log.info("the gate joined %s", how)
-            joined.append(how)
