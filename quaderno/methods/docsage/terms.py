@@ -1,5 +1,5 @@
-"""What the question measures, and whether the schema holds it (ASK's missing-relationship
-signal, by code).
+"""What the question measures, filters by and asks for (read by code for ASK's
+missing-relationship signal: :mod:`.missing`).
 
 "What is the highest annual revenue among the companies of X?" cannot be answered from a
 schema without a column for revenue, however well its tables join; the measuring model drew
@@ -8,19 +8,9 @@ so nothing flagged it until the SQL gate refused the query. The question says wh
 measures: the words after an aggregate or comparison ("highest annual revenue", "average
 population", "the number of publications", "sample variance of the research grant",
 "correlation between the birth year and the number of publications"); a phrase after a
-participle ("the highest rated hotel") or a pronoun ("what more do we know") is none. A
-phrase an aggregate names (not a size or comparison adjective: "the largest shareholder"
-is an entity) whose head word (its last content word: ``revenue``, ``birth`` of "birth
-year") no table, column, description or unit of the schema shares (:func:`overlap`:
-``revenue`` is in ``revenueamount``) is a missing attribute. Its repair adds the column,
-named after the phrase (``annual_revenue``, numeric; ``birth_year`` INT), to the table the
-question names in lower case ("among the companies": ``companies``; capitalized words are
-names of things, not types), the one with more trial rows when it names several; when it
-names none, the signal is asked. An attribute the question filters by ("the laureates whose
-nationality is Kraxryndia"), or asks for ("What is the home institution of the laureate
-with ..."), is missing in the same way: the measuring model drew Set1's medal tables without a
-nationality or an institution, and its SQL filtered by a column no table had, or answered
-with the laureate's name.
+participle ("the highest rated hotel") or a pronoun ("what more do we know") is none.
+Whether the schema holds such a phrase is :func:`head_in` of its head word (its last
+content word: ``revenue``, ``birth`` of "birth year").
 
 Also here: the content words of a text (used to offer the tuple store's known tables that
 share one with the question).
@@ -33,11 +23,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.normalize import name_run
 from quaderno.methods.docsage.rekey import singular
-from quaderno.methods.docsage.rows import Row
-from quaderno.methods.docsage.schema import Column, Schema, Table
+from quaderno.methods.docsage.schema import Column, Schema
 
 # words of questions and schemas that say nothing about which entities or attributes they mean
 GENERIC = frozenset(
@@ -103,7 +91,7 @@ class Measure(BaseModel):
         return " ".join(self.words)
 
 
-def _tokens(question: str) -> list[str]:
+def question_tokens(question: str) -> list[str]:
     return re.findall(r"[A-Za-z][A-Za-z'-]*|\d[\d.,]*|[^\sA-Za-z\d]", question)
 
 
@@ -132,7 +120,7 @@ def _phrase(tokens: Sequence[str], i: int) -> tuple[list[str], int]:
 
 def measures(question: str) -> list[Measure]:
     """The phrases ``question`` measures (module docstring), in order, without repeats."""
-    tokens = _tokens(question)
+    tokens = question_tokens(question)
     found: dict[str, Measure] = {}
     for i, tok in enumerate(tokens):
         if tok.lower() not in _TRIGGERS:
@@ -152,7 +140,7 @@ def measures(question: str) -> list[Measure]:
     return list(found.values())
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     """``word`` singular and without an -ing or -ed ending ("founding" and "founded" are
     "found"), when four letters stay."""
     word = singular(word.lower())
@@ -162,7 +150,7 @@ def _stem(word: str) -> str:
     return word
 
 
-def _head_in(head: str, text: str, names: str = "") -> bool:
+def head_in(head: str, text: str, names: str = "") -> bool:
     """``head`` is in ``text`` (names, descriptions): a shared content word; a head too
     short or too generic to be one ("iq", "years") only as a whole word. Or ``head`` and a
     content word of ``names`` (table and column names) share a stem, one of them with an
@@ -174,43 +162,15 @@ def _head_in(head: str, text: str, names: str = "") -> bool:
     if not words:
         written = re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))
         return singular(head.lower()) in {singular(w) for w in written}
-    mine = _stem(head)
-    return any(_stem(w) == mine and (mine != singular(head.lower())
-                                     or _stem(w) != singular(w))
+    mine = stem(head)
+    return any(stem(w) == mine and (mine != singular(head.lower())
+                                     or stem(w) != singular(w))
                for w in content_words(names))
 
 
-def _column_text(col: Column) -> str:
+def column_text(col: Column) -> str:
     """What a column says about what it holds: its name, description and unit."""
     return f"{col.name} {col.description} {col.unit}"
-
-
-def _schema_names(schema: Schema) -> str:
-    return " ".join([t.name for t in schema.tables]
-                    + [c.name for t in schema.tables for c in t.columns])
-
-
-def _schema_text(schema: Schema) -> str:
-    text = []
-    for t in schema.tables:
-        text += [t.name, t.description, *(_column_text(c) for c in t.columns)]
-    return " ".join(text)
-
-
-def _named_tables(schema: Schema, question: str, rows: Sequence[Row]) -> list[Table]:
-    """The tables the question names by a lower-case word (a type of thing, "companies",
-    not the name of one, "Markets Commission"): first those with a column for what the
-    question filters on (:func:`_filters`: the laureates "whose nationality is ..." are the
-    table with a ``nationality`` column, and the measure beside the filter needs no join),
-    then most trial rows, then in schema order."""
-    lower = content_words(" ".join(w for w in _tokens(question) if w.islower()))
-    named = [t for t in schema.tables if overlap(lower, content_words(t.name))]
-    counts = {t.name: sum(r.table == t.name for r in rows) for t in named}
-    filters = _filters(question)
-
-    def filtered(t: Table) -> int:
-        return sum(bool(filters & content_words(c.name)) for c in t.columns)
-    return sorted(named, key=lambda t: (-filtered(t), -counts[t.name]))
 
 
 # "with" after these joins two things, it filters nothing ("compared with the budget")
@@ -219,12 +179,12 @@ _NOT_FILTERING = frozenset("compared compare comparison along together associate
                            "combined shared agree agrees coincide coincides".split())
 
 
-def _filters(question: str) -> set[str]:
+def filtered_words(question: str) -> set[str]:
     """The attributes ``question`` filters its entities on: the lower-case words after
     "whose", "where" or "with" up to a joining word ("whose nationality is", "with a
     founding year before"); not after a "with" that joins ("compared with", "with respect
     to")."""
-    tokens = _tokens(question)
+    tokens = question_tokens(question)
     out: set[str] = set()
     for i, tok in enumerate(tokens):
         if tok.lower() == "with" and (
@@ -242,7 +202,7 @@ _COMPARING = frozenset("above below over under before after exceeding exceeds th
                        "greater fewer least between".split())
 
 
-def _type(measure: Measure, compared: bool = True) -> str:
+def column_type(measure: Measure, compared: bool = True) -> str:
     """The column type for ``measure``: a date, a year, a number; a filter matched to a
     word (``compared`` False: "whose climate is arid") is text."""
     if "date" in measure.words:
@@ -258,7 +218,7 @@ def filtered_by(question: str) -> list[tuple[Measure, str]]:
     when a comparison or a figure follows ("whose budget is above 5"), else text. The
     words after "where" or "with" may name an entity instead ("the city where the company
     is based"), so they are not read as attributes to add."""
-    tokens = _tokens(question)
+    tokens = question_tokens(question)
     found: dict[str, tuple[Measure, str]] = {}
     for i, tok in enumerate(tokens):
         # a question opening with "Whose" asks for an entity, it filters none
@@ -277,7 +237,7 @@ def filtered_by(question: str) -> list[tuple[Measure, str]]:
         if not heads:
             continue
         m = Measure(words=words, head=heads[-1], aggregate=False)
-        found.setdefault(m.phrase, (m, _type(m, _compared(tokens, j))))
+        found.setdefault(m.phrase, (m, column_type(m, _compared(tokens, j))))
     return list(found.values())
 
 
@@ -346,7 +306,7 @@ def asked_for(question: str) -> list[tuple[Measure, str]]:
     that holds it: a year or date by its words, else text. A measure ("What is the average
     population of ...") is :func:`measures`' and a name of a thing ("What is the Stedrurial
     Medal") none."""
-    tokens = _tokens(question)
+    tokens = question_tokens(question)
     if len(tokens) < 4 or tokens[0].lower() not in ("what", "who") or \
             tokens[1].lower() not in _COPULAS or tokens[2].lower() != "the":
         return []
@@ -356,57 +316,7 @@ def asked_for(question: str) -> list[tuple[Measure, str]]:
             heads[-1] in _STATISTICS or (words[0] in _RANKS and heads[-1] in _ROLES):
         return []
     m = Measure(words=words, head=heads[-1], aggregate=False)
-    return [(m, _type(m, compared=False))]
-
-
-def _lone_entity_table(schema: Schema) -> list[Table]:
-    """The one table with a column of its own (neither its key nor a reference to another
-    table), when the schema has exactly one: where a measure goes when the question names
-    no table. The measuring model's held-out Set2 draft named its companies' table after
-    the commission, and "the average number of offices of the companies" found no table
-    to hold ``offices`` (2026-11-29; judged on template family 5)."""
-    own = [t for t in schema.tables
-           if any(c.name not in t.primary_key and
-                  all(c.name not in fk.cols for fk in t.foreign_keys) for c in t.columns)]
-    return own if len(own) == 1 else []
-
-
-class MissingMeasure(BaseModel):
-    """A measured phrase no part of the schema holds, and the table to hold it (None: the
-    question names no table); ``role``: what the question does with it (measures it,
-    filters by it: :func:`filtered_by`, asks for it: :func:`asked_for`)."""
-
-    measure: Measure
-    table: str | None = None
-    column: str = ""
-    type: str = "DOUBLE"
-    role: str = "measures"
-
-
-def missing_measures(schema: Schema, question: str,
-                     rows: Sequence[Row] = ()) -> list[MissingMeasure]:
-    """The measures an aggregate of ``question`` names, the attributes it filters by
-    (:func:`filtered_by`) and the one it asks for (:func:`asked_for`), whose head word the
-    schema lacks, each with the column that would hold it (module docstring)."""
-    held, names = _schema_text(schema), _schema_names(schema)
-    named = _named_tables(schema, question, rows) or _lone_entity_table(schema)
-    table = named[0].name if named else None
-    out = []
-    for m in measures(question):
-        if not m.aggregate or _head_in(m.head, held, names):
-            continue
-        # no column of the table can have this name: it would hold the head word
-        out.append(MissingMeasure(measure=m, table=table, column=slug("_".join(m.words)),
-                                  type=_type(m)))
-    for role, found in (("filters by", filtered_by(question)),
-                        ("asks for", asked_for(question))):
-        for m, typ in found:
-            # one column per attribute: "the highest annual revenue ... whose revenue is"
-            if not _head_in(m.head, held, names) and \
-                    all(_stem(x.measure.head) != _stem(m.head) for x in out):
-                out.append(MissingMeasure(measure=m, table=table, type=typ, role=role,
-                                          column=slug("_".join(m.words))))
-    return out
+    return [(m, column_type(m, compared=False))]
 
 
 def measured_columns(schema: Schema, question: str) -> list[tuple[str, str]]:
@@ -416,15 +326,15 @@ def measured_columns(schema: Schema, question: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for m in measures(question):
         found = [(t.name, c.name) for t in schema.tables for c in t.columns
-                 if _head_in(m.head, _column_text(c))]
+                 if head_in(m.head, column_text(c))]
         if not found:
-            found = [(t.name, c.name) for t in schema.tables if _head_in(m.head, t.name)
+            found = [(t.name, c.name) for t in schema.tables if head_in(m.head, t.name)
                      for c in t.columns if c.type in ("INT", "DOUBLE")
                      and c.name not in t.primary_key]
         out += [f for f in found if f not in out]
     return out
 
 
-__all__ = ["GENERIC", "Measure", "MissingMeasure", "asked_for", "content_words", "filter_values",
-           "filtered_by",
-           "measured_columns", "measures", "missing_measures", "overlap"]
+__all__ = ["GENERIC", "Measure", "asked_for", "column_text", "column_type", "content_words",
+           "filter_values", "filtered_by", "filtered_words", "head_in", "measured_columns",
+           "measures", "overlap", "question_tokens", "stem"]
