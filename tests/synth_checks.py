@@ -4,7 +4,19 @@ the checks of their own wording."""
 
 from __future__ import annotations
 
+import hashlib
+
 from quaderno.eval.synth.collection import Collection
+
+
+def measured_digests(got: dict[str, str]) -> tuple[str, str]:
+    """The digests of a rendered collection's documents and questions as the committed runs
+    read them: synth-1.3 records the unit of a variance of money (``Gold.money_power``) in
+    that one question's gold, and without it every byte is as measured."""
+    as_measured = got["questions.jsonl"].replace('"money": true, "money_power": 2,',
+                                                 '"money": false,')
+    return tuple(hashlib.sha256(text.encode()).hexdigest()  # type: ignore[return-value]
+                 for text in (got["documents.jsonl"], as_measured))
 
 
 def assert_stated_as_planted(c: Collection) -> None:

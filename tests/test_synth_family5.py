@@ -6,14 +6,13 @@ gate as family 4 does, and leaves every collection rendered without it as it was
 
 from __future__ import annotations
 
-import hashlib
 import re
 import string
 import tempfile
 from pathlib import Path
 
 import pytest
-from synth_checks import assert_stated_as_planted
+from synth_checks import assert_stated_as_planted, measured_digests
 
 from quaderno.eval.synth import FAMILIES, TEST_FAMILIES, make_collection, write_collection
 from quaderno.eval.synth.collection import Collection, files
@@ -272,8 +271,8 @@ def test_family_5_leaves_the_held_out_collections_as_they_were(fam, bin_name, n)
     held = make_collection(fam, bin_name, 1, entities=n, per_type=1,
                            template_families=TEST_TEMPLATES)
     got = files(held)
-    assert tuple(hashlib.sha256(got[p].encode()).hexdigest()
-                 for p in ("documents.jsonl", "questions.jsonl")) == HELD_OUT[held.name]
+    assert measured_digests(got) == HELD_OUT[held.name]
+    assert got["questions.jsonl"].count('"money_power": 2') == (fam == "award")
     same = make_collection(fam, bin_name, 1, entities=n, per_type=1,
                            template_families=FRESH_TEMPLATES)
     assert same.name == held.name.replace("-t4", "-t5")

@@ -15,6 +15,9 @@ def test_numbers_in_every_notation():
     assert numbers("$12.5 million") == [12.5e6]
     assert numbers("USD 12.5M") == [12.5e6]
     assert numbers("r = -0.82") == [-0.82]
+    # how Python and DocSage's synthesis write a large float
+    assert numbers("a variance of 1.1627e+15") == [1.1627e15]
+    assert numbers("1.16E15 and Fe3 and 12e") == [1.16e15, 12]
 
 
 def test_number_tolerance_years_exact_and_money_units():
@@ -29,6 +32,25 @@ def test_number_tolerance_years_exact_and_money_units():
     money = Gold(kind="number", answer="12.5", value=12.5, money=True)
     assert score(money, "$12,500,000") == 1.0 and score(money, "12.5 million dollars") == 1.0
     assert score(g, "2345.6 or 10 or 20 or 30") == 0.0  # no shotgun answers
+
+
+def test_a_variance_of_money_in_square_dollars():
+    """The sample variance of a research grant is in square millions of dollars; DocSage
+    reads "$3,500,000" as dollars and computes it in square dollars (10¹² times more),
+    which is as right (held-out Set1 q005)."""
+    var = Gold(kind="number", answer="1162.7 square million dollars", value=1162.7,
+               money=True, money_power=2)
+    for right in ("1162.7", "1,162,700,000,000,000", "1.1627e15", "1162700000000000.0"):
+        assert score(var, right) == 1.0, right
+    for wrong in ("1162.7 million", "1,162,700,000", "8000000000000.0"):
+        assert score(var, wrong) == 0.0, wrong
+    # written only where it is not 1: other questions' lines are unchanged
+    assert var.model_dump()["money_power"] == 2
+    assert "money_power" not in Gold(kind="number", answer="12.5", value=12.5,
+                                     money=True).model_dump(mode="json")
+    assert Gold.model_validate(var.model_dump()) == var
+    with pytest.raises(ValueError):
+        Gold(kind="number", answer="1", value=1.0, money=True, money_power=3)
 
 
 def test_names_with_aliases_and_wrong_candidates():

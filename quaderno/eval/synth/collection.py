@@ -35,7 +35,8 @@ from quaderno.eval.synth.world import World, build_world
 
 # synth-1.1: template family 4 (TEST_TEMPLATES); families 0-3 render as in synth-1.0
 # synth-1.2: template family 5 (FRESH_TEMPLATES); families 0-4 render as in synth-1.1
-GENERATOR_VERSION = "synth-1.2"
+# synth-1.3: a variance of money records its unit (Gold.money_power 2); nothing else changes
+GENERATOR_VERSION = "synth-1.3"
 
 
 class BinSpec(BaseModel):

@@ -43,6 +43,7 @@ class Draft:
     margin_sql: str = ""  # ordered key values: the top must beat the runner-up
     margin_k: int = 1  # for top-k lists: compare the k-th and (k+1)-th
     money: bool = False
+    money_power: int = 1  # 2: the value is in square millions of dollars (a variance)
     is_year: bool = False
     wrong_sql: str = ""  # names that make a name answer wrong (runner-ups, other groups)
     margin_kind: str = ""  # the kind of the ordered values (year, count, money)

@@ -181,7 +181,8 @@ def var_value(c: Ctx) -> Draft | None:
     f, a = c.fam, num_attr(c)
     return Draft(f"What is the sample variance of the {a.label} across the {f.members} of "
                  f"the {c.world.topic}?", f"SELECT ROUND(VAR_SAMP({a.column}), 2) FROM "
-                 f"{f.members}", "number", [f"{f.members}.{a.column}"])
+                 f"{f.members}", "number", [f"{f.members}.{a.column}"],
+                 money=a.kind == "money", money_power=2)
 
 
 def var_group(c: Ctx) -> Draft | None:

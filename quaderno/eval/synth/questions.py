@@ -83,9 +83,11 @@ def _gold(draft: Draft, cols: list[str], rows: list[list[Any]],
             raise Rejected("zero count")
         v = float(first)
         text = str(int(v)) if v == int(v) else f"{v:.2f}".rstrip("0").rstrip(".")
-        text += " million dollars" if draft.money else ""
+        # (a variance of money keeps its bare number, as before its unit was recorded)
+        text += " million dollars" if draft.money and draft.money_power == 1 else ""
         return Gold(kind="number", answer=text, value=v, is_year=draft.is_year,
-                    money=draft.money, abs_tol=draft.abs_tol)
+                    money=draft.money, money_power=draft.money_power if draft.money else 1,
+                    abs_tol=draft.abs_tol)
     if draft.kind == "correlation":
         r = float(first)
         if any(abs(abs(r) - cut) < CORR_BOUNDARY for cut in STRENGTH_CUTS):

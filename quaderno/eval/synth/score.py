@@ -2,7 +2,8 @@
 
 - ``number``: any of the (at most :data:`MAX_NUMBERS`) numbers in the text within 1% of the
   gold (years exactly, averages and medians of years within 0.5; money also when written
-  in dollars rather than millions);
+  in dollars rather than millions, and a variance of money in square dollars rather than
+  square millions);
 - ``name`` / ``category``: the gold or one of its aliases appears as a whole phrase, after
   SQuAD normalization, and none of the listed wrong candidates does;
 - ``names``: set F1 of the gold items found against wrong candidates found;
@@ -16,7 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import (BaseModel, Field, SerializationInfo, SerializerFunctionWrapHandler,
+                      ValidationError, model_serializer)
 
 from quaderno.errors import ConfigError
 from quaderno.eval.metrics import normalize_answer
@@ -33,10 +35,22 @@ class Gold(BaseModel):
     value: float | None = None  # number, correlation coefficient
     is_year: bool = False
     money: bool = False  # the value is in millions of dollars
+    # the power of that unit in the value: 2 for a variance (square millions of dollars)
+    money_power: int = Field(default=1, ge=1, le=2)
     abs_tol: float | None = None  # absolute tolerance (averages of years), else 1% relative
     items: list[str] = Field(default_factory=list)  # name(s), category, label
     aliases: dict[str, list[str]] = Field(default_factory=dict)
     wrong: list[str] = Field(default_factory=list)  # candidates that make a name answer wrong
+
+    @model_serializer(mode="wrap")
+    def _written(self, handler: SerializerFunctionWrapHandler,
+                 info: SerializationInfo) -> dict[str, Any]:
+        """``money_power`` is written only where it is not 1, so collections without a
+        variance of money are written byte for byte as before it existed."""
+        out = handler(self)
+        if out.get("money_power") == 1:
+            del out["money_power"]
+        return out
 
 
 def corr_label(r: float) -> str:
@@ -46,22 +60,22 @@ def corr_label(r: float) -> str:
     return f"{strength} {'positive' if r > 0 else 'negative'}"
 
 
-_NUM = re.compile(r"(?<![\w.])[-−]?\$?\d[\d,]*(?:\.\d+)?(?:\s*(?:k|thousand|m|million|bn|"
-                  r"billion)\b)?", re.IGNORECASE)
+_NUM = re.compile(r"(?<![\w.])[-−]?\$?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+\b)?(?:\s*(?:k|thousand|m|"
+                  r"million|bn|billion)\b)?", re.IGNORECASE)
 _SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "bn": 1e9, "billion": 1e9}
 
 
 def numbers(text: str) -> list[float]:
-    """Numbers written in ``text``: "2,300", "2.3k", "$12.5 million", "−0.8"."""
+    """Numbers written in ``text``: "2,300", "2.3k", "$12.5 million", "−0.8", "1.16e15"."""
     out = []
     for m in _NUM.finditer(text):
         raw = m.group(0).replace("−", "-").replace("$", "").replace(",", "")
         parts = raw.split()
-        unit = re.sub(r"[\d.\-]", "", raw).strip().lower()
-        num = re.match(r"-?\d+(?:\.\d+)?", raw.strip())
+        num = re.match(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", raw.strip(), re.IGNORECASE)
         if not num:
             continue
         value = float(num.group(0))
+        unit = raw.strip()[num.end():].strip().lower()
         if unit in _SCALE:
             value *= _SCALE[unit]
         elif parts and parts[-1].lower() in _SCALE:
@@ -93,7 +107,7 @@ def _score_number(gold: Gold, text: str) -> float:
     found = list(dict.fromkeys(numbers(text)))
     if gold.value is None or not found or len(found) > MAX_NUMBERS:
         return 0.0
-    targets = [gold.value] + ([gold.value * 1e6] if gold.money else [])
+    targets = [gold.value] + ([gold.value * 1e6 ** gold.money_power] if gold.money else [])
     return float(any(_close(x, t, gold.is_year, gold.abs_tol) for x in found for t in targets))
 
 
