@@ -193,6 +193,17 @@ def test_no_single_join_is_still_refused(sb: SQLSandbox, sql: str, why: str) -> 
     assert info.value.reason == "unknown-column" and why in str(info.value)
 
 
+def test_no_join_is_added_for_a_column_an_on_condition_reads(sb: SQLSandbox) -> None:
+    """The join would come after the one whose ON reads it, which DuckDB cannot bind
+    (review 21): refused with the hint, bare or given to the wrong table."""
+    for col in ("birth_year", "T2.birth_year"):
+        sql = (f"SELECT T1.name FROM laureates AS T1 JOIN nationality AS T2 "
+               f"ON T1.name = T2.laureate_name AND {col} > 1950")
+        with pytest.raises(SQLRefusedError) as info:
+            sb.check(sql)
+        assert info.value.reason == "unknown-column", col
+
+
 def test_the_join_is_added_where_the_column_is_missing(sb: SQLSandbox) -> None:
     """The subquery reads births.date itself; only the outer query lacks a date, and the
     join there must not touch the subquery (nor go into it: baptisms has a date too)."""
@@ -410,6 +421,14 @@ def test_a_column_given_to_a_read_table_that_lacks_it_gets_the_join(sb: SQLSandb
     sql = "SELECT count(*) FROM nationality AS n WHERE n.birth_year > 1950"
     assert sb.check(sql).joined[0].startswith("WHERE n.laureate_name IN (SELECT")
     assert run_with_lineage(sb, sql).result.rows == [[2]]
+    # ordered by the output it names; two columns, two joins
+    sql = MISREAD.replace("WHERE T2.nationality = 'Kraxryndia' ORDER BY T1.name LIMIT 1",
+                          "ORDER BY T2.birth_year LIMIT 2")
+    assert run_with_lineage(sb, sql).result.rows == [[1940], [1960]]
+    sql = "SELECT n.name, n.birth_year FROM nationality AS n ORDER BY 2"
+    assert len(sb.check(sql).joined) == 2
+    assert run_with_lineage(sb, sql).result.rows == [["Skoustil", 1940], ["Dyrte", 1960],
+                                                     ["Zouzand", 1970]]
 
 
 @pytest.mark.parametrize(("sql", "why"), [
@@ -423,6 +442,30 @@ def test_a_column_given_to_a_read_table_that_lacks_it_gets_the_join(sb: SQLSandb
     ("SELECT p.buried FROM people AS p", "Unknown column: buried"),
     # a derived table gives a column of that name: the bare column could bind to it
     ("SELECT d.date FROM deaths AS d, (SELECT 1 AS date) AS x", "Unknown column: date"),
+    # so does an output named like it, in WHERE, ORDER BY, GROUP BY, HAVING and QUALIFY
+    # (review 21: the filter ran on ``died``, the trace claimed a join never made)
+    ("SELECT d.person_name, d.died AS date FROM deaths AS d WHERE d.date < '2000-01-01'",
+     "Unknown column: date"),
+    ("SELECT n.laureate_name AS birth_year FROM nationality AS n ORDER BY n.birth_year",
+     "Unknown column: birth_year"),
+    ("SELECT n.nationality AS birth_year, count(*) FROM nationality AS n "
+     "GROUP BY n.birth_year", "Unknown column: birth_year"),
+    ("SELECT count(*) AS birth_year FROM nationality AS n HAVING max(n.birth_year) > 1",
+     "Unknown column: birth_year"),
+    ("SELECT n.laureate_name AS birth_year FROM nationality AS n "
+     "QUALIFY row_number() OVER (ORDER BY n.birth_year) = 1", "Unknown column: birth_year"),
+    # one column joined, the other bound to an output: all or nothing
+    ("SELECT d.person_name, d.country AS date FROM deaths AS d ORDER BY d.date",
+     "Unknown column: country"),
+    # the named table is optional in a row: a value joined from elsewhere would fill rows
+    # it has none for
+    ("SELECT T1.name, T2.birth_year FROM laureates AS T1 LEFT JOIN nationality AS T2 "
+     "ON T1.name = T2.laureate_name AND T2.nationality = 'Pouthpiund'",
+     "Unknown column: birth_year"),
+    ("SELECT T1.name, T1.birth_year FROM nationality AS T1 RIGHT JOIN laureates AS T2 "
+     "ON T1.laureate_name = T2.name", "Unknown column: birth_year"),
+    # a schema or catalog part
+    ("SELECT x.n.birth_year FROM nationality AS n", "Unknown column: birth_year"),
 ])
 def test_a_column_no_single_join_gives_is_refused_as_written(sb: SQLSandbox, sql: str,
                                                              why: str) -> None:

@@ -32,7 +32,9 @@ added is reported (``CheckedSQL.joined``) and recorded in the trace.
 A column the query gave to a table it reads that lacks it ("T2.chief_executive", T2 a
 membership table) is joined the same way when no table of the query holds it: its qualifier
 is dropped first (``requalify.unqualify``, reported with the moved columns), and kept, with
-the refusal, when no single join gives every such column (:func:`resolve`).
+the refusal, when no single join gives every such column or one of them ends up anywhere but
+on a table the gate added (:func:`resolve`). No join is added for a column an ON condition
+reads: it would come after the join that needs it.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from sqlglot.optimizer.qualify_columns import validate_qualify_columns
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from quaderno.methods.docsage.aggregates import is_aggregate
-from quaderno.methods.docsage.requalify import unqualify
+from quaderno.methods.docsage.requalify import DROPPED, unqualify
 from quaderno.methods.docsage.schema import ForeignKey, Schema, Table
 from quaderno.methods.docsage.semijoin import add_semijoin
 
@@ -116,6 +118,16 @@ def _wanted(scope: Scope, name: str, qualifier: str) -> list[exp.Column]:
             if c.name.lower() == name and c.find_ancestor(exp.Select) is scope.expression
             and (c.table.lower() == qualifier if qualifier else not c.table)
             and c.table.lower() not in {a.lower() for a in scope.selected_sources}]
+
+
+def _in_join(col: exp.Column, select: exp.Select) -> bool:
+    """Whether ``col`` is read by a join of ``select`` (its ON condition)."""
+    node = col.parent
+    while node is not None and node is not select:
+        if isinstance(node, exp.Join):
+            return True
+        node = node.parent
+    return False
 
 
 def _limits(node: exp.Expression) -> bool:
@@ -200,6 +212,8 @@ def add_join(root: exp.Expression, schema: Schema, error: str,
         columns = _wanted(scope, name, qualifier)
         if not columns:
             continue
+        if any(_in_join(c, select) for c in columns):
+            return None  # a join added after the one whose ON reads it would not bind
         names = {t.name for t in read.values()}
         owners = [t for t in schema.tables if name in t.column_names and t.name not in names
                   and t.name not in ctes and (not qualifier or t.name == qualifier)]
@@ -262,6 +276,20 @@ def _qualify(root: exp.Expression, schema: Schema, joined: list[str],
             joined.append(how)
 
 
+def _joined(col: exp.Column, taken: set[str]) -> bool:
+    """Whether a column whose qualifier was dropped reads a table the gate added (none of
+    the ``taken`` names of the query as written), itself or as the output of its SELECT it
+    names ("ORDER BY birth_year" after "SELECT T2.birth_year")."""
+    if col.table:
+        return col.table.lower() not in taken
+    select = col.find_ancestor(exp.Select)
+    outputs = {e.alias_or_name.lower(): e.unalias() for e in select.expressions} \
+        if select is not None else {}
+    given = outputs.get(col.name.lower())
+    return isinstance(given, exp.Column) and given is not col and \
+        bool(given.meta.get(DROPPED)) and given.table.lower() not in taken | {""}
+
+
 def resolve(root: exp.Expression, schema: Schema, joined: list[str],
             unique: Unique | None = None) -> tuple[exp.Expression, list[str]]:
     """``root`` qualified against the schema with the joins the gate adds (recorded in
@@ -276,11 +304,19 @@ def resolve(root: exp.Expression, schema: Schema, joined: list[str],
     except Exception as e:  # scopes the gate cannot read: the query as written
         log.info("no qualifier dropped, the query's scopes could not be read: %r", e)
     if dropped:
+        marked = sum(1 for c in bare.find_all(exp.Column) if c.meta.get(DROPPED))
+        taken = _taken(root)
         try:
-            return _qualify(bare, schema, joined, unique), dropped
+            tree = _qualify(bare, schema, joined, unique)
+            # each column whose qualifier was dropped must read a table the gate added
+            # (not bind to an output alias, nor vanish into another expression)
+            landed = [c for c in tree.find_all(exp.Column) if c.meta.get(DROPPED)]
+            if len(landed) >= marked and all(_joined(c, taken) for c in landed):
+                return tree, dropped
+            log.info("a column given to the wrong table was not joined: %s", dropped)
         except Exception as e:  # no join gives it (or scopes qualify cannot read)
             log.info("the columns given to the wrong table got no join: %r", e)
-            joined.clear()
+        joined.clear()
     return _qualify(root, schema, joined, unique), []
 
 

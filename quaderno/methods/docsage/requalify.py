@@ -74,11 +74,18 @@ def unqualify(root: exp.Expression, schema: Schema) -> list[str]:
     (``s13h-docsage-set2``). With no table of the query holding the column, the bare
     column cannot stand for another one, nor bind to an enclosing query. Nothing is
     dropped when a derived table or CTE of the query gives the column (or gives columns
-    that cannot be known), or when no table of the schema has it. The gate keeps the
-    qualified query, and its refusal, when no single join gives the column."""
+    that cannot be known), or an output of any SELECT of the query is named like it (a
+    bare name binds to an output alias in WHERE, GROUP BY, HAVING and ORDER BY), or when no
+    table of the schema has it. Nor when the column has a schema or catalog part, or the
+    named table may be missing from a row (an outer join's optional side, or any table of
+    a SELECT with a RIGHT or FULL join): a value joined from elsewhere would then be given
+    to rows the named table has none for. Each dropped column is marked
+    (:data:`DROPPED`), so the gate can check it was joined (``autojoin.resolve``). The gate
+    keeps the qualified query, and its refusal, when no single join gives the column."""
     read = {t.name.lower() for t in root.find_all(exp.Table)}
     held = {c for t in schema.tables if t.name.lower() in read for c in t.column_names}
     anywhere = {c for t in schema.tables for c in t.column_names}
+    outputs = {a.alias.lower() for a in root.find_all(exp.Alias) if a.alias}
     scopes = list(traverse_scope(root))
     # what any derived table or CTE of the query gives: a bare column could bind to it
     derived = [_outputs(src) for scope in scopes for src in scope.sources.values()
@@ -86,16 +93,33 @@ def unqualify(root: exp.Expression, schema: Schema) -> list[str]:
     dropped: list[str] = []
     for scope in scopes:
         tables = {a.lower(): schema.table(src.name.lower())
-                  for a, src in scope.sources.items() if isinstance(src, exp.Table)}
+                  for a, src in scope.sources.items() if isinstance(src, exp.Table)
+                  and not _optional(scope.expression, src)}
         for col in scope.columns:
             table, name = tables.get(col.table.lower()), col.name.lower()
-            if table is None or name in held or name not in anywhere or \
+            if table is None or name in held or name not in anywhere or name in outputs \
+                    or col.args.get("db") or col.args.get("catalog") or \
                     col.find_ancestor(exp.Select) is not scope.expression or \
                     any(d is None or name in d for d in derived):
                 continue
             dropped.append(f"{col.table}.{col.name} -> the table joined for {col.name}")
             col.set("table", None)
+            col.meta[DROPPED] = True
     return list(dict.fromkeys(dropped))
 
 
-__all__ = ["requalify", "unqualify"]
+# the mark :func:`unqualify` leaves in a column's ``meta``
+DROPPED = "quaderno_dropped_qualifier"
+
+
+def _optional(select: exp.Expression, table: exp.Table) -> bool:
+    """Whether a row of ``select`` may lack a row of ``table``: it is joined LEFT, RIGHT or
+    FULL, or the SELECT has a RIGHT or FULL join (which may leave its FROM table out)."""
+    joins = select.args.get("joins") or []
+    if any(j.side in ("RIGHT", "FULL") for j in joins):
+        return True
+    holder = table.parent
+    return isinstance(holder, exp.Join) and holder.side in ("LEFT", "RIGHT", "FULL")
+
+
+__all__ = ["DROPPED", "requalify", "unqualify"]
