@@ -16,9 +16,9 @@ from quaderno.llm.lm import LM
 from quaderno.llm.types import ChatRequest
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage import extract as extract_mod
-from quaderno.methods.docsage.amounts import (column_kind, counted_kind, counts, in_unit,
-                                              mentions_in, read_row, read_stated, rescalable,
+from quaderno.methods.docsage.amounts import (in_unit, mentions_in, read_row, read_stated,
                                               stated_spans, unit_scale)
+from quaderno.methods.docsage.column_kinds import column_kind, counted_kind, counts, rescalable
 from quaderno.methods.docsage.copies import self_copies
 from quaderno.methods.docsage.correct import committee_ballots, evidence_date, resolve_conflict
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
@@ -695,7 +695,7 @@ def test_a_count_of_things_is_named_so(column, expected) -> None:
 def test_what_a_column_counts_is_read_by_whole_words_and_its_name_first() -> None:
     """The review of f0f810c: with locations among the things, an employees column described
     as "across all locations" no longer counted people, and "relocations" counted things."""
-    from quaderno.methods.docsage.amounts import column_kind, counted_kind
+    from quaderno.methods.docsage.column_kinds import column_kind, counted_kind
     staff = Column(name="employees", type="INT",
                    description="total number of employees across all locations")
     assert column_kind(staff) == "people"

@@ -19,15 +19,15 @@ units (dollars); a plain number below one of the column's units, without a curre
 ("Revenue (USD million): 54860"), is taken as counted in that unit already. Key columns
 and year columns are never rescaled. Every change is a
 :class:`~quaderno.methods.docsage.rows.Correction` (``reason="scale"``, ``by="as-stated"``)
-quoting the text's number. A column that counts people or things (population, employees)
-never takes a number the text writes as money or as a measure ("$3.2616 billion", "283
-square kilometres": the 1.5B model put both into a city's population), and a column of
-money (revenue, budget, a currency unit) never takes a number written as a count of people
-or things ("75,440 employees": three companies' revenues on Set2; "has 413 publications",
-a laureate's research grant on Set1); a count of people never
-takes a number written as a count of things (offices, branches, stores, plants), nor the
-other way round ("183 offices" as a
-company's employees, "60600 employees" as its offices, both on Set2); such a cell becomes
+quoting the text's number. A column that counts people or things (population, employees;
+which columns count or hold money is :mod:`.column_kinds`) never takes a number the text
+writes as money or as a measure ("$3.2616 billion", "283 square kilometres": the 1.5B model
+put both into a city's population), and a column of money (revenue, budget, a currency
+unit) never takes a number written as a count of people or things ("75,440 employees":
+three companies' revenues on Set2; "has 413 publications", a laureate's research grant on
+Set1); a count of people never takes a number written as a count of things (offices,
+branches, stores, plants), nor the other way round ("183 offices" as a company's
+employees, "60600 employees" as its offices, both on Set2); such a cell becomes
 NULL (``reason="unit"``). A calendar year (a column named so) below 1000 that the text does
 not state (0 for "not given", which the 1.5B model wrote for 8 of 23 Set1 rows) becomes NULL
 (``reason="placeholder"``): an average birth year must not count it. So does a 0 in any
@@ -43,6 +43,9 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, NamedTuple
 
+from quaderno.methods.docsage.column_kinds import (AGENT_WORDS, THING_PLURALS, UNIT_LETTER,
+                                                   WORKS_COUNTED, column_kind, counted_kind,
+                                                   counts, money, rescalable)
 from quaderno.methods.docsage.normalize import is_year_column, key_columns
 from quaderno.methods.docsage.rows import Correction, exact_number
 from quaderno.methods.docsage.schema import Column, Table
@@ -64,55 +67,13 @@ _MEASURE = re.compile(r"[ \u00a0]?(?:%|°|percent\b|per cent\b|degrees?\b|square
                       r"acres?\b|kg\b|kilograms?\b|tonnes?\b|tons?\b)", re.I)
 # the words of such a measure, to quote it
 _MEASURE_WORDS = re.compile(r"[ \u00a0]?(?:(?:square|sq|per|cubic)[ \u00a0])?[^\s.,;:()]+")
-# columns that count people or things: a currency amount or a measure is never their value
-_HEADCOUNT = re.compile(r"(population|inhabitants|residents|employees|staff|headcount|"
-                        r"members|students|players|seats|people|visitors)", re.I)
-# the things a count may be of, singular and plural: one list for a column's name
-# (:func:`counts`), what a column counts (:func:`counted_kind`), the words after a number
-# and a clause's nouns (figures.py)
-THING_NOUNS = ("office", "branch", "store", "shop", "plant", "outlet", "location")
-THING_PLURALS = tuple(w + ("es" if w.endswith(("ch", "sh")) else "s") for w in THING_NOUNS)
-# people named by what they do ("360 researchers", "40 physicians"): one list, so that no
-# thing ending like them ("centers", "servers", "sectors") and none of those who bring money
-# ("investors", "donors", "customers": "$5m from donors") is read as a headcount
-AGENTS = ("researcher", "scientist", "physician", "doctor", "nurse", "surgeon", "engineer",
-          "teacher", "professor", "lecturer", "scholar", "volunteer", "officer", "soldier",
-          "athlete", "author", "writer", "artist", "musician", "technician", "analyst",
-          "developer", "programmer", "designer", "journalist", "editor", "pilot", "driver",
-          "farmer", "miner", "clinician", "academic", "graduate")
-AGENT_WORDS = r"(?:" + "|".join(AGENTS) + r")s?"
-# works and results a number may count ("413 publications", "12 patents", "30 goals"):
-# never money, of no kind a count column is checked against (people or things)
-WORKS_COUNTED = ("publications", "papers", "articles", "books", "patents", "citations",
-                 "songs", "albums", "films", "goals", "wins", "matches", "games", "titles")
 # a count of people or things written right after a number, one word between at most
 # ("75,440 employees", "21 regional offices", "360 researchers"): never an amount of money
 _COUNTED = re.compile(r"[ \u00a0]+(?:[a-z-]+[ \u00a0]+)?(?:employees|staff|workers|"
                       r"inhabitants|residents|people|persons|members|students|visitors|seats|"
                       r"players|" + "|".join((*THING_PLURALS, *WORKS_COUNTED))
                       + rf"|{AGENT_WORDS})\b", re.I)
-# what a count counts: people, or things (the nouns of _COUNTED, and column names)
-_PEOPLE = re.compile(r"(?i)population|inhabitants|residents|employees|staff|headcount|workers|"
-                     rf"members|students|players|people|persons|visitors|"
-                     rf"(?<![a-z]){AGENT_WORDS}(?![a-z])")
-# (not seats: "seats 1,200 people", "120 members" state a capacity in people)
-_THINGS = re.compile(r"(?i)(?<![a-z])(?:" + "|".join(THING_PLURALS) + r")(?![a-z])")
-# a count of things by its column's name ("offices", "num_stores", "office_count"), unless
-# the name measures them ("office_space", "plant_capacity", "store_area")
-_THING_WORDS = frozenset(THING_NOUNS + THING_PLURALS)
-_MEASURE_NAMES = frozenset("space area capacity size floor footage output volume value "
-                           "rent cost rate pct percent share ratio growth id".split())
-# words after the thing that still name a count of it, and units a count may carry
-_COUNT_WORDS = frozenset("count counts number total num".split())
-_COUNT_UNITS = frozenset("count counts number units unit items item #".split())
-# columns holding money, by name or description
-_MONEY_NAME = re.compile(r"(?i)revenue|budget|cost|price|payroll|grant|salary|salaries|"
-                         r"income|profit|sales|spending|funding|turnover|wage|fee|earning|"
-                         r"capital|assets|endowment|debt")
-_MONEY_UNIT = re.compile(r"(?i)usd|eur|gbp|[$€£]|dollar|euro|pound")
 _UNIT_WORD = re.compile(r"(?i)(?<![a-z])(thousand|million|mln|mn|billion|bn|trillion)s?(?![a-z])")
-_UNIT_LETTER = re.compile(r"(?:[$€£]|\b(?:usd|eur|gbp))\s?(k|m|b)\b|\b(k|m|b)\s?(?:[$€£]|"
-                          r"(?:usd|eur|gbp)\b)", re.I)
 
 
 # a calendar year as a text writes one: four digits after "in", "since", "until", "born"...
@@ -217,7 +178,7 @@ def unit_scale(unit: str) -> int:
     word = _UNIT_WORD.search(unit)
     if word:
         return _WORDS[word.group(1).lower()]
-    letter = _UNIT_LETTER.search(unit)
+    letter = UNIT_LETTER.search(unit)
     if letter:
         return {"k": 3, "m": 6, "b": 9}[(letter.group(1) or letter.group(2)).lower()]
     return 0
@@ -272,55 +233,6 @@ def measure_follows(text: str, end: int) -> bool:
     return bool(_MEASURE.match(text, end))
 
 
-def counts(col: Column) -> bool:
-    """A column counting people or things (population, employees, seats, offices, stores),
-    in no currency: a number written as money or as a measure is not its value (the
-    measuring model read Riandgiax Systems' "$42.8107 billion" as its offices)."""
-    money = _UNIT_LETTER.search(col.unit) or _MONEY_UNIT.search(col.unit)
-    if col.type not in ("INT", "DOUBLE") or money:
-        return False
-    if _HEADCOUNT.search(f"{col.name} {col.description}"):
-        return True
-    # things: by the column's own name only, whose head word is the thing ("offices",
-    # "num_stores") or a count of it ("office_count"); never a measure, a rate or money of
-    # them ("office_space", "plant_capacity", "stores_pct", "office_occupancy_rate")
-    words = [w for w in re.split(r"[^a-z]+", col.name.lower()) if w]
-    while len(words) > 1 and words[-1] in _COUNT_WORDS:
-        words.pop()
-    unit = col.unit.strip().lower()
-    return bool(words) and words[-1] in _THING_WORDS and not set(words) & _MEASURE_NAMES \
-        and not _MONEY_NAME.search(col.name) and (not unit or unit in _COUNT_UNITS
-                                                   or unit in _THING_WORDS)
-
-
-def money(col: Column) -> bool:
-    """A column holding amounts of money: a currency unit, or a name or description that
-    says so (revenue, budget, grant)."""
-    return col.type in ("INT", "DOUBLE") and bool(
-        _UNIT_LETTER.search(col.unit) or _MONEY_UNIT.search(col.unit)
-        or _MONEY_NAME.search(f"{col.name} {col.description}"))
-
-
-def counted_kind(text: str) -> str:
-    """"people" or "things" when ``text`` (a column's name and description, or the noun a
-    number counts) says which it counts, else ""."""
-    return _kind(bool(_PEOPLE.search(text)), bool(_THINGS.search(text)))
-
-
-def _kind(people: bool, things: bool) -> str:
-    """"people" or "things" when exactly one of them is counted, else ""."""
-    return "people" if people and not things else "things" if things and not people else ""
-
-
-def column_kind(col: Column) -> str:
-    """What ``col`` counts (:func:`counted_kind`): by its name, where the things may run
-    into other words ("numoffices"), else by its name and description ("employees"
-    described as "across all locations" counts people)."""
-    name = col.name.lower()
-    return _kind(bool(_PEOPLE.search(name)), any(t in name for t in THING_PLURALS)) \
-        or counted_kind(f"{col.name} {col.description}")
-
-
 def foreign(col: Column, m: Mention) -> bool:
     """``m`` is written as something ``col`` cannot hold: money or a measure for a count,
     a count of people or things for money, a count of things for a count of people and the
@@ -336,12 +248,6 @@ def foreign(col: Column, m: Mention) -> bool:
         return m.currency or m.measure
     # (a currency sign makes it money whatever follows: "$5,400,000 from employees")
     return money(col) and m.counted and not m.currency
-
-
-def rescalable(table: Table, col: Column) -> bool:
-    """Numeric, not a key, not a year: the columns whose values carry a scale."""
-    return (col.type in ("INT", "DOUBLE") and col.name not in key_columns(table)
-            and not is_year_column(col))
 
 
 def in_unit(stated: Decimal, col: Column, mention: Mention | None = None) -> int | float | None:
@@ -468,6 +374,5 @@ def stated_spans(text: str, value: Any, col: Column) -> list[tuple[int, int]]:
     return [(m.start, m.end) for m in stated_mentions(text, value, col)]
 
 
-__all__ = ["AGENTS", "AGENT_WORDS", "WORKS_COUNTED", "Mention", "counted_kind", "counts",
-           "foreign", "in_unit", "mentions_in", "read_row", "read_stated", "rescalable",
+__all__ = ["Mention", "foreign", "in_unit", "mentions_in", "read_row", "read_stated",
            "stated_mentions", "stated_spans", "unit_scale"]

@@ -22,9 +22,9 @@ from decimal import Decimal, InvalidOperation
 from functools import cached_property
 from typing import Any
 
-from quaderno.methods.docsage.amounts import (AGENT_WORDS, THING_NOUNS, THING_PLURALS, column_kind,
-                                              counts, measure_follows, mentions_in,
-                                              unit_scale)
+from quaderno.methods.docsage.amounts import measure_follows, mentions_in, unit_scale
+from quaderno.methods.docsage.column_kinds import (AGENT_WORDS, THING_NOUNS, THING_PLURALS,
+                                                   column_kind, counts)
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import exact_number
 from quaderno.methods.docsage.schema import Column
