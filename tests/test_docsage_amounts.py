@@ -15,7 +15,7 @@ from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.llm.types import ChatRequest
 from quaderno.llm.trace import Trace
-from quaderno.methods.docsage import extract as extract_mod
+from quaderno.methods.docsage import chunk_extract as extract_mod
 from quaderno.methods.docsage.amounts import (in_unit, mentions_in, read_row, read_stated,
                                               stated_spans, unit_scale)
 from quaderno.methods.docsage.column_kinds import column_kind, counted_kind, counts, rescalable

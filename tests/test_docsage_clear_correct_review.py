@@ -14,11 +14,12 @@ from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.anomalies import fk_matches, match_parent, value_anomalies
+from quaderno.methods.docsage.chunk_extract import failed_calls
 from quaderno.methods.docsage.clear import ClearConfig
 from quaderno.methods.docsage.corrector import Corrector
 from quaderno.methods.docsage.constraints import check
 from quaderno.methods.docsage.correct import evidence_date, quote_in
-from quaderno.methods.docsage.extract import ExtractionSettings, extract, failed_calls
+from quaderno.methods.docsage.extract import ExtractionSettings, extract
 from quaderno.methods.docsage.normalize import plausible_year
 from quaderno.methods.docsage.schema import Schema
 

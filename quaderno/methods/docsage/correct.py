@@ -36,8 +36,8 @@ from quaderno.llm.steps import Step
 from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.aliases import name_columns_of
 from quaderno.methods.docsage.amounts import read_cell, stated_mentions, stated_spans
-from quaderno.methods.docsage.extract import (ExtractionSettings, extract_chunk,
-                                              extraction_model, failed_calls)
+from quaderno.methods.docsage.chunk_extract import extract_chunk, failed_calls
+from quaderno.methods.docsage.extract import ExtractionSettings, extraction_model
 from quaderno.methods.docsage.group_keyed import named_for_subject
 from quaderno.methods.docsage.normalize import (YEAR_IN_TEXT, cell_form, entity_key, fold_text,
                                                 is_null, key_columns, key_name, multi_valued,

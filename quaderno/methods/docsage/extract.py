@@ -1,14 +1,8 @@
 """CLEAR base extraction: 0..n tuples per table from each chunk, with provenance (spec §3.1).
 
-One typed :class:`~quaderno.llm.steps.Step` per chunk asks for every table the store does not
-already hold for that chunk; its output model is built per table set with
-``pydantic.create_model`` so the backend can constrain decoding to the JSON schema (all keys
-present, ``null`` allowed, typed; the call's declaration is :mod:`.extract_call`). Replies
-that only mean "missing" ("None", "N/A", "not mentioned") become NULL. Each row gets the
-character span of its evidence in the chunk where the values can be found in the text
-(:mod:`.spans`), the extracting model, and a confidence per value (:mod:`confidence`: token
-log-probabilities, or agreement across samples). The model copies numbers' digits; their
-scale ("billion", "M") is read from the chunk by :mod:`amounts`.
+Each chunk is read by :func:`.chunk_extract.extract_chunk`: one typed step asking for every
+table the store does not already hold for that chunk, a confidence per value, and numbers at
+the scale the chunk writes them (:func:`.chunk_extract.read_values`).
 
 Extracted rows go through an optional :class:`~quaderno.methods.docsage.store.TupleStore`,
 so a chunk is extracted once per (table definition, model, settings); a table whose columns
@@ -22,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,11 +24,8 @@ from pydantic import BaseModel, Field
 from quaderno.corpus.chunk import Chunk
 from quaderno.errors import ConfigError, StepError
 from quaderno.llm.lm import LM
-from quaderno.llm.steps import Step, StepResult
 from quaderno.llm.trace import Trace
-from quaderno.methods.docsage.amounts import read_row
-from quaderno.methods.docsage.confidence import agreement_rows, logprob_confidences
-from quaderno.methods.docsage.copies import self_copies
+from quaderno.methods.docsage.chunk_extract import extract_chunk, failed_calls, read_values
 from quaderno.methods.docsage.ended import ended_links, ended_members, ended_references
 from quaderno.methods.docsage.extract_call import (ExtractionSettings, extraction_model,
                                                    extraction_schema_text, extraction_step,
@@ -43,36 +33,17 @@ from quaderno.methods.docsage.extract_call import (ExtractionSettings, extractio
 from quaderno.methods.docsage.group_keyed import named_for_subject
 from quaderno.methods.docsage.lists import split_lists
 from quaderno.methods.docsage.misplaced import all_back_links, misplaced
-from quaderno.methods.docsage.normalize import is_null, key_columns
-from quaderno.methods.docsage.rows import Correction, Provenance, Row
+from quaderno.methods.docsage.normalize import key_columns
+from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
-from quaderno.methods.docsage.spans import locate_span
 from quaderno.methods.docsage.store import delta_table, join_rows
 from quaderno.methods.docsage.unstated import unstated
 
 log = logging.getLogger(__name__)
 
-def doc_id_of(chunk: Chunk) -> str:
-    """The document a chunk belongs to: ``meta['doc_id']`` or the ``parent_id`` the chunker
-    records, else the id before '#'."""
-    doc = chunk.meta.get("doc_id") or chunk.meta.get("parent_id")
-    if doc:
-        return str(doc)
-    return chunk.id.rpartition("#")[0] or chunk.source or chunk.id
-
-
-def read_values(table: Table, values: dict[str, Any],
-                text: str) -> tuple[dict[str, Any], list[Correction]]:
-    """One row's values as the chunk ``text`` states them, and the corrections that made
-    them so: numbers with the scale the text writes, in their column's unit (amounts.py);
-    the row's own name, or a body's, emptied in a column for a person (copies.py)."""
-    read, changes = read_row(table, values, text)
-    read, copied = self_copies(table, read)
-    return read, changes + copied
-
 
 def _as_read(rows: Sequence[Row], table: Table, text: str) -> list[Row]:
-    """Rows as the model wrote them (the store's), read (:func:`read_values`)."""
+    """Rows as the model wrote them (the store's), read (:func:`.chunk_extract.read_values`)."""
     out = []
     for row in rows:
         values, changes = read_values(table, row.values, text)
@@ -80,46 +51,6 @@ def _as_read(rows: Sequence[Row], table: Table, text: str) -> list[Row]:
             update={"corrections": [*row.provenance.corrections, *changes]})
         out.append(row.model_copy(update={"values": values, "provenance": provenance}))
     return out
-
-
-def clean_values(table: Table, values: dict[str, Any]) -> dict[str, Any]:
-    """The table's columns only; null words ("None", "N/A") as None, strings stripped."""
-    out = {}
-    for col in table.columns:
-        v = values.get(col.name)
-        out[col.name] = None if is_null(v) else (v.strip() if isinstance(v, str) else v)
-    return out
-
-
-def _indexed_rows(result_value: BaseModel, tables: Sequence[Table],
-                  ) -> dict[str, list[tuple[int, dict]]]:
-    """Rows per table with their position in the raw reply (what token log-probabilities
-    are keyed by); objects whose values are all null are dropped."""
-    out = {}
-    for t in tables:
-        items = getattr(result_value, t.name, None) or []
-        rows = [(i, clean_values(t, item.model_dump())) for i, item in enumerate(items)]
-        out[t.name] = [(i, r) for i, r in rows if any(v is not None for v in r.values())]
-    return out
-
-
-def _rows_from(result_value: BaseModel, tables: Sequence[Table]) -> dict[str, list[dict]]:
-    return {name: [r for _, r in rows]
-            for name, rows in _indexed_rows(result_value, tables).items()}
-
-
-def _lookup(conf: dict[tuple, float], table: str, i: int, col: str) -> float | None:
-    for path in ((table, i, col),):
-        if path in conf:
-            return conf[path]
-    low = {tuple(p.lower() if isinstance(p, str) else p for p in k): v for k, v in conf.items()}
-    return low.get((table.lower(), i, col.lower()))
-
-
-def failed_calls(exc: StepError) -> int:
-    """The LLM calls a failed step made: the attempts it reports (a reply and its repair
-    re-ask), else one."""
-    return exc.attempts if exc.attempts is not None else 1
 
 
 class ChunkResult(BaseModel):
@@ -137,106 +68,6 @@ class ChunkResult(BaseModel):
     # link rows the text says have ended (ended.ended_links), and members it says have left
     # a body whose table holds them (ended.ended_members), left out of ``rows``
     ended: list[Row] = Field(default_factory=list)
-
-
-_QUOTES = re.compile(r'"{3,}')
-
-
-def quoted(text: str) -> str:
-    """``text`` safe between the extraction prompt's triple quotes: a run of three or more
-    ``"`` in a document is spaced apart (``" " "``), so it cannot end the text and open
-    instructions after it. Any other text is left as it is (so is every prompt the LLM
-    cache and the tuple store hold)."""
-    return _QUOTES.sub(lambda m: " ".join(m[0]), text)
-
-
-async def _sample(step: Step, lm: LM, chunk: Chunk, schema_text: str,
-                  trace: Trace | None) -> StepResult:
-    return await step.run(lm, trace=trace, schema=schema_text, doc=quoted(doc_id_of(chunk)),
-                          text=quoted(chunk.render()))
-
-
-async def extract_chunk(lm: LM, chunk: Chunk, tables: Sequence[Table],
-                        settings: ExtractionSettings, *, trace: Trace | None = None,
-                        temperature: float = 0.0, seed: int | None = None,
-                        with_confidence: bool = True, output: type[BaseModel] | None = None,
-                        as_written: bool = False, failures: list[str] | None = None,
-                        ) -> tuple[dict[str, list[Row]], int]:
-    """Extract ``tables`` from one chunk: (rows per table name, LLM calls made). Raises
-    :class:`StepError` when the model gives no usable reply. ``output``: the tables'
-    :func:`extraction_model`, to build it once for many chunks. ``as_written``: the values
-    as the model wrote them, not yet read (:func:`read_values`), as the store keeps them.
-    ``failures``: appended with each agreement sample whose reply was unusable (it votes
-    "absent")."""
-    if not tables:
-        return {}, 0
-    output = output or extraction_model(tables)
-    schema_text = extraction_schema_text(tables)
-    mode = settings.confidence if with_confidence else "none"
-    first = await _sample(extraction_step(tables, settings, temperature=temperature, seed=seed,
-                                          logprobs=mode in ("auto", "logprobs"), output=output),
-                          lm, chunk, schema_text, trace)
-    calls = first.attempts
-    indexed = _indexed_rows(first.value, tables)
-    raw_rows = {name: [r for _, r in rows] for name, rows in indexed.items()}
-    conf_by_table: dict[str, list[dict[str, float]]] = {t.name: [{} for _ in raw_rows[t.name]]
-                                                         for t in tables}
-    use_samples = mode == "samples"
-    kind = "logprobs"
-    if mode in ("auto", "logprobs"):
-        conf = logprob_confidences(first.raw, first.logprobs or [])
-        if not conf and any(raw_rows.values()):
-            if trace is not None:
-                trace.fallback(f"docsage.extract: no token log-probabilities for chunk "
-                               f"{chunk.id}" + ("; sample agreement instead"
-                                                if mode == "auto" else ""))
-            use_samples = mode == "auto"
-        for t in tables:
-            # look up by the row's position in the raw reply: dropped all-null objects
-            # still hold their place there
-            for k, (i, _) in enumerate(indexed[t.name]):
-                for col in t.column_names:
-                    p = _lookup(conf, t.name, i, col)
-                    if p is not None:
-                        conf_by_table[t.name][k][col] = p
-    if use_samples:
-        kind = "samples"
-        samples = [raw_rows]
-        for s in range(1, settings.samples):
-            step = extraction_step(tables, settings, temperature=settings.sample_temperature,
-                                   seed=s if seed is None else seed * 100 + s,
-                                   output=output)
-            try:
-                res = await _sample(step, lm, chunk, schema_text, trace)
-            except StepError as exc:
-                calls += failed_calls(exc)
-                if trace is not None:
-                    trace.fallback(f"docsage.extract: sample {s} of chunk {chunk.id} "
-                                   f"unusable ({exc}); it votes 'absent'")
-                if failures is not None:
-                    failures.append(f"sample {s}: {exc}")
-                samples.append({t.name: [] for t in tables})
-                continue
-            calls += res.attempts
-            samples.append(_rows_from(res.value, tables))
-        for t in tables:
-            agreed = agreement_rows([s[t.name] for s in samples], t)
-            raw_rows[t.name] = [a.values for a in agreed]
-            conf_by_table[t.name] = [a.confidence for a in agreed]
-    out: dict[str, list[Row]] = {}
-    for t in tables:
-        rows = []
-        for values, conf in zip(raw_rows[t.name], conf_by_table[t.name]):
-            # offsets into chunk.text; (0, 0) when no value can be found in it
-            start, end = locate_span(chunk.text, t, values) or (0, 0)
-            read, changes = (values, []) if as_written else \
-                read_values(t, values, chunk.text)
-            rows.append(Row(table=t.name, values=read, provenance=Provenance(
-                doc_id=doc_id_of(chunk), chunk_id=chunk.id, char_start=start, char_end=end,
-                extractor=lm.model_id, confidence=conf,
-                confidence_kind={c: kind for c in conf}, corrections=changes)))
-        out[t.name] = rows
-    return out, calls
 
 
 #: the seed of a sampled re-read's first call: above every agreement sample's of a read
@@ -482,7 +313,6 @@ def all_rows(results: Sequence[ChunkResult]) -> list[Row]:
     return [row for r in results for rows in r.rows.values() for row in rows]
 
 
-__all__ = ["ChunkResult", "ExtractionSettings", "all_rows", "clean_values", "doc_id_of",
-           "extract", "extract_chunk", "extraction_model", "extraction_schema_text",
-           "extraction_step", "failed_calls", "prompt_fingerprint", "read_values",
-           "row_model"]
+__all__ = ["ChunkResult", "ExtractionSettings", "REREAD_SEED", "REREAD_TAGS", "all_rows",
+           "extract", "extraction_model", "extraction_schema_text", "extraction_step",
+           "prompt_fingerprint", "row_model"]

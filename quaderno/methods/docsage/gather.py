@@ -14,7 +14,7 @@ import random
 from collections.abc import Iterable, Sequence
 
 from quaderno.index.hits import Hit
-from quaderno.methods.docsage.extract import doc_id_of
+from quaderno.methods.docsage.chunk_extract import doc_id_of
 from quaderno.methods.docsage.schema import Schema, Table
 from quaderno.methods.episode import Episode
 

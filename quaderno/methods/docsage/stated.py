@@ -28,7 +28,7 @@ from sqlglot.errors import SqlglotError
 
 from quaderno.corpus.chunk import Chunk
 from quaderno.methods.docsage.amounts import foreign, mentions_in, stated_mentions
-from quaderno.methods.docsage.extract import doc_id_of
+from quaderno.methods.docsage.chunk_extract import doc_id_of
 from quaderno.methods.docsage.records import ResultTable, RowSource, StatedValue
 from quaderno.methods.docsage.rows import exact_number
 from quaderno.methods.docsage.schema import Column, Schema
