@@ -52,20 +52,30 @@ def _schema_text(schema: Schema) -> str:
     return " ".join(text)
 
 
-def _named_tables(schema: Schema, question: str, rows: Sequence[Row]) -> list[Table]:
-    """The tables the question names by a lower-case word (a type of thing, "companies",
-    not the name of one, "Markets Commission"): first those with a column for what the
-    question filters on (:func:`.terms.filtered_words`: the laureates "whose nationality
-    is ..." are the table with a ``nationality`` column, and the measure beside the filter
-    needs no join), then most trial rows, then in schema order."""
-    lower = content_words(" ".join(w for w in question_tokens(question) if w.islower()))
-    named = [t for t in schema.tables if overlap(lower, content_words(t.name))]
-    counts = {t.name: sum(r.table == t.name for r in rows) for t in named}
+def _lower_words(question: str) -> set[str]:
+    """The content words the question writes in lower case (types of things, "companies",
+    not names of things, "Markets Commission")."""
+    return content_words(" ".join(w for w in question_tokens(question) if w.islower()))
+
+
+def _ranked(tables: Sequence[Table], question: str, rows: Sequence[Row]) -> list[Table]:
+    """``tables`` with a column for what the question filters on first (the laureates
+    "whose nationality is ..." are the table with a ``nationality`` column, and the measure
+    beside the filter needs no join: :func:`.terms.filtered_words`), then most trial rows,
+    then most columns of their own, then in schema order."""
+    counts = {t.name: sum(r.table == t.name for r in rows) for t in tables}
     filters = filtered_words(question)
 
     def filtered(t: Table) -> int:
         return sum(bool(filters & content_words(c.name)) for c in t.columns)
-    return sorted(named, key=lambda t: (-filtered(t), -counts[t.name]))
+    return sorted(tables, key=lambda t: (-filtered(t), -counts[t.name], -len(_own_columns(t))))
+
+
+def _named_tables(schema: Schema, question: str, rows: Sequence[Row]) -> list[Table]:
+    """The tables the question names by a lower-case word, :func:`_ranked`."""
+    lower = _lower_words(question)
+    return _ranked([t for t in schema.tables if overlap(lower, content_words(t.name))],
+                   question, rows)
 
 
 def _lone_entity_table(schema: Schema) -> list[Table]:
@@ -87,17 +97,10 @@ def _own_columns(table: Table) -> list[str]:
 def _keyed_tables(schema: Schema, question: str, rows: Sequence[Row]) -> list[Table]:
     """The tables keyed by what the question names in lower case ("the laureates": a key
     ``laureate_name``; the first column when a table declares no key), with columns of
-    their own: first those with a column the question filters by, then most trial rows,
-    then most columns of their own, then in schema order."""
-    lower = content_words(" ".join(w for w in question_tokens(question) if w.islower()))
-    keyed = [t for t in schema.tables if _own_columns(t) and overlap(lower, content_words(
-        " ".join(t.primary_key or t.column_names[:1])))]
-    counts = {t.name: sum(r.table == t.name for r in rows) for t in keyed}
-    filters = filtered_words(question)
-
-    def filtered(t: Table) -> int:
-        return sum(bool(filters & content_words(c.name)) for c in t.columns)
-    return sorted(keyed, key=lambda t: (-filtered(t), -counts[t.name], -len(_own_columns(t))))
+    their own, :func:`_ranked`."""
+    lower = _lower_words(question)
+    return _ranked([t for t in schema.tables if _own_columns(t) and overlap(
+        lower, content_words(" ".join(t.primary_key or t.column_names[:1])))], question, rows)
 
 
 class MissingMeasure(BaseModel):
