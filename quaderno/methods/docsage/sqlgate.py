@@ -25,16 +25,15 @@ import re
 import sqlglot
 from pydantic import BaseModel, ConfigDict, Field
 from sqlglot import exp
-from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.errors import SqlglotError
-from sqlglot.tokens import TokenType
 
 from quaderno.errors import SQLRefusedError
 from quaderno.methods.docsage.autojoin import Unique, resolve
+from quaderno.methods.docsage.bare_keywords import bare_keywords
 from quaderno.methods.docsage.correlated import hoist_order, outer_columns
 from quaderno.methods.docsage.join_hint import column_hint
 from quaderno.methods.docsage.requalify import requalify
-from quaderno.methods.docsage.schema import Schema, sqlglot_keywords
+from quaderno.methods.docsage.schema import Schema
 
 log = logging.getLogger(__name__)
 
@@ -316,59 +315,13 @@ def check_sql(sql: str, schema: Schema, unique: Unique | None = None) -> Checked
                       "nested parentheses and subqueries (a CTE per step)", sql) from e
 
 
-def _bare_keywords(sql: str, schema: Schema) -> list[str]:
-    """The schema's table and column names that sqlglot cannot read as names
-    (:func:`.schema.sqlglot_keywords`: ``grant``, ``current_date``), written unquoted in
-    ``sql``: parsed, the query would be refused, or read as something else (``current_date``
-    as today). Drafted schemas never name one (:func:`.schema.avoided`); a schema given by
-    hand may."""
-    words = {n for t in schema.tables for n in (t.name, *t.column_names)} & sqlglot_keywords()
-    if not words:
-        return []
-    try:
-        tokens = DuckDB().tokenize(sql)
-    except SqlglotError:
-        return []              # the parse refuses it, with its own message
-    # read as the keyword itself: not a quoted name, a string of any kind (E'grant',
-    # $$grant$$), a name after a dot (a.grant) or an alias after AS, which sqlglot reads
-    # as names; nor a grouping keyword called with its parentheses in a GROUP BY (GROUP BY
-    # ROLLUP (region)), which no name can be ("SELECT rollup(a)" is still asked about)
-    keywords = DuckDB.Tokenizer.KEYWORDS
-    out: set[str] = set()
-    clause: TokenType | None = None
-    outer: list[TokenType | None] = []      # the clause each open parenthesis is in
-    for before, tok, after in zip([None, *tokens[:-1]], tokens, [*tokens[1:], None],
-                                  strict=True):
-        if tok.token_type == TokenType.L_PAREN:
-            outer.append(clause)
-        elif tok.token_type == TokenType.R_PAREN and outer:
-            clause = outer.pop()           # "GROUP BY (SELECT 1), CUBE (a)": back in GROUP BY
-        elif tok.token_type in _CLAUSES:
-            clause = tok.token_type
-        if tok.text.lower() not in words or tok.token_type != keywords.get(tok.text.upper()):
-            continue
-        if before is not None and before.token_type in (TokenType.DOT, TokenType.ALIAS):
-            continue
-        if clause == TokenType.GROUP_BY and after is not None and \
-                after.token_type == TokenType.L_PAREN:
-            continue
-        out.add(tok.text.lower())
-    return sorted(out)
-
-
-# the tokens that open a clause: a keyword called in a GROUP BY is a grouping construct
-_CLAUSES = frozenset({TokenType.SELECT, TokenType.FROM, TokenType.WHERE, TokenType.GROUP_BY,
-                      TokenType.HAVING, TokenType.ORDER_BY, TokenType.QUALIFY,
-                      TokenType.WINDOW, TokenType.LIMIT, TokenType.JOIN, TokenType.ON})
-
-
 def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
     if not isinstance(sql, str) or not sql.strip():
         raise _refuse("empty", "no SQL was given; write one SELECT statement", str(sql))
     if len(sql) > MAX_SQL_CHARS:
         raise _refuse("too-long", f"the query has {len(sql)} characters (at most "
                       f"{MAX_SQL_CHARS}); write a shorter SELECT", sql[:200])
-    if bare := _bare_keywords(sql, schema):
+    if bare := bare_keywords(sql, schema):
         raise _refuse("keyword-name", "; ".join(
             f"{w} is a name of the schema that SQL reads as a keyword: write it double-quoted, "
             f'"{w}"' for w in bare), sql)
