@@ -15,7 +15,8 @@ from quaderno.corpus.chunk import Chunk
 from quaderno.index.hits import Hit
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
-from quaderno.methods.docsage.ask import SchemaDiscovery, relevant_tables
+from quaderno.methods.docsage.ask import SchemaDiscovery
+from quaderno.methods.docsage.offer import relevant_tables
 from quaderno.methods.docsage.detect import missing_relationships
 from quaderno.methods.docsage.signals import Signal
 from quaderno.methods.docsage.rows import Provenance, Row

@@ -15,7 +15,7 @@ from fake_retriever import ChunkListRetriever
 from quaderno.corpus.chunk import Chunk
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
-from quaderno.methods.docsage.ask import describe_tables
+from quaderno.methods.docsage.offer import describe_tables
 from quaderno.methods.docsage.confidence import agreement_rows
 from quaderno.methods.docsage.constraints import check
 from quaderno.methods.docsage.correct import tally

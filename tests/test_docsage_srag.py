@@ -78,7 +78,7 @@ def test_a_draft_of_several_tables_keeps_its_first_without_references(tmp_path):
 def test_the_kept_table_holds_most_required_attributes_and_is_no_link():
     """Review 2: the first table was kept, though it only linked the others or the question
     required nothing of it; entity types naming a dropped table stayed."""
-    from quaderno.methods.docsage.ask import _one_table
+    from quaderno.methods.docsage.single_table import one_table
     from quaderno.methods.docsage.draft import SchemaDraft, to_schema
     link = {"name": "located", "primary_key": ["name", "city"],
             "columns": [{"name": "name"}, {"name": "city"}],
@@ -97,7 +97,7 @@ def test_the_kept_table_holds_most_required_attributes_and_is_no_link():
             **TWO, "tables": tables, "required_attributes": attributes,
             "entity_types": ["institution", "cities"]})
         schema, _ = to_schema(draft)
-        one, note = _one_table(schema)
+        one, note = one_table(schema)
         expected = "cities" if tables[0] is link else "institution"
         assert [t.name for t in one.tables] == [expected], [t["name"] for t in tables]
         assert one.requirements.entity_types == [
@@ -114,7 +114,7 @@ def test_the_kept_table_holds_most_required_attributes_and_is_no_link():
         **TWO, "tables": [institution, cities, membership],
         "required_attributes": ["membership.joined_year", "membership.name"],
         "entity_types": ["Institution", "Cities", "membership"]})
-    one, _ = _one_table(to_schema(draft)[0])
+    one, _ = one_table(to_schema(draft)[0])
     assert [t.name for t in one.tables] == ["membership"]
     assert one.requirements.attributes == ["membership.joined_year", "membership.name"]
     assert one.requirements.entity_types == ["membership"]

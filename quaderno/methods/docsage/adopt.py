@@ -1,7 +1,7 @@
 """A drafted table that keeps an offered table's name takes its columns' stored wording.
 
 ASK offers the schema draft the tables already extracted from the collection (``offer_known``,
-:func:`.ask.relevant_tables`), as their names, typed columns and description: the prompt
+:func:`.offer.relevant_tables`), as their names, typed columns and description: the prompt
 asks the model to reuse one exactly when it fits. Re-use needs the same table signature
 (name, description, and each column's name, type, unit and description) or, for
 :meth:`.store.TupleStore.cover`, the same description and key column definitions. The

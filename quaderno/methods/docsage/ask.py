@@ -30,62 +30,27 @@ from typing import Literal
 from quaderno.errors import StepError
 from quaderno.index.hits import Hit
 from quaderno.methods.docsage.adopt import adopt_offered
-from quaderno.methods.docsage.draft import SchemaDraft, from_schema, slug, to_schema
+from quaderno.methods.docsage.draft import SchemaDraft, from_schema, to_schema
 from quaderno.methods.docsage.joins import declare, named_references
+from quaderno.methods.docsage.offer import describe_table, describe_tables
 from quaderno.methods.docsage.own_key import own_keys
 from quaderno.methods.docsage.patch import apply_patches
 from quaderno.methods.docsage.records import AskLog, AskRound, Clarification
-from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
-from quaderno.methods.docsage.schema import (Column, Schema, Table, constraint_columns,
-                                             generic_schema)
+from quaderno.methods.docsage.schema import Schema, Table, generic_schema
 from quaderno.methods.docsage.siblings import merge_siblings
 from quaderno.methods.docsage.signals import Signal, rank
 from quaderno.methods.docsage.single_numbers import single_numbers
+from quaderno.methods.docsage.single_table import one_table
 from quaderno.methods.docsage.steps import (ANSWER_CLARIFICATION, CLARIFY, INIT_SCHEMA,
                                             REFINE_SCHEMA, SINGLE_TABLE, UPDATE_SCHEMA,
                                             fenced)
-from quaderno.methods.docsage.terms import content_words, overlap
 from quaderno.methods.docsage.whole_names import whole_names
 from quaderno.methods.episode import Episode, format_docs
 
 ASK_STEPS = ("docsage.schema", "docsage.ask")  # step-name prefixes of ASK's own calls
 TrialExtract = Callable[[Schema, Sequence[Hit]], Awaitable[list[Row]]]
 Detector = Callable[[Schema, Sequence[Row]], list[Signal]]
-
-
-def describe_table(t: Table) -> str:
-    """A table as the schema prompt offers it: name, typed columns, description."""
-    def col(c: Column) -> str:
-        return f"{c.name} {c.type}" + ("" if c.single_valued else " multi-valued")
-    return f"{t.name}({', '.join(col(c) for c in t.columns)})" + (
-        f" -- {t.description}" if t.description else "")
-
-
-def describe_tables(tables: Sequence[Table]) -> str:
-    return "\n".join(f"- {describe_table(t)}" for t in tables) or "(none)"
-
-
-def relevant_tables(tables: Sequence[Table], question: str, limit: int = 8) -> list[Table]:
-    """The known tables worth offering for ``question``: those whose name or a column's name
-    shares a content word with it (:func:`.terms.overlap`), in the order given, at most
-    ``limit``, and of a name only its first definition (the store gives the one most chunks
-    hold first); never the generic ``facts`` table of the ablation. A table about other
-    entities would only be copied into the schema: the measuring model copied ``facts``,
-    and every extraction call wrote entity-attribute-value rows the question did not need.
-    Two definitions of one name (ASK's rounds add a key or a column) were both offered, and
-    the draft's table matched neither (``benchmarks/docsage_reuse.py``, 2026-11-29). A table
-    the question names only by a synonym is not offered, and is extracted anew."""
-    asked, generic = content_words(question), generic_schema().tables[0].signature()
-    seen: set[str] = set()
-    out = []
-    for t in tables:
-        if t.name.lower() in seen or t.signature() == generic or \
-                not overlap(asked, content_words(" ".join([t.name, *t.column_names]))):
-            continue
-        seen.add(t.name.lower())
-        out.append(t)
-    return out[:limit]
 
 
 def _drafted(draft: SchemaDraft, version: int = 0, question: str = "",
@@ -101,39 +66,6 @@ def _drafted(draft: SchemaDraft, version: int = 0, question: str = "",
     draft, numbers = single_numbers(draft)
     schema, notes = to_schema(draft, version=version)
     return schema, merged + joined + numbers + notes
-
-
-def _links(table: Table) -> bool:
-    """``table`` only links others: two or more references and no column besides them (a
-    membership with its ``joined_year`` holds something of its own)."""
-    refs = {c for fk in table.foreign_keys for c in fk.cols}
-    return len(table.foreign_keys) > 1 and set(table.column_names) <= refs
-
-
-def _one_table(schema: Schema) -> tuple[Schema, str]:
-    """One table of ``schema`` alone (single mode), with a note saying so: the one holding
-    most of the attributes the question requires, the first of those tied, never a table
-    that only links others while another is there. Its references to the others are
-    dropped, as are the constraints, requirements and entity types naming them."""
-    req = schema.requirements
-    wanted = [a.split(".")[0] for a in req.attributes]
-    order = {t.name: i for i, t in enumerate(schema.tables)}
-    first = max(schema.tables, key=lambda t: (not _links(t), wanted.count(t.name),
-                                              -order[t.name]))
-    dropped = [t.name for t in schema.tables if t is not first]
-    dropped_types = {singular(slug(d)) for d in dropped}     # as entity types name them
-    kept = first.model_copy(update={"foreign_keys": []})
-    constraints = [c for c in schema.constraints
-                   if all(t == first.name for t, _ in constraint_columns(c))]
-    requirements = req.model_copy(update={
-        "entity_types": [e for e in req.entity_types if singular(slug(e)) not in dropped_types],
-        "attributes": [a for a in req.attributes if a.split(".")[0] == first.name],
-        "join_path": [t for t in req.join_path if t == first.name]})
-    one = schema.model_copy(update={"tables": [kept], "constraints": constraints,
-                                    "requirements": requirements})
-    return Schema.model_validate(one.model_dump()), (
-        f"the single-table draft had {len(schema.tables)} tables; kept {first.name}, "
-        f"left out {', '.join(dropped)}")
 
 
 def _texts(hits: Sequence[Hit]) -> list[str]:
@@ -215,7 +147,7 @@ class SchemaDiscovery:
             raise StepError(step.name, f"the schema draft is unusable: {exc}",
                             raw=result.raw) from None
         if self.mode == "single" and len(schema.tables) > 1:
-            schema, note = _one_table(schema)
+            schema, note = one_table(schema)
             notes.append(note)
         if known:
             schema, adopted = adopt_offered(schema, known)

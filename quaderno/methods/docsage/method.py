@@ -39,7 +39,7 @@ from quaderno.llm.lm import LM
 from quaderno.methods.answer import Answer
 from quaderno.methods.base import BaseMethod
 from quaderno.methods.details import DocSageDetails
-from quaderno.methods.docsage.ask import SchemaDiscovery, relevant_tables
+from quaderno.methods.docsage.ask import SchemaDiscovery
 from quaderno.methods.docsage.clear import ClearConfig, episode_retriever, run_clear
 from quaderno.methods.docsage.correct import VoteRule
 from quaderno.methods.docsage.complete import completion, named_groups, rosters
@@ -48,6 +48,7 @@ from quaderno.methods.docsage.detect import detect_all
 from quaderno.methods.docsage.extract import (ChunkResult, ExtractionSettings, all_rows,
                                               extract)
 from quaderno.methods.docsage.gather import extraction_scope, probe_set, sample_set
+from quaderno.methods.docsage.offer import relevant_tables
 from quaderno.methods.docsage.reason import (SQLReasoner, answer_from_tables, finds_nothing,
                                              render_tables)
 from quaderno.methods.docsage.records import AskLog
