@@ -10,7 +10,8 @@ import statistics
 import pytest
 
 from quaderno.errors import ConfigError, SQLExecutionError, SQLRefusedError
-from quaderno.methods.docsage.lineage import LINEAGE, MAX_SUPPORT_QUERIES, run_with_lineage
+from quaderno.methods.docsage.lineage import MAX_SUPPORT_QUERIES, run_with_lineage
+from quaderno.methods.docsage.lineage_rewrite import LINEAGE
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.sandbox import SQLSandbox, SQLTimeoutError
 from quaderno.methods.docsage.schema import Column, Schema, Table
@@ -472,8 +473,8 @@ def test_a_query_without_tables_has_nothing_to_trace(sb: SQLSandbox) -> None:
 
 def test_a_rewrite_that_does_not_run_falls_back_to_the_query(
         sb: SQLSandbox, monkeypatch: pytest.MonkeyPatch) -> None:
-    from quaderno.methods.docsage import lineage
-    monkeypatch.setattr(lineage, "_is_aggregate", lambda select: False)  # break the rewrite
+    from quaderno.methods.docsage import lineage_rewrite
+    monkeypatch.setattr(lineage_rewrite, "_is_aggregate", lambda select: False)  # break the rewrite
     traced = run_with_lineage(sb, "SELECT max(employees) FROM company")
     assert traced.result.rows == [[300]] and traced.result.columns == ["MAX(employees)"]
     assert traced.partial and traced.lineage[0].tids == []

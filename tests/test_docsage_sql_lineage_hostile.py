@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from quaderno.methods.docsage.lineage import LINEAGE, lineage_name, run_with_lineage
+from quaderno.methods.docsage.lineage import run_with_lineage
+from quaderno.methods.docsage.lineage_rewrite import LINEAGE, lineage_name
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.sandbox import SQLSandbox
 from quaderno.methods.docsage.schema import Column, Schema, Table

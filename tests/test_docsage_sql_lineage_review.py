@@ -7,7 +7,8 @@ import pytest
 from quaderno.methods.docsage.aliases import merge_entities
 from quaderno.methods.docsage.clear import source_chunk
 from quaderno.methods.docsage.correct import apply_cell
-from quaderno.methods.docsage.lineage import LINEAGE, run_with_lineage
+from quaderno.methods.docsage.lineage import run_with_lineage
+from quaderno.methods.docsage.lineage_rewrite import LINEAGE
 from quaderno.methods.docsage.records import RowSource
 from quaderno.methods.docsage.rows import Provenance, Row
 from quaderno.methods.docsage.sandbox import SQLSandbox, SQLTimeoutError

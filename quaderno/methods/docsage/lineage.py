@@ -1,18 +1,11 @@
 """Provenance of SQL result rows: from each result row back to tuples and chunks (spec §4).
 
-The checked query is rewritten with sqlglot so that it also returns, as one extra last column
-``__lineage_<random>`` (a name no query can know: :func:`lineage_name`), the list of ``_tid`` s
-that produced each result row:
-
-* a non-aggregate SELECT adds ``[a._tid, b._tid, ...]`` over its FROM/JOIN tables;
-* an aggregate or GROUP BY query adds ``flatten(list([...]))``, so every group (or the one
-  global row) carries the tids it aggregated; HAVING, ORDER BY and LIMIT are untouched, so the
-  lists align with the result rows exactly; SELECT DISTINCT becomes the equivalent GROUP BY;
-* CTEs and derived tables (LATERAL ones too) that are themselves plain or aggregate SELECTs
-  (or UNION ALLs of them) expose their own ``__lineage`` and the outer query concatenates it;
-* uncorrelated subqueries in WHERE, HAVING or the SELECT list (IN, scalar, EXISTS) are run on
-  their own, rewritten the same way, and their tids are kept as ``support_tids`` of every row;
-  a filtering IN test's, only those rows of it that admitted the row (``in_support.py``).
+The checked query is rewritten (:mod:`.lineage_rewrite`) so that it also returns, as one extra
+last column, the list of ``_tid`` s that produced each result row, for plain and aggregate
+queries, CTEs and derived tables alike. Uncorrelated subqueries in WHERE, HAVING or the SELECT
+list (IN, scalar, EXISTS) are run on their own, rewritten the same way, and their tids are
+kept as ``support_tids`` of every row; a filtering IN test's, only those rows of it that
+admitted the row (``in_support.py``).
 
 What cannot be traced exactly (UNION/INTERSECT/EXCEPT without ALL, recursive CTEs, correlated
 subqueries, table-less sources) is recorded as ``partial`` with a note, never guessed. The
@@ -31,7 +24,6 @@ from __future__ import annotations
 
 import json
 import logging
-import secrets
 import time
 from typing import Any, Literal
 
@@ -42,7 +34,9 @@ from sqlglot.errors import SqlglotError
 
 from quaderno.errors import SQLExecutionError, SQLRefusedError
 from quaderno.methods.docsage.aggregates import is_aggregate as _is_aggregate
-from quaderno.methods.docsage.in_support import Support, group_rows, in_key, row_support
+from quaderno.methods.docsage.in_support import Support, group_rows, row_support
+from quaderno.methods.docsage.lineage_rewrite import (LINEAGE, Rewriter, lineage_name,
+                                                      support_queries)
 from quaderno.methods.docsage.records import RowSource
 from quaderno.methods.docsage.rows import PROV_TABLE, Correction, cell_chunks
 from quaderno.methods.docsage.sandbox import QueryResult, SQLSandbox, SQLTimeoutError
@@ -50,17 +44,6 @@ from quaderno.methods.docsage.schema import TID, Schema
 from quaderno.methods.docsage.sqlgate import CheckedSQL
 
 log = logging.getLogger(__name__)
-
-LINEAGE = "__lineage"  # the reserved prefix of the lineage column's name
-
-
-def lineage_name() -> str:
-    """A name for one run's lineage column that no query can know beforehand: the rewrite
-    reads each derived table's column of that name, and a query that could write one (a
-    struct's field named in a string, ``from_json(..., '{"__lineage": "BIGINT[]"}')``, passes
-    any check of the names it writes) would choose the chunks its rows cite."""
-    return f"{LINEAGE}_{secrets.token_hex(8)}"
-
 
 MAX_SUPPORT_QUERIES = 8  # filter subqueries traced per query, each one run on its own
 
@@ -89,145 +72,6 @@ class TracedResult(BaseModel):
     joined: list[str] = Field(default_factory=list)  # see CheckedSQL.joined
     hoisted: list[str] = Field(default_factory=list)  # see CheckedSQL.hoisted
     respelled: list[str] = Field(default_factory=list)  # see CheckedSQL.respelled
-
-
-# -- the rewrite ------------------------------------------------------------------------------
-class _Rewriter:
-    def __init__(self, tables: set[str], name: str) -> None:
-        self.tables = tables
-        self.name = name       # the lineage column's name in this run (:func:`lineage_name`)
-        self.notes: list[str] = []
-
-    def query(self, q: exp.Expression, ctes: dict[str, bool]) -> exp.Expression | None:
-        """A copy of ``q`` that also returns ``__lineage`` as its last column, or None."""
-        if isinstance(q, exp.SetOperation) and q.args.get("with_") is not None:
-            # its CTEs are not seen by the branches' rewrite, which would read a table's
-            # row ids from a CTE shadowing it (review 17)
-            self.notes.append("WITH on a set operation is not traced")
-            return None
-        if isinstance(q, exp.Union) and not q.args.get("distinct"):
-            left = self.query(q.this, ctes)
-            right = self.query(q.expression, ctes)
-            if left is None or right is None:
-                return None
-            out = q.copy()
-            out.set("this", left)
-            out.set("expression", right)
-            return out
-        if isinstance(q, exp.Subquery):
-            inner = self.query(q.this, ctes)
-            if inner is None:
-                return None
-            out = q.copy()
-            out.set("this", inner)
-            return out
-        if isinstance(q, exp.Select):
-            return self.select(q, ctes)
-        kind = type(q).__name__.upper() + (" (without ALL)" if isinstance(q, exp.Union) else "")
-        self.notes.append(f"{kind} is not traced row by row")
-        return None
-
-    def select(self, q: exp.Select, ctes: dict[str, bool]) -> exp.Select | None:
-        q = q.copy()
-        local = dict(ctes)
-        with_ = q.args.get("with_")
-        if with_ is not None:
-            for cte in with_.expressions:
-                name = cte.alias_or_name.lower()
-                columns = cte.args["alias"].columns if cte.args.get("alias") else []
-                if with_.args.get("recursive") or columns:
-                    self.notes.append(f"CTE {name!r} (recursive or with a column list) is "
-                                      "not traced")
-                    local[name] = False
-                    continue
-                body = self.query(cte.this, local)
-                local[name] = body is not None
-                if body is not None:
-                    cte.set("this", body)
-        parts: list[exp.Expression] = []
-        sources = []
-        if q.args.get("from_") is not None:
-            sources.append(q.args["from_"].this)
-        joins = q.args.get("joins") or []
-        if any(str(j.args.get("method") or "").upper() == "NATURAL" for j in joins):
-            self.notes.append("NATURAL JOIN is not traced")
-            return None
-        sources += [j.this for j in joins]
-        for src in sources:
-            alias = src.alias_or_name
-            if isinstance(src, exp.Table) and src.name.lower() in local:
-                if local[src.name.lower()]:
-                    parts.append(exp.column(self.name, table=alias, quoted=True))
-            elif isinstance(src, exp.Table) and src.name.lower() in self.tables:
-                parts.append(exp.Array(expressions=[exp.column(TID, table=alias, quoted=True)]))
-            elif isinstance(src, exp.Subquery) or (isinstance(src, exp.Lateral)
-                                                    and isinstance(src.this, exp.Subquery)):
-                # a LATERAL subquery runs once per outer row, in place: its lineage column
-                # is that row's, as a derived table's is
-                derived = src.this if isinstance(src, exp.Lateral) else src
-                inner = self.query(derived.this, local)
-                if inner is not None:
-                    derived.set("this", inner)
-                    parts.append(exp.column(self.name, table=alias, quoted=True))
-                else:
-                    self.notes.append(f"derived table {alias!r} is not traced")
-            else:
-                self.notes.append(f"source {alias or type(src).__name__!r} has no tuples")
-        if not parts:
-            return None
-        lineage: exp.Expression = parts[0]
-        for part in parts[1:]:
-            lineage = exp.Anonymous(this="list_concat", expressions=[lineage, part])
-        if q.args.get("distinct") is not None and not _is_aggregate(q):
-            if q.args["distinct"].args.get("on") is not None:
-                self.notes.append("SELECT DISTINCT ON is not traced")
-                return None
-            q.set("distinct", None)
-            q.set("group", exp.Group(expressions=[p.unalias().copy() for p in q.expressions]))
-        if _is_aggregate(q):
-            lineage = exp.Anonymous(this="flatten", expressions=[
-                exp.Anonymous(this="list", expressions=[lineage])])
-        q.append("expressions", exp.alias_(lineage, self.name, quoted=True))
-        return q
-
-
-def _outer_ctes(root: exp.Expression) -> exp.With | None:
-    with_ = root.args.get("with_")
-    return with_.copy() if isinstance(with_, exp.With) else None
-
-
-def _is_source(sub: exp.Subquery) -> bool:
-    """Whether ``sub`` is part of what produces the rows (a FROM/JOIN source, a CTE's body or
-    the query itself, through parenthesised UNION branches and the left side of EXCEPT or
-    INTERSECT), not a filter (a WHERE/IN subquery, the right side of EXCEPT or INTERSECT)."""
-    node: exp.Expression = sub
-    while isinstance(node.parent, exp.Subquery) or (
-            isinstance(node.parent, exp.SetOperation)
-            and (isinstance(node.parent, exp.Union) or node is node.parent.this)):
-        node = node.parent
-    if isinstance(node.parent, exp.Lateral):
-        node = node.parent
-    return node.parent is None or isinstance(node.parent, (exp.From, exp.Join, exp.CTE))
-
-
-def _support_queries(root: exp.Expression
-                     ) -> list[tuple[exp.Expression, tuple[str, str] | None]]:
-    """Subqueries that are not FROM/JOIN sources (IN, scalar, EXISTS), as standalone
-    queries carrying the outer WITH so CTE names resolve, each with the outer column a
-    filtering IN test compares it to (``in_support.in_key``)."""
-    out = []
-    outer = _outer_ctes(root)
-    # EXISTS (SELECT ...) holds its query without a Subquery node around it
-    found = [*root.find_all(exp.Subquery),
-             *(e for e in root.find_all(exp.Exists) if not isinstance(e.this, exp.Subquery))]
-    for sub in found:
-        if isinstance(sub, exp.Subquery) and _is_source(sub):
-            continue
-        query = sub.this.copy()
-        if outer is not None and query.args.get("with_") is None:
-            query.set("with_", outer.copy())
-        out.append((query, in_key(sub)))
-    return out
 
 
 # -- running and mapping ------------------------------------------------------------------------
@@ -280,7 +124,7 @@ def _checked(sandbox: SQLSandbox, expression: exp.Expression) -> CheckedSQL:
     return sandbox.check(expression.sql(dialect="duckdb", comments=False))
 
 
-def _support_tids(sandbox: SQLSandbox, root: exp.Expression, rewriter: _Rewriter,
+def _support_tids(sandbox: SQLSandbox, root: exp.Expression, rewriter: Rewriter,
                   timeout_s: float, max_rows: int) -> tuple[list[Support], bool]:
     """The tuples each filter subquery read, all of them within one ``timeout_s`` together
     (each ran with the whole limit, and eight slow IN subqueries of a query that itself ran
@@ -288,7 +132,7 @@ def _support_tids(sandbox: SQLSandbox, root: exp.Expression, rewriter: _Rewriter
     deadline = time.monotonic() + timeout_s
     supports: list[Support] = []
     partial = False
-    queries = [(q, k) for q, k in _support_queries(root) if q.find(exp.Table) is not None]
+    queries = [(q, k) for q, k in support_queries(root) if q.find(exp.Table) is not None]
     if len(queries) > MAX_SUPPORT_QUERIES:
         # each runs on its own, and a model nesting NOT IN 30 deep would run 30 ever deeper
         # queries: the outermost are traced, the rest left partial
@@ -391,7 +235,7 @@ def run_with_lineage(sandbox: SQLSandbox, sql: str, *, timeout_s: float = 5.0,
     # lineage column the rewrite adds to a derived table, and could replace or erase it
     # (review 17): such a query's result stands untraced
     untraced = _whole_rows(written, sandbox.schema)
-    rewriter = _Rewriter({t.name for t in sandbox.schema.tables}, lineage_name())
+    rewriter = Rewriter({t.name for t in sandbox.schema.tables}, lineage_name())
     rewritten = None if untraced else rewriter.query(checked.expression, {})
     if untraced:
         rewriter.notes.append("a whole row of a table is read as a value; untraced")
