@@ -36,13 +36,8 @@ in its kind and no other container qualifies. Other containers are never merged 
 ``members`` table keyed by an id of the kind, with no column naming its rows, is keyed by
 their name (``laureate_name`` for ``laureate_id``: :func:`_name_members`).
 
-The merged table gains the other siblings' columns it lacks (the columns a requirement or
-constraint names first; never their ids or columns named after them), up to the draft's
-column cap, and loses its own columns named after a table merged into it. Foreign keys,
-constraints, required attributes, entity types and the join path that named a merged sibling
-name the merged table; a foreign key to a merged sibling's key column the merged table lacks
-points at the merged table's key. A description naming a merged sibling is cleared (it would
-tell extraction the table is about one company).
+The merge itself (what the merged table gains and loses, and how what named a merged
+table follows it) is :func:`.merge_tables.merge_tables`.
 """
 
 from __future__ import annotations
@@ -52,13 +47,13 @@ from collections.abc import Iterable
 
 from quaderno.methods.docsage.containers import (container_kind, reference_column,
                                                  refer_to_container)
-from quaderno.methods.docsage.draft import (MAX_COLUMNS, MAX_REFERENCES, DraftColumn,
-                                            DraftForeignKey, DraftTable, SchemaDraft,
+from quaderno.methods.docsage.draft import (MAX_COLUMNS, DraftColumn, DraftTable, SchemaDraft,
                                             rename_table, slug)
+from quaderno.methods.docsage.merge_tables import bare_name, merge_tables, without
 from quaderno.methods.docsage.normalize import NAME_JOINERS, NAME_PARTICLES, name_run
 from quaderno.methods.docsage.rekey import (entity_of_key, id_named, is_name_column,
                                             name_columns, name_to_add, plural,
-                                            rekey_by_added, singular, stems)
+                                            rekey_by_added, singular)
 
 MIN_SHARED = 3   # columns two tables must share to be siblings
 SHARE = 0.75     # and the share of the smaller table's columns they make up
@@ -90,12 +85,8 @@ def proper_names(texts: Iterable[str]) -> set[str]:
             for i in range(len(words)):
                 for j in range(i + 1, min(len(words), i + _MAX_WORDS) + 1):
                     if any(singular(w.casefold()) not in common for w in words[i:j]):
-                        out.add(_bare(" ".join(words[i:j])))
+                        out.add(bare_name(" ".join(words[i:j])))
     return out
-
-
-def _bare(name: str) -> str:
-    return slug(name).replace("_", "")
 
 
 def _own(table: DraftTable) -> set[str]:
@@ -136,10 +127,10 @@ def _kinds(group: list[DraftTable], words: set[str],
     columns = [{slug(c.name) for c in t.columns} for t in group]
     if any(c & {"name", "title"} for c in columns):
         return set()
-    own = {_bare(t.name) for t in group}
+    own = {bare_name(t.name) for t in group}
     kinds = {c[:-len(w)].rstrip("_") for c in set.intersection(*columns)
              for w in suffixes if c.endswith(w) and len(c) > len(w)}
-    return {k for k in kinds if k.isalpha() and k not in _NOT_KINDS and _bare(k) not in own
+    return {k for k in kinds if k.isalpha() and k not in _NOT_KINDS and bare_name(k) not in own
             and {k, plural(k), singular(k)} & words}
 
 
@@ -153,7 +144,7 @@ def _kind(group: list[DraftTable], names: set[str], words: set[str]) -> str:
     """The one entity the siblings are of (:func:`_kinds`): read from all of them, else from
     those named after instances (a table of the kind may call its name ``name``); of several,
     the one a sibling's table is named after; "" when none is."""
-    named = [t for t in group if _bare(t.name) in names]
+    named = [t for t in group if bare_name(t.name) in names]
     # name columns first; an id every sibling shares when none names it (Set1's
     # ``laureate_id`` in ``Stedrurial_Medal`` and ``Members``, before ASK keys them by name)
     for suffixes in (("name", "title"), ("id",)):
@@ -206,11 +197,7 @@ def _is_kind(table: DraftTable, kind: str, names: set[str]) -> bool:
     if own in (kind, plural(kind)) or singular(own) == singular(kind):
         return True
     last = own.split("_")[-1]
-    return last in (kind, plural(kind)) and _bare(table.name) not in names
-
-
-def _without(tables: list[DraftTable], some: list[DraftTable]) -> list[DraftTable]:
-    return [t for t in tables if all(t is not o for o in some)]
+    return last in (kind, plural(kind)) and bare_name(table.name) not in names
 
 
 def merge_siblings(draft: SchemaDraft, question: str,
@@ -232,24 +219,24 @@ def merge_siblings(draft: SchemaDraft, question: str,
         # the table of the kind: named after it, else a table named for members alone
         kinds = [t for t in group if kind and _is_kind(t, kind, names)] or \
             [t for t in group if kind and slug(t.name) in _MEMBER_TABLES]
-        rest = _without(group, kinds)
+        rest = without(group, kinds)
         # a table the question names holds its members when the question asks about the
         # kind ("the companies in the Commission"); else it is one of them ("the revenue of
         # Gouqin Energy")
         of_kind = not kind or bool({kind, plural(kind)} & asked_words)
-        containers = [t for t in rest if _bare(t.name) in asked and of_kind]
+        containers = [t for t in rest if bare_name(t.name) in asked and of_kind]
         referable = _referable(containers, group, kind, question)
         if kinds:   # beside the members' table a container is a reference (containers.py)
             referred = _refer(draft, kinds[0], referable, kind, question)
             notes += referred.values()
-            rest = _without(rest, [t for t in containers if t.name in referred])
-            containers = _without(containers, [t for t in containers if t.name in referred])
+            rest = without(rest, [t for t in containers if t.name in referred])
+            containers = without(containers, [t for t in containers if t.name in referred])
             notes += _name_members(draft, kinds[0], kind)
-        instances = [t for t in _without(rest, containers) if _bare(t.name) in names]
+        instances = [t for t in without(rest, containers) if bare_name(t.name) in names]
         # without a table of the kind, the instances make one, named after it, when a
         # container can then refer to it; else the one container the question names holds
         # them
-        taken = {slug(t.name) for t in _without(draft.tables, instances)}
+        taken = {slug(t.name) for t in without(draft.tables, instances)}
         refer = not kinds and bool(kind) and bool(instances) and bool(referable) and \
             not {slug(plural(kind)), slug(singular(kind))} & taken
         home = kinds[:1] or (containers if len(containers) == 1 and not refer else [])
@@ -257,7 +244,7 @@ def merge_siblings(draft: SchemaDraft, question: str,
             continue
         before = [t.name for t in [*home, *instances]]
         into, gone = _target(draft, instances, home, kind)
-        cut = _merge(draft, into, gone, before)
+        cut = merge_tables(draft, into, gone, before)
         if len(before) > 1:
             notes.append(f"tables {', '.join(repr(n) for n in before if n != into.name)} "
                          f"merged into {into.name!r}: the same columns, each table named "
@@ -288,7 +275,7 @@ def _referable(containers: list[DraftTable], group: list[DraftTable], kind: str,
     model drew it twice."""
     out = []
     for t in containers:
-        written = _written(question, _bare(t.name))
+        written = _written(question, bare_name(t.name))
         ref = container_kind(written)
         if ref in ("", singular(slug(kind or ""))) or not re.search(
                 rf"(?i:\b(?:in|of|within|from|under|at|on|across|inside|among|{_JOINED})"
@@ -296,11 +283,11 @@ def _referable(containers: list[DraftTable], group: list[DraftTable], kind: str,
                 question):
             continue
         # (a copy of the container, drawn twice, is the container)
-        if any(singular(slug(o.name).split("_")[-1]) == ref or _bare(o.name).endswith(ref)
-               for o in group if _bare(o.name) != _bare(t.name)):
+        if any(singular(slug(o.name).split("_")[-1]) == ref or bare_name(o.name).endswith(ref)
+               for o in group if bare_name(o.name) != bare_name(t.name)):
             continue
         out.append(t)
-    return out if len({_bare(t.name) for t in out}) == 1 else []
+    return out if len({bare_name(t.name) for t in out}) == 1 else []
 
 
 def _written(question: str, bare: str) -> str:
@@ -310,7 +297,7 @@ def _written(question: str, bare: str) -> str:
         words = [_POSSESSIVE.sub("", w) for w in m.group(0).split()]
         for i in range(len(words)):
             for j in range(len(words), i, -1):
-                if _bare(" ".join(words[i:j])) == bare:
+                if bare_name(" ".join(words[i:j])) == bare:
                     return " ".join(words[i:j])
     return ""
 
@@ -323,14 +310,14 @@ def _refer(draft: SchemaDraft, members: DraftTable, containers: list[DraftTable]
     not taken from the container either)."""
     notes = {}
     for t in containers:
-        written = _written(question, _bare(t.name))
+        written = _written(question, bare_name(t.name))
         column = reference_column(draft, members, container_kind(written))
         have = {slug(c.name) for c in members.columns}
         if column is None or (slug(column) not in have and len(have) >= MAX_COLUMNS):
             continue
         if slug(column) not in have:   # placed first: the merge's cap never leaves it out
             members.columns.append(DraftColumn(name=column))
-        cut = _merge(draft, members, [t], [members.name, t.name, *merged])
+        cut = merge_tables(draft, members, [t], [members.name, t.name, *merged])
         how = refer_to_container(draft, members, kind, written, column)
         notes[t.name] = (f"table {t.name!r} merged into {members.name!r}: the same columns; "
                          + how + (f" (columns past the cap of {MAX_COLUMNS} left out: "
@@ -343,111 +330,17 @@ def _target(draft: SchemaDraft, instances: list[DraftTable], home: list[DraftTab
     """The table the ``instances`` merge into, and the tables merged away."""
     if home:
         return home[0], instances
-    taken = {slug(t.name) for t in _without(draft.tables, instances)}
+    taken = {slug(t.name) for t in without(draft.tables, instances)}
     base = max(instances, key=lambda t: len(t.columns))  # first of the widest
     if kind and slug(plural(kind)) not in taken and slug(singular(kind)) not in taken:
         old = base.name
         base.name = plural(kind)
         rename_table(draft, old, base.name)
-        return base, _without(instances, [base])
+        return base, without(instances, [base])
     asked = {slug(n) for n in [*draft.entity_types, *draft.join_path,
                                *(a.partition(".")[0] for a in draft.required_attributes)]}
     first = next((t for t in instances if slug(t.name) in asked), instances[0])
-    return first, _without(instances, [first])
-
-
-def _about(column: str, table: str) -> bool:
-    """``column`` is ``table``'s own id or named after it (``id``, ``grounlenkreenergy_id``,
-    ``gouqinenergyname``); a bare ``name`` or ``title`` is not."""
-    bare = _bare(column)
-    return bare == "id" or bare in {_bare(s) + w for s in stems(table)
-                                    for w in ("id", "name", "title")}
-
-
-def _named(draft: SchemaDraft, table: DraftTable) -> set[str]:
-    """The columns of ``table`` a requirement or constraint names (slugs)."""
-    own = slug(table.name)
-    return {slug(c) for a in draft.required_attributes for t, _, c in [a.partition(".")]
-            if slug(t) == own} | {slug(c) for k in draft.constraints if slug(k.table) == own
-                                  for c in k.columns}
-
-
-def _merge(draft: SchemaDraft, into: DraftTable, gone: list[DraftTable],
-           merged: list[str]) -> list[str]:
-    """``gone`` merged into ``into``; ``merged``: the names all of them had before. Returns
-    the columns left out at the cap."""
-    # the columns named after a table of the group name nothing once it is one table
-    keys = {slug(k) for k in into.primary_key}
-    drop = {slug(c.name) for c in into.columns if slug(c.name) not in keys | {"id"}
-            and any(_about(c.name, n) for n in merged if slug(n) != slug(into.name))}
-    into.columns = [c for c in into.columns if slug(c.name) not in drop]
-    into.foreign_keys = [fk for fk in into.foreign_keys if slug(fk.column) not in drop]
-    have, cut = {slug(c.name) for c in into.columns}, []
-    for t in gone:
-        needed = _named(draft, t)
-        for c in sorted(t.columns, key=lambda c: slug(c.name) not in needed):
-            s = slug(c.name)
-            if s in have or s in drop or any(_about(s, n) for n in [*merged, into.name]):
-                continue
-            if len(into.columns) >= MAX_COLUMNS:
-                cut.append(c.name)
-                continue
-            into.columns.append(c)
-            have.add(s)
-        into.foreign_keys += [fk for fk in t.foreign_keys if slug(fk.column) in have]
-    draft.tables = _without(draft.tables, gone)
-    gone_names = {slug(t.name) for t in gone}
-    # what named a column of a merged table that the merged table lacks: a reference to
-    # its key points at the merged table's key, a requirement of it is dropped
-    pk = into.primary_key[0] if len(into.primary_key) == 1 else ""
-    for t in draft.tables:
-        for fk in t.foreign_keys:
-            if slug(fk.references_table) in gone_names and \
-                    slug(fk.references_column) not in have and pk:
-                fk.references_column = pk
-    # a requirement of a merged table's id or own name is dropped, the others follow it
-    # (one no sibling had stays the missing relationship ASK asks about), and so is one of
-    # a column the merged table dropped
-    draft.required_attributes = [
-        a for a in draft.required_attributes for tb, _, c in [a.partition(".")]
-        if not (slug(tb) in gone_names and any(_about(c, n) for n in merged))
-        and not (slug(tb) == slug(into.name) and slug(c) in drop)]
-    for t in gone:
-        rename_table(draft, t.name, into.name)
-    _clear_descriptions(into, merged)
-    for t in draft.tables:  # one reference once; none from a column to itself
-        seen: set[tuple[str, str, str]] = set()
-        kept: list[DraftForeignKey] = []
-        for fk in t.foreign_keys:
-            key = (slug(fk.column), slug(fk.references_table), slug(fk.references_column))
-            if key in seen or (t is into and key[1] == slug(into.name) and key[0] == key[2]):
-                continue
-            seen.add(key)
-            kept.append(fk)
-        t.foreign_keys = kept[:MAX_REFERENCES]
-    seen_c: set[tuple[str, str, tuple[str, ...]]] = set()
-    constraints = []
-    for k in draft.constraints:
-        key = (k.kind, slug(k.table), tuple(slug(x) for x in k.columns))
-        if key not in seen_c:
-            seen_c.add(key)
-            constraints.append(k)
-    draft.constraints = constraints
-    draft.required_attributes = list(dict.fromkeys(draft.required_attributes))
-    return cut
-
-
-def _clear_descriptions(into: DraftTable, merged: list[str]) -> None:
-    """Descriptions naming a merged table ("Gouqin Energy's revenue") are cleared."""
-    names = [b for n in merged if slug(n) != slug(into.name) and len(b := _bare(n)) >= 5]
-
-    def names_one(text: str) -> bool:
-        return any(n in _bare(text) for n in names)
-    if names_one(into.description):
-        into.description = ""
-    for c in into.columns:
-        if names_one(c.description):
-            c.description = ""
+    return first, without(instances, [first])
 
 
 __all__ = ["merge_siblings", "siblings", "proper_names", "MIN_SHARED", "SHARE"]
