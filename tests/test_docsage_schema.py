@@ -368,7 +368,7 @@ def test_every_name_a_schema_accepts_passes_the_sql_gate_and_runs():
     from sqlglot.dialects.duckdb import DuckDB
 
     from quaderno.errors import SQLRefusedError
-    from quaderno.methods.docsage.schema import sqlglot_keywords
+    from quaderno.methods.docsage.identifiers import sqlglot_keywords
     from quaderno.methods.docsage.sqlgate import check_sql
     words = sorted({k.lower() for k in DuckDB.Tokenizer.KEYWORDS
                     if re.fullmatch(r"[a-z][a-z0-9_]*", k.lower())})
@@ -406,7 +406,7 @@ def test_a_keyword_name_after_a_dot_or_in_a_string_passes_the_gate():
     ``$$grant$$``, which sqlglot reads as a name and as strings; each costs the one repair.
     Only the bare word is refused; each query that passes runs in DuckDB."""
     from quaderno.errors import SQLRefusedError
-    from quaderno.methods.docsage.schema import sqlglot_keywords
+    from quaderno.methods.docsage.identifiers import sqlglot_keywords
     from quaderno.methods.docsage.sqlgate import check_sql
     passed = []
     for word in sorted(sqlglot_keywords()):

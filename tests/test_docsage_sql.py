@@ -118,7 +118,7 @@ def test_gate_accepts_the_mebench_train_queries(shared_data) -> None:
     import sqlglot
     from sqlglot import exp
 
-    from quaderno.methods.docsage.schema import reserved
+    from quaderno.methods.docsage.identifiers import reserved
     ok, refused, left_out = 0, [], 0
     lines = (shared_data / "mebench" / "mebench_train.jsonl").read_text().splitlines()
     for line in lines:

@@ -13,14 +13,15 @@ from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType
 
-from quaderno.methods.docsage.schema import Schema, sqlglot_keywords
+from quaderno.methods.docsage.identifiers import sqlglot_keywords
+from quaderno.methods.docsage.schema import Schema
 
 
 def bare_keywords(sql: str, schema: Schema) -> list[str]:
     """The schema's table and column names that sqlglot cannot read as names
-    (:func:`.schema.sqlglot_keywords`: ``grant``, ``current_date``), written unquoted in
+    (:func:`.identifiers.sqlglot_keywords`: ``grant``, ``current_date``), written unquoted in
     ``sql``: parsed, the query would be refused, or read as something else (``current_date``
-    as today). Drafted schemas never name one (:func:`.schema.avoided`); a schema given by
+    as today). Drafted schemas never name one (:func:`.identifiers.avoided`); a schema given by
     hand may."""
     words = {n for t in schema.tables for n in (t.name, *t.column_names)} & sqlglot_keywords()
     if not words:

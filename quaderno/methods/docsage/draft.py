@@ -17,10 +17,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from quaderno.errors import ParseError
+from quaderno.methods.docsage.identifiers import avoided, identifier
 from quaderno.methods.docsage.schema import (Column, Constraint, ForeignKey,
                                              FunctionalDependency, NumericRange, QueryRequirements,
-                                             Schema, Table, TemporalOrder, avoided,
-                                             identifier)
+                                             Schema, Table, TemporalOrder)
 
 
 MAX_TABLES, MAX_COLUMNS = 4, 12  # a question's schema is small (spec §1: minimal)
