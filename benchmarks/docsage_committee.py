@@ -10,7 +10,7 @@ depends on the model.
 Held-out D_1 chunks are used: train families, after the ``--skip`` examples the
 calibration took. They are extracted greedily, as at question time. Every cell at or below
 the calibration's τ_low, the cells Level A flags, is put to the committee's vote
-(:func:`correct.committee_ballots`, ``--committee`` samples). Each cell is labelled right or
+(:func:`committee.committee_ballots`, ``--committee`` samples). Each cell is labelled right or
 wrong against what its text states (:func:`calibrate.label_rows`), before and after the
 vote. As in CLEAR, a voted value the chunk does not state is emptied.
 
@@ -44,7 +44,7 @@ from quaderno.eval.synth.families import TRAIN_FAMILIES
 from quaderno.llm.config import LLMConfig, make_lm
 from quaderno.llm.lm import LM
 from quaderno.methods.docsage.calibrate import label_rows
-from quaderno.methods.docsage.correct import VoteRule, committee_ballots, tally, voting_ballots
+from quaderno.methods.docsage.committee import VoteRule, committee_ballots, tally, voting_ballots
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.normalize import key_columns
 from quaderno.methods.docsage.rows import Row
@@ -81,8 +81,8 @@ class Tally(BaseModel):
 def voted(table: Table, row: Row, column: str, ballots: list[list[dict]], rule: VoteRule,
           text: str):
     """``row``'s ``column``, read from ``text``, after the vote under ``rule``, as CLEAR
-    counts it (:func:`correct.tally`, the ``vote`` option; an empty ballot abstains for an
-    entity the text names, :func:`correct.voting_ballots`; all abstaining, the cell
+    counts it (:func:`committee.tally`, the ``vote`` option; an empty ballot abstains for an
+    entity the text names, :func:`committee.voting_ballots`; all abstaining, the cell
     stays)."""
     voting = voting_ballots(ballots, table, row.values, text)
     if not voting:

@@ -20,7 +20,8 @@ from quaderno.methods.docsage.amounts import (in_unit, mentions_in, read_row, re
                                               stated_spans, unit_scale)
 from quaderno.methods.docsage.column_kinds import column_kind, counted_kind, counts, rescalable
 from quaderno.methods.docsage.copies import self_copies
-from quaderno.methods.docsage.correct import committee_ballots, evidence_date, resolve_conflict
+from quaderno.methods.docsage.committee import committee_ballots
+from quaderno.methods.docsage.correct import evidence_date, resolve_conflict
 from quaderno.methods.docsage.extract import ExtractionSettings, all_rows, extract
 from quaderno.methods.docsage.figures import Figures
 from quaderno.methods.docsage.rows import coerce, load_rows

@@ -13,8 +13,8 @@ from quaderno.llm.trace import Trace
 from quaderno.llm.types import ChatRequest
 from quaderno.methods.docsage.clear import ClearConfig, run_clear
 from quaderno.methods.docsage.confidence import Calibration
-from quaderno.methods.docsage.correct import (committee_ballots, evidence_date, quote_in,
-                                              resolve_conflict, tally)
+from quaderno.methods.docsage.committee import committee_ballots, tally
+from quaderno.methods.docsage.correct import evidence_date, quote_in, resolve_conflict
 from quaderno.methods.docsage.extract import ExtractionSettings
 from quaderno.methods.docsage.schema import Schema
 

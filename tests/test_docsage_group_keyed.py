@@ -18,7 +18,7 @@ from quaderno.eval.synth.collection import make_collection
 from quaderno.eval.synth.families import FAMILIES
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
-from quaderno.methods.docsage.correct import committee_ballots, tally
+from quaderno.methods.docsage.committee import committee_ballots, tally
 from quaderno.methods.docsage.draft import slug
 from quaderno.methods.docsage.extract import ExtractionSettings
 from quaderno.methods.docsage.group_keyed import named_for_subject

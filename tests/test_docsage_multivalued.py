@@ -18,7 +18,7 @@ from quaderno.llm.lm import LM
 from quaderno.methods.docsage.offer import describe_tables
 from quaderno.methods.docsage.confidence import agreement_rows
 from quaderno.methods.docsage.constraints import check
-from quaderno.methods.docsage.correct import tally
+from quaderno.methods.docsage.committee import tally
 from quaderno.methods.docsage.extract import ExtractionSettings
 from quaderno.methods.docsage.draft import SchemaDraft, from_schema, to_schema
 from quaderno.methods.docsage.patch import SchemaPatch, apply_patches

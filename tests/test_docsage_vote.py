@@ -17,7 +17,7 @@ from quaderno.llm.types import ChatRequest
 from quaderno.methods.docsage.clear import ClearConfig, run_clear
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.errors import ConfigError
-from quaderno.methods.docsage.correct import tally
+from quaderno.methods.docsage.committee import tally
 from quaderno.methods.docsage.method import DocSage
 from quaderno.methods.docsage.schema import Schema
 from quaderno.methods.docsage.spec import DocSageOptions

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from quaderno.methods.docsage.correct import VoteRule
+from quaderno.methods.docsage.committee import VoteRule
 
 
 class ClearConfig(BaseModel):
@@ -25,7 +25,7 @@ class ClearConfig(BaseModel):
     retrieve_k: int = Field(default=5, ge=1, le=50)
     concurrency: int = Field(default=2, ge=1, le=32)
     acronyms: bool = True
-    vote: VoteRule = "first-read-breaks-ties"   # the committee's rule per cell (correct.tally)
+    vote: VoteRule = "first-read-breaks-ties"   # the committee's rule per cell (committee.tally)
 
 
 class ClearReport(BaseModel):

@@ -17,9 +17,9 @@ from quaderno.llm.trace import Trace
 from quaderno.methods.docsage.aliases import stated_in, unstated_ids
 from quaderno.methods.docsage.anomalies import match_parent
 from quaderno.methods.docsage.clear_settings import ClearConfig, ClearReport
+from quaderno.methods.docsage.committee import committee_ballots, tally, voting_ballots
 from quaderno.methods.docsage.constraints import CheckResult, Violation
-from quaderno.methods.docsage.correct import (Retrieve, apply_cell, committee_ballots,
-                                              resolve_conflict, tally, voting_ballots)
+from quaderno.methods.docsage.correct import Retrieve, apply_cell, resolve_conflict
 from quaderno.methods.docsage.ended import ended_columns
 from quaderno.methods.docsage.extract import ExtractionSettings
 from quaderno.methods.docsage.misplaced import misplaced_rows, name_references

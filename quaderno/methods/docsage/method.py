@@ -41,7 +41,7 @@ from quaderno.methods.base import BaseMethod
 from quaderno.methods.details import DocSageDetails
 from quaderno.methods.docsage.ask import SchemaDiscovery
 from quaderno.methods.docsage.clear import ClearConfig, episode_retriever, run_clear
-from quaderno.methods.docsage.correct import VoteRule
+from quaderno.methods.docsage.committee import VoteRule
 from quaderno.methods.docsage.complete import completion, named_groups, rosters
 from quaderno.methods.docsage.confidence import Calibration
 from quaderno.methods.docsage.detect import detect_all
