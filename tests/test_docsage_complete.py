@@ -17,8 +17,8 @@ from quaderno.index.hits import Hit
 from quaderno.llm.fake import FakeLLM
 from quaderno.llm.lm import LM
 from quaderno.llm.trace import Trace
-from quaderno.methods.docsage.complete import (completion, missing_cells, named_groups,
-                                               needed_columns, rosters)
+from quaderno.methods.docsage.complete import completion, named_groups, rosters
+from quaderno.methods.docsage.needed_cells import missing_cells, needed_columns
 from quaderno.methods.docsage.extract import (REREAD_SEED, REREAD_TAGS, ExtractionSettings,
                                               all_rows, extract)
 from quaderno.methods.docsage.method import DocSage

@@ -523,7 +523,7 @@ def test_the_committee_does_not_restore_an_ended_reference() -> None:
 
 
 def test_completion_does_not_search_for_an_ended_reference() -> None:
-    from quaderno.methods.docsage.complete import missing_cells, needed_columns
+    from quaderno.methods.docsage.needed_cells import missing_cells, needed_columns
     schema = schema_of({"tables": [COMMISSIONS, COMPANIES],
                         "join_path": ["companies", "commissions"]})
     text = f"Kelvo Trust was a company of the {DMC} from 1990 until it left in 2005."

@@ -6,18 +6,11 @@ purpose). The extraction scope is the question's hits and each table's, cut at
 ``max_chunks``, and what it reads is the documents that look like the question: at 16
 companies and 12 chunks the measuring model read the commission's members and few of their
 revenues (``docsage-measures-set2``). After the scope is extracted, the cells the question
-needs are checked per entity the rows name (aliases merged, as CLEAR will merge them):
-
-* the required attributes of the schema, the columns holding what the question measures
-  (:func:`.terms.measured_columns`), the references along its join path (a company's
-  commission), and the columns the question names by every word of their name (its filter
-  "whose sector is energy", its answer "the chief executive of ..."): Bryskound Holdings'
-  sector, stated in a document of its own, was never searched for
-  (``docsage-head-set2``);
-
-for each entity with such a cell empty, and each entity a row of a table on the join path
-refers to that has no row of its own (a member city named only in the league's roster), one
-search names the entity and what is missing ("Rastou Bank annual revenue", "Gilyx
+needs are checked per entity the rows name (:mod:`.needed_cells`: the schema's required
+attributes, what the question measures, the references on its join path, the columns it
+names). For each entity with such a cell empty, and each entity a row of a table on the
+join path refers to that has no row of its own (a member city named only in the league's
+roster), one search names the entity and what is missing ("Rastou Bank annual revenue", "Gilyx
 population"; a text filter's column with the value asked, "Bryskound Holdings sector
 energy", as the text writes it), deep enough to reach past the chunks already read, and its
 first hit not read that names the entity (:func:`_names`) joins the scope, up to ``budget``
@@ -36,145 +29,25 @@ one extraction call; the scope's own extraction is handed to CLEAR and not paid 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable, Sequence
 
 from quaderno.index.hits import Hit
 from quaderno.methods.docsage.aliases import canonicalize, merge_entities
 from quaderno.methods.docsage.draft import slug
-from quaderno.methods.docsage.ended import ended_columns
-from quaderno.methods.docsage.misplaced import (all_back_links, name_references, other_kind_rows,
-                                               table_kind)
+from quaderno.methods.docsage.misplaced import name_references, other_kind_rows, table_kind
+from quaderno.methods.docsage.needed_cells import (entity_references, missing_in_merged,
+                                                   missing_words, needed_columns)
 from quaderno.methods.docsage.normalize import (ACRONYM, BODY_KINDS, BODY_WORDS, COMMON_ACRONYMS,
                                                 LEGAL_SUFFIXES,
                                                 acronym_hits, body_name, entity_name,
-                                                fold_text, folded_name, initials, is_null,
+                                                fold_text, folded_name, initials,
                                                 key_columns, key_name, normalize_entity)
 from quaderno.methods.docsage.rekey import singular
 from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.schema import Schema, Table
-from quaderno.methods.docsage.terms import filter_values, measured_columns
+from quaderno.methods.docsage.terms import filter_values
 
 Search = Callable[[str, int], Awaitable[Sequence[Hit]]]
-
-
-# one-word column names too generic to be what a question names by them
-_GENERIC_NAMES = frozenset("name type year value status date code number count total title "
-                           "description notes note kind category label".split())
-
-
-def named_columns(schema: Schema, question: str) -> list[tuple[str, str]]:
-    """(table, column) of each column every word of whose name ``question`` writes, plurals
-    aside (``sector``, ``chief_executive``); never an id (``company_id``: its "id" is no
-    word of the question), nor a one-word name too generic to be named (``name``,
-    ``year``, ``type``)."""
-    asked = {singular(w) for w in re.findall(r"[a-z0-9]+", question.lower())}
-    out = []
-    for t in schema.tables:
-        for c in t.columns:
-            words = [singular(w) for w in re.split(r"[^a-z0-9]+", c.name.lower()) if w]
-            if not words or (len(words) == 1 and words[0] in _GENERIC_NAMES):
-                continue
-            if all(w in asked for w in words):
-                out.append((t.name, c.name))
-    return out
-
-
-def needed_columns(schema: Schema, question: str,
-                   named: bool = True) -> list[tuple[str, str]]:
-    """(table, column) of every non-key cell the question needs (module docstring); without
-    ``named``, not those it only names (:func:`named_columns`)."""
-    out: list[tuple[str, str]] = []
-    for attr in schema.requirements.attributes:
-        table, _, column = attr.partition(".")
-        t = schema.table(table)
-        if t is not None and column in t.column_names:
-            out.append((table, column))
-    out += measured_columns(schema, question)
-    path = set(schema.requirements.join_path)
-    for t in schema.tables:
-        if t.name in path:
-            out += [(t.name, c) for fk in t.foreign_keys if fk.ref_table in path for c in fk.cols]
-    out += named_columns(schema, question) if named else []
-    keys = {(t.name, k) for t in schema.tables for k in key_columns(t)}
-    return [c for c in dict.fromkeys(out) if c not in keys]
-
-
-def _words(schema: Schema, table: str, column: str) -> str:
-    """What a search says is missing: a reference by the entity it names ("commission"),
-    else the column's name ("annual revenue")."""
-    t = schema.table(table)
-    ref = next((fk.ref_table for fk in t.foreign_keys if column in fk.cols), None)
-    return singular(ref.replace("_", " ")) if ref else column.replace("_", " ")
-
-
-def _references(schema: Schema, table: Table) -> list[tuple[str, str]]:
-    """(column, table it names an entity of) for each single-column foreign key of ``table``
-    to its parent's key, and each column naming back the entity of a table that refers to
-    ``table`` (:func:`.misplaced.back_links`: a roster's ``commissions.company_name``)."""
-    out = []
-    for fk in table.foreign_keys:
-        parent = schema.table(fk.ref_table)
-        if len(fk.cols) == 1 and parent is not None and fk.ref_cols == key_columns(parent):
-            out.append((fk.cols[0], parent.name))
-    return out + all_back_links(schema, table.name)
-
-
-def missing_cells(schema: Schema, rows: Sequence[Row],
-                  needed: Sequence[tuple[str, str]]) -> list[tuple[str, list[str]]]:
-    """(entity, what is missing) for each entity whose needed cells are all or partly empty,
-    in the order of its first row; an entity is named by its key's values. An entity a row
-    refers to (a league's member city) that has no row of its own misses every needed cell
-    of its table, and comes at the place of the first row naming it."""
-    return [(n, w) for n, w, _ in _missing(
-        schema, merge_entities(schema, canonicalize(schema, rows)[0]), needed)]
-
-
-def _missing(schema: Schema, merged: Sequence[Row], needed: Sequence[tuple[str, str]],
-             ) -> list[tuple[str, list[str], tuple[str, ...]]]:
-    """:func:`missing_cells` over rows already canonicalized and merged, each entity with
-    the tables it misses cells of, in the order it first misses one."""
-    wanted: dict[str, list[str]] = {}
-    for t, c in needed:
-        wanted.setdefault(t, []).append(c)
-    present: dict[str, set[str]] = {}
-    for r in merged:
-        table = schema.table(r.table)
-        key = key_name(table, r.values) if table is not None else None
-        if key:
-            present.setdefault(r.table, set()).add(normalize_entity(key))
-    missing: dict[str, list[str]] = {}
-    of: dict[str, list[str]] = {}              # entity -> its tables
-    path = set(schema.requirements.join_path)
-    refers = {t.name: _references(schema, t) for t in schema.tables}
-
-    def add(name: str, what: str, table: str) -> None:
-        if table not in of.setdefault(name, []):
-            of[name].append(table)
-        if what not in missing.setdefault(name, []):
-            missing[name].append(what)
-    for r in merged:
-        table = schema.table(r.table)
-        if table is None:
-            continue
-        name = key_name(table, r.values)
-        # a reference the text said has ended (ended.py) is known, not missing
-        ended = ended_columns(r)
-        if name is not None:                   # a name (an id is not searched for)
-            for c in wanted.get(r.table, []):
-                if is_null(r.values.get(c)) and c not in ended:
-                    add(name, _words(schema, r.table, c), r.table)
-        # the entities a row refers to, on the question's join path when it has one (a
-        # city another table names for another reason is not what the question counts)
-        for column, parent_name in refers[r.table] if not path or r.table in path else []:
-            parent = schema.table(parent_name)
-            ref = entity_name(r.values.get(column))
-            if parent is None or ref is None or \
-                    normalize_entity(ref) in present.get(parent.name, set()):
-                continue
-            for c in wanted.get(parent.name, []):
-                add(ref, _words(schema, parent.name, c), parent.name)
-    return [(n, w, tuple(of[n])) for n, w in missing.items() if w]
 
 
 def _groups_tables(schema: Schema) -> tuple[set[str], dict[str, list[str]]]:
@@ -318,7 +191,7 @@ def _members(schema: Schema, rows: Sequence[Row], canonical: Sequence[Row],
                                     for v in r.values.values()):
             continue
         names = [key_name(table, r.values)]
-        names += [entity_name(r.values.get(c)) for c, _ in _references(schema, table)]
+        names += [entity_name(r.values.get(c)) for c, _ in entity_references(schema, table)]
         out |= {normalize_entity(n) for n in names if n}
     return out
 
@@ -384,11 +257,11 @@ async def completion(search: Search, schema: Schema, rows: Sequence[Row], questi
     # the rows canonicalized and merged once, for every ordering below
     canonical = canonicalize(schema, rows)[0]
     merged = merge_entities(schema, canonical)
-    missing = _missing(schema, merged, needed_columns(schema, question))
+    missing = missing_in_merged(schema, merged, needed_columns(schema, question))
     # members of a group the question names first (the rows tie them to it), then the
     # rest; within each, entities missing what the question measures or requires first,
     # then those missing only a column it names (named_columns: a filter, the answer's)
-    core = {_words(schema, t, c) for t, c in needed_columns(schema, question, named=False)}
+    core = {missing_words(schema, t, c) for t, c in needed_columns(schema, question, named=False)}
     members = _members(schema, rows, canonical, question)
     # an entity the rows show fails the question's filter needs nothing more: last
     filters = _filters(schema, question)
@@ -398,7 +271,7 @@ async def completion(search: Search, schema: Schema, rows: Sequence[Row], questi
                                 not any(w in core for w in m[1])))
     # a filter's column is searched for with the value asked ("sector energy"): the text
     # says "operates in energy", and never "sector" (docsage-*-set2's Bryskound Holdings)
-    asked = {w: f"{w} {v}" for w, v in ((_words(schema, t, c), v) for t, c, v in filters)}
+    asked = {w: f"{w} {v}" for w, v in ((missing_words(schema, t, c), v) for t, c, v in filters)}
     for entity, what, tables in missing[:2 * budget]:
         if len(out) >= budget:
             break
@@ -415,5 +288,4 @@ async def completion(search: Search, schema: Schema, rows: Sequence[Row], questi
     return out
 
 
-__all__ = ["completion", "missing_cells", "named_columns", "named_groups", "needed_columns",
-           "rosters"]
+__all__ = ["completion", "named_groups", "rosters"]
