@@ -196,6 +196,14 @@ def test_no_single_join_is_still_refused(sb: SQLSandbox, sql: str, why: str) -> 
 def test_no_join_is_added_for_a_column_an_on_condition_reads(sb: SQLSandbox) -> None:
     """The join would come after the one whose ON reads it, which DuckDB cannot bind
     (review 21): refused with the hint, bare or given to the wrong table."""
+    # the held-out Set2 query replayed at 7466608: T2 lacked both the column it selected
+    # and the one its ON read; the join added for the first bound the second to a table
+    # joined after that ON, and DuckDB failed to bind the query
+    sql = ("SELECT T2.date FROM people AS T1 JOIN laureates AS T2 "
+           "ON T1.name = T2.person_name")
+    with pytest.raises(SQLRefusedError) as info:
+        sb.check(sql)
+    assert info.value.reason == "unknown-column" and "person_name" in str(info.value)
     for col in ("birth_year", "T2.birth_year"):
         sql = (f"SELECT T1.name FROM laureates AS T1 JOIN nationality AS T2 "
                f"ON T1.name = T2.laureate_name AND {col} > 1950")
