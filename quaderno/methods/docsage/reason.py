@@ -121,7 +121,7 @@ RESAMPLE_SEED = 1
 def gate_repairs(requalified: Sequence[str], joined: Sequence[str],
                  hoisted: Sequence[str] = (), respelled: Sequence[str] = ()) -> str:
     """What the gate changed in a query before it ran, in words ("" when nothing): the
-    table names it respelled (``sqlgate._respell_tables``), the columns it moved
+    table names it respelled (``retable.respell_tables``), the columns it moved
     (``requalify.py``), the tables it joined (``autojoin.py``) and the orders it moved
     out of a subquery (:func:`.correlated.hoist_order`)."""
     parts = []

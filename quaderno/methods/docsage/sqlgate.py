@@ -5,11 +5,12 @@ treated like code from a stranger. :func:`check_sql` parses it with sqlglot and 
 single SELECT (or set operation, or WITH ... SELECT) over the schema's tables: every node of
 the syntax tree is inspected, never the text. Writes, DDL, commands, table-valued and file or
 network functions, system catalogs and unknown tables are refused, and columns are qualified
-against the schema so unknown or ambiguous ones fail (a column qualified with the wrong table
-of its SELECT is first moved to the one table there that has it, when nothing else could be
-meant: ``requalify.py``; a column no table of its SELECT has, bare or given to a read table
-that lacks it, gets the one join a declared foreign key gives: ``autojoin.py``). What runs
-afterwards is the SQL
+against the schema so unknown or ambiguous ones fail (a table whose columns, as the query
+reads them, are all another table's is first read as that one: ``retable.py``; a column
+qualified with the wrong table of its SELECT is moved to the one table there that has it,
+when nothing else could be meant: ``requalify.py``; a column no table of its SELECT has,
+bare or given to a read table that lacks it, gets the one join a declared foreign key
+gives: ``autojoin.py``). What runs afterwards is the SQL
 *regenerated from the checked tree* with comments dropped, so nothing the parser did not see
 (a comment hiding a second statement, say) can reach DuckDB.
 
@@ -30,9 +31,11 @@ from sqlglot.errors import SqlglotError
 from quaderno.errors import SQLRefusedError
 from quaderno.methods.docsage.autojoin import Unique, resolve
 from quaderno.methods.docsage.bare_keywords import bare_keywords
+from quaderno.methods.docsage.ctes import visible_ctes
 from quaderno.methods.docsage.correlated import hoist_order, outer_columns
 from quaderno.methods.docsage.join_hint import column_hint
 from quaderno.methods.docsage.requalify import requalify
+from quaderno.methods.docsage.retable import respell_tables, retable
 from quaderno.methods.docsage.schema import Schema
 
 log = logging.getLogger(__name__)
@@ -89,7 +92,7 @@ class CheckedSQL(BaseModel):
     # out to the enclosing query (:func:`.correlated.hoist_order`)
     hoisted: list[str] = Field(default_factory=list)
     # tables named with other underscores or case than the schema's, renamed to it
-    # (:func:`_respell_tables`)
+    # (:func:`.retable.respell_tables`)
     respelled: list[str] = Field(default_factory=list)
 
 
@@ -114,80 +117,6 @@ def function_name(node: exp.Func) -> str:
 
 def _forbidden_function(name: str) -> bool:
     return name in _FORBIDDEN_FUNCTIONS or name.startswith(_FORBIDDEN_PREFIXES)
-
-
-def _in_recursive_part(node: exp.Expression, cte: exp.CTE) -> bool:
-    """Whether ``node`` lies in the recursive part of ``cte``'s body: the right side of its
-    UNION (the anchor on the left, and a body without UNION, read the real tables)."""
-    body = cte.this
-    if not isinstance(body, exp.Union):
-        return False
-    current: exp.Expression | None = node
-    while current is not None and current is not cte:
-        if current is body.expression:
-            return True
-        current = current.parent
-    return False
-
-
-def _visible_ctes(node: exp.Expression) -> set[str]:
-    """The CTE names a table reference at ``node`` can mean, by SQL's scoping as DuckDB
-    applies it: those of every enclosing query's WITH; inside a CTE's definition only the
-    CTEs before it, and itself in the recursive part of a WITH RECURSIVE's UNION. A name
-    defined in a subquery is not visible outside it, so it cannot hide a catalog or an
-    unknown table there."""
-    names: set[str] = set()
-    inside: set[int] = set()  # WITH clauses whose CTE definition holds node
-    parent = node.parent
-    while parent is not None:
-        if isinstance(parent, exp.CTE) and isinstance(parent.parent, exp.With):
-            with_ = parent.parent
-            inside.add(id(with_))
-            # by identity: sqlglot's == compares trees, and two CTEs may look alike
-            at = next(i for i, c in enumerate(with_.expressions) if c is parent)
-            before = with_.expressions[:at]
-            names |= {c.alias_or_name.lower() for c in before}
-            if with_.args.get("recursive") and _in_recursive_part(node, parent):
-                names.add(parent.alias_or_name.lower())
-        with_ = parent.args.get("with_")
-        if isinstance(with_, exp.With) and id(with_) not in inside:
-            names |= {c.alias_or_name.lower() for c in with_.expressions}
-        parent = parent.parent
-    return names
-
-
-def _spelling(name: str) -> str:
-    return name.lower().replace("_", "")
-
-
-def _respell_tables(root: exp.Expression, schema: Schema) -> list[str]:
-    """Rename each table the query names with other underscores or case than one table of
-    the schema (``drournlia_markets_commission`` for ``drournliamarketscommission``: the
-    measuring model wrote it three times over, told each time the schema's name) to that
-    table, keeping the written name as its alias so qualified columns still resolve; a
-    name a CTE defines, one two tables could mean, or one whose table a CTE shadows there,
-    is left to be refused."""
-    by_spelling: dict[str, list[str]] = {}
-    for t in schema.tables:
-        by_spelling.setdefault(_spelling(t.name), []).append(t.name)
-    known = {t.name.lower() for t in schema.tables}
-    out = []
-    for node in list(root.find_all(exp.Table)):
-        target = node.this
-        if not isinstance(target, exp.Identifier) or node.args.get("db") is not None or \
-                node.args.get("catalog") is not None:
-            continue
-        name = target.name
-        if name.lower() in known or name.lower() in _visible_ctes(node):
-            continue
-        matches = by_spelling.get(_spelling(name), [])
-        if len(matches) != 1 or matches[0].lower() in _visible_ctes(node):
-            continue
-        if not node.alias:
-            node.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
-        node.set("this", exp.to_identifier(matches[0]))
-        out.append(f"{name} as {matches[0]}")
-    return list(dict.fromkeys(out))
 
 
 def _check_table(node: exp.Table, known: set[str], ctes: set[str], sql: str) -> None:
@@ -243,7 +172,7 @@ def _walk(root: exp.Expression, schema: Schema, sql: str) -> list[str]:
             raise _refuse("write", f"{_statement_name(node)} is not allowed: the query must "
                           "only read (one SELECT, no writes, DDL, settings or commands)", sql)
         if isinstance(node, exp.Table):
-            ctes = _visible_ctes(node)
+            ctes = visible_ctes(node)
             _check_table(node, known, ctes, sql)
             if node.name.lower() in known and node.name.lower() not in ctes:
                 used.add(node.name.lower())
@@ -315,6 +244,19 @@ def check_sql(sql: str, schema: Schema, unique: Unique | None = None) -> Checked
                       "nested parentheses and subqueries (a CTE per step)", sql) from e
 
 
+def _resolved(root: exp.Expression, schema: Schema, joined: list[str],
+              unique: Unique | None) -> tuple[exp.Expression, list[str]]:
+    """``root`` with its columns moved to the tables that have them (``requalify.py``) and
+    qualified with the joins the gate adds (``autojoin.resolve``), and what was moved."""
+    try:
+        moved = requalify(root, schema)
+    except Exception as e:  # scoping fails on shapes qualify refuses with a clear message
+        log.info("no re-qualification, the query's scopes could not be read: %r", e)
+        moved = []
+    qualified, dropped = resolve(root, schema, joined, unique)
+    return qualified, moved + dropped
+
+
 def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
     if not isinstance(sql, str) or not sql.strip():
         raise _refuse("empty", "no SQL was given; write one SELECT statement", str(sql))
@@ -339,17 +281,21 @@ def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
     if not isinstance(root, (exp.Select, exp.SetOperation)):
         raise _refuse("not-a-select", f"a {_statement_name(root)} statement is not allowed; "
                       "write one SELECT (WITH ... SELECT and UNION are fine)", sql)
-    respelled = _respell_tables(root, schema)
+    respelled = respell_tables(root, schema)
     tables = _walk(root, schema, sql)
-    try:
-        requalified = requalify(root, schema)
-    except Exception as e:  # scoping fails on shapes qualify refuses with a clear message
-        log.info("no re-qualification, the query's scopes could not be read: %r", e)
-        requalified = []
     joined: list[str] = []
     try:
-        qualified, dropped = resolve(root, schema, joined, unique)
-        requalified += dropped
+        qualified, requalified = None, []
+        try:  # a table named where another was meant (retable.py), if that checks
+            swapped_tree = root.copy()
+            if swapped := retable(swapped_tree, schema):
+                qualified, requalified = _resolved(swapped_tree, schema, joined, unique)
+                requalified = swapped + requalified
+        except Exception as e:  # the query as written is checked, and refused, below
+            log.info("no table swapped: %r", e)
+            joined.clear()
+        if qualified is None:
+            qualified, requalified = _resolved(root, schema, joined, unique)
     except SqlglotError as e:
         raise _refuse("unknown-column", f"{str(e)[:300]}; the schema's columns are: "
                       + "; ".join(f"{t.name}({', '.join(t.column_names)})"
