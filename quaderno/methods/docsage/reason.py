@@ -122,13 +122,14 @@ def gate_repairs(requalified: Sequence[str], joined: Sequence[str],
                  hoisted: Sequence[str] = (), respelled: Sequence[str] = ()) -> str:
     """What the gate changed in a query before it ran, in words ("" when nothing): the
     table names it respelled (``retable.respell_tables``), the columns it moved
-    (``requalify.py``), the tables it joined (``autojoin.py``) and the orders it moved
+    (``requalify.py``) or the tables it read for them (``retable.retable``), the tables it joined (``autojoin.py``) and the orders it moved
     out of a subquery (:func:`.correlated.hoist_order`)."""
     parts = []
     if respelled:
         parts.append("a table named as the schema spells it: " + "; ".join(respelled))
     if requalified:
-        parts.append("columns moved to the one table that has them: " + "; ".join(requalified))
+        parts.append("columns (or a table) moved to the one table that has them: "
+                     + "; ".join(requalified))
     if joined:
         parts.append("a table joined on its declared foreign key: " + "; ".join(joined))
     if hoisted:
