@@ -122,8 +122,9 @@ def gate_repairs(requalified: Sequence[str], joined: Sequence[str],
                  hoisted: Sequence[str] = (), respelled: Sequence[str] = ()) -> str:
     """What the gate changed in a query before it ran, in words ("" when nothing): the
     table names it respelled (``retable.respell_tables``), the columns it moved
-    (``requalify.py``) or the tables it read for them (``retable.retable``), the tables it joined (``autojoin.py``) and the orders it moved
-    out of a subquery (:func:`.correlated.hoist_order`)."""
+    (``requalify.py``) or the tables it read for them (``retable.retable``), the tables it
+    joined (``autojoin.py``) and the orders it moved out of a subquery
+    (:func:`.correlated.hoist_order`)."""
     parts = []
     if respelled:
         parts.append("a table named as the schema spells it: " + "; ".join(respelled))
