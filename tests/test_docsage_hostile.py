@@ -179,6 +179,13 @@ HOSTILE: list[tuple[str, str]] = [
      "SELECT * FROM _prov WHERE false) SELECT * FROM _prov", "unknown-table"),
     ("WITH RECURSIVE a AS (SELECT * FROM 'canary.csv'), \"canary.csv\" AS (SELECT 1 AS x) "
      "SELECT * FROM a", "file-or-url"),
+    # a positional column list reads the hidden tuple id as the first column, and a
+    # NATURAL join matches on it too (review 22): both would answer wrongly, silently
+    ("SELECT c.a FROM company AS c(a, b)", "column-aliases"),
+    ("SELECT p.name FROM person AS p JOIN company AS c(n) ON c.n = p.company",
+     "column-aliases"),
+    ("SELECT name FROM person NATURAL JOIN company", "natural-join"),
+    ("SELECT p.name FROM person p NATURAL LEFT JOIN filing f", "natural-join"),
     ("SELECT * FROM nosuch", "unknown-table"),
     ("SELECT salary FROM company", "unknown-column"),
     ("SELECT name FROM company, person", "unknown-column"),  # ambiguous

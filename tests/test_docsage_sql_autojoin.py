@@ -204,6 +204,15 @@ def test_no_join_is_added_for_a_column_an_on_condition_reads(sb: SQLSandbox) -> 
     with pytest.raises(SQLRefusedError) as info:
         sb.check(sql)
     assert info.value.reason == "unknown-column" and "person_name" in str(info.value)
+    # a subquery in an ON naming a table of its own like the query's later join is no read
+    # ahead: the join for ``date`` is added (review 22)
+    sql = ("SELECT T1.name, date FROM people AS T1 JOIN deaths AS T2 ON T2.person_name = "
+           "T1.name AND T1.name IN (SELECT T3.name FROM people AS T3) "
+           "JOIN laureates AS T3 ON T3.name = 'Dyrte'")
+    assert sb.check(sql).joined == [
+        "LEFT JOIN births ON births.person_name = t1.name (for date)"]
+    assert run_with_lineage(sb, sql).result.rows == [["Matt Guthmiller",
+                                                      datetime.date(1990, 3, 1)]]
     for col in ("birth_year", "T2.birth_year"):
         sql = (f"SELECT T1.name FROM laureates AS T1 JOIN nationality AS T2 "
                f"ON T1.name = T2.laureate_name AND {col} > 1950")

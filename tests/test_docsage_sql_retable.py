@@ -77,6 +77,29 @@ def test_a_correlated_use_of_the_alias_is_read_from_the_swapped_table(sb: SQLSan
     assert run_with_lineage(sb, sql).result.rows == [["Dag Orn"]]
 
 
+def test_a_query_the_other_repairs_make_right_keeps_its_tables(sb: SQLSandbox) -> None:
+    """Review 22: a swap tried first read ``branches`` for a query whose columns move to the
+    table it already reads (``officers``), and dropped the filter an inner join to a table
+    lacking two of its columns made. The swap is tried only for a query that does not check
+    otherwise."""
+    sql = "SELECT T2.chief_executive FROM officers AS T1, memberships_info AS T2 " \
+          "WHERE T2.office = 'HQ'"
+    checked = sb.check(sql)
+    assert checked.requalified == ["T2.chief_executive -> T1.chief_executive",
+                                   "T2.office -> T1.office"]
+    assert checked.tables == ["memberships_info", "officers"]
+
+
+def test_a_cte_of_the_tables_name_is_not_swapped_in(sb: SQLSandbox) -> None:
+    """Review 22: the model's own CTE named like the table that fits would have been read,
+    and the repair would have said it read the table."""
+    sql = ("WITH memberships AS (SELECT 'Nobody' AS chief_executive, 2 AS commission_id) "
+           + MODEL_SQL)
+    with pytest.raises(SQLRefusedError) as info:
+        sb.check(sql)
+    assert info.value.reason == "unknown-column"
+
+
 def test_a_table_the_select_reads_already_is_not_swapped_in(sb: SQLSandbox) -> None:
     """The table with the columns is read by the SELECT: the columns move to it
     (``requalify.py``); the misnamed table stays, joined as written."""

@@ -279,16 +279,21 @@ def _qualify(root: exp.Expression, schema: Schema, joined: list[str],
 
 
 def _reads_ahead(root: exp.Expression) -> bool:
-    """Whether a join's ON condition reads a table the same SELECT joins after it: an added
-    join binds a column the query's own ON left unresolved (``T2.company_id`` of a table
-    lacking it, given to the table joined for another column), and DuckDB cannot bind it
-    (the measuring model's held-out Set2 query, replayed at 7466608)."""
+    """Whether an earlier join's ON condition of a SELECT reads the table the gate joined
+    last to it (always its last join): the added join bound a column the query's own ON
+    left unresolved (``T2.company_id`` of a table lacking it, given to the table joined for
+    another column), and DuckDB cannot bind it (the measuring model's held-out Set2 query,
+    replayed at 7466608). Only columns of that SELECT count, not of a subquery in the ON,
+    which may name a table of its own alike."""
     for select in root.find_all(exp.Select):
         joins = select.args.get("joins") or []
-        later = [j.this.alias_or_name.lower() for j in joins]
-        for i, join in enumerate(joins):
+        if len(joins) < 2:
+            continue
+        added = joins[-1].this.alias_or_name.lower()
+        for join in joins[:-1]:
             on = join.args.get("on")
-            if on is not None and any(c.table.lower() in later[i + 1:]
+            if on is not None and any(c.table.lower() == added and
+                                      c.find_ancestor(exp.Select) is select
                                       for c in on.find_all(exp.Column)):
                 return True
     return False

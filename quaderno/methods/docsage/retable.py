@@ -17,8 +17,11 @@ through it. One missing column is no such evidence ("SELECT c.league_name FROM c
 a column of another table, which the gate joins or the model is told to join, not another
 table): nothing is swapped then, nor when the alias names a source in another SELECT of the
 query too, or when no such table or several exist.
-The gate keeps the query as written, and its refusal, when the swapped query does not check
-either (``sqlgate._check``).
+A CTE of that name where the table is read, or an alias with its own column names ("AS
+T2(a, b)"), swaps nothing either. The gate tries a swap only for a query that does not check
+as written (one its other repairs, a column moved or a table joined, make right keeps them),
+and keeps the query as written, and its refusal, when the swapped query does not check
+either (``sqlgate._swapped``).
 """
 
 from __future__ import annotations
@@ -44,7 +47,9 @@ def retable(root: exp.Expression, schema: Schema) -> list[str]:
         read = {s.name.lower() for s in sources.values()}
         for alias, src in sources.items():
             table = schema.table(src.name.lower())
-            if table is None or defined[alias.lower()] != 1:
+            named = src.args.get("alias")
+            if table is None or defined[alias.lower()] != 1 or \
+                    (named is not None and named.columns):   # "AS T2(a, b)" names its own
                 continue
             # every use of the alias, in correlated subqueries too
             used = {c.name.lower() for c in root.find_all(exp.Column)
@@ -53,8 +58,8 @@ def retable(root: exp.Expression, schema: Schema) -> list[str]:
                 continue
             fits = [t for t in schema.tables
                     if used <= set(t.column_names) and t.name.lower() not in read]
-            if len(fits) != 1:
-                continue
+            if len(fits) != 1 or fits[0].name.lower() in visible_ctes(src):
+                continue   # none, a choice, or a name a CTE of the query takes there
             written = src.name
             if not src.alias:   # the columns name the table: its name stays as the alias
                 src.set("alias", exp.TableAlias(this=exp.to_identifier(written)))

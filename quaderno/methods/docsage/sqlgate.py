@@ -176,6 +176,18 @@ def _walk(root: exp.Expression, schema: Schema, sql: str) -> list[str]:
             _check_table(node, known, ctes, sql)
             if node.name.lower() in known and node.name.lower() not in ctes:
                 used.add(node.name.lower())
+                alias = node.args.get("alias")
+                if isinstance(alias, exp.TableAlias) and alias.columns:
+                    # "FROM t AS x(a, b)" renames by position, and a table's first column
+                    # is the hidden tuple id: x.a would be the id (review 22)
+                    raise _refuse("column-aliases", f"a column list after {node.name}'s alias "
+                                  "renames its columns by position, which is not allowed: "
+                                  "rename columns in the SELECT list (col AS name)", sql)
+        elif isinstance(node, exp.Join) and node.args.get("method") == "NATURAL":
+            # a NATURAL join matches every column both tables have, the hidden tuple id
+            # too, and so matches no row (review 22)
+            raise _refuse("natural-join", "NATURAL JOIN is not allowed: name the join's "
+                          "columns with ON or USING", sql)
         elif isinstance(node, exp.Func) and _forbidden_function(function_name(node)):
             raise _refuse("forbidden-function", f"function {function_name(node)}() is not "
                           "allowed: it reads files, the network, settings or the catalog; "
@@ -257,6 +269,24 @@ def _resolved(root: exp.Expression, schema: Schema, joined: list[str],
     return qualified, moved + dropped
 
 
+def _swapped(root: exp.Expression, schema: Schema, unique: Unique | None,
+             refused: SqlglotError, joined: list[str]) -> tuple[exp.Expression, list[str]]:
+    """``root``, which does not check as written, with its misnamed tables read as the ones
+    meant (``retable.py``), resolved like any query (its joins replace ``joined``); raises
+    ``refused`` (the query as written's error, ``joined`` as it left it) when nothing is
+    swapped or the swapped query does not check either."""
+    retry: list[str] = []
+    try:
+        swapped = retable(root, schema)
+        if swapped:
+            qualified, moved = _resolved(root, schema, retry, unique)
+            joined[:] = retry
+            return qualified, swapped + moved
+    except Exception as e:  # no reading with another table: the refusal as written
+        log.info("no table swapped: %r", e)
+    raise refused
+
+
 def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
     if not isinstance(sql, str) or not sql.strip():
         raise _refuse("empty", "no SQL was given; write one SELECT statement", str(sql))
@@ -285,17 +315,13 @@ def _check(sql: str, schema: Schema, unique: Unique | None) -> CheckedSQL:
     tables = _walk(root, schema, sql)
     joined: list[str] = []
     try:
-        qualified, requalified = None, []
-        try:  # a table named where another was meant (retable.py), if that checks
-            swapped_tree = root.copy()
-            if swapped := retable(swapped_tree, schema):
-                qualified, requalified = _resolved(swapped_tree, schema, joined, unique)
-                requalified = swapped + requalified
-        except Exception as e:  # the query as written is checked, and refused, below
-            log.info("no table swapped: %r", e)
-            joined.clear()
-        if qualified is None:
+        written = root.copy()
+        try:
             qualified, requalified = _resolved(root, schema, joined, unique)
+        except SqlglotError as refused:
+            # a table named where another was meant (retable.py), only for a query that
+            # does not check as written, and only if the swapped one checks
+            qualified, requalified = _swapped(written, schema, unique, refused, joined)
     except SqlglotError as e:
         raise _refuse("unknown-column", f"{str(e)[:300]}; the schema's columns are: "
                       + "; ".join(f"{t.name}({', '.join(t.column_names)})"
