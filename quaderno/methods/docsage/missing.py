@@ -3,8 +3,10 @@ missing-relationship signal, by code; the question is read in :mod:`.terms`).
 
 A phrase an aggregate names (not a size or comparison adjective: "the largest shareholder"
 is an entity) whose head word (its last content word: ``revenue``, ``birth`` of "birth
-year") no table, column, description or unit of the schema shares (:func:`.terms.overlap`:
-``revenue`` is in ``revenueamount``) is a missing attribute. Its repair adds the column,
+year") no column's name, description or unit shares (:func:`.terms.overlap`: ``revenue``
+is in ``revenueamount``), nor the name or description of a table with a number of its own
+to aggregate (an ``employee`` table of people holds no count of them), is a missing
+attribute. Its repair adds the column,
 named after the phrase (``annual_revenue``, numeric; ``birth_year`` INT), to
 
 * the table the question names in lower case ("among the companies": ``companies``;
@@ -50,6 +52,24 @@ def _schema_text(schema: Schema) -> str:
     for t in schema.tables:
         text += [t.name, t.description, *(column_text(c) for c in t.columns)]
     return " ".join(text)
+
+
+def _measuring(schema: Schema) -> tuple[str, str]:
+    """(text, names) of the schema that can hold what an aggregate measures: every column's
+    name, description and unit, and the name and description of a table only when it has a
+    number of its own to aggregate (a ``revenue(company, amount)`` holds "the highest
+    revenue"; an ``employee(company_id, country)`` table of people does not hold "the
+    average number of employees": the measuring model's fresh Set2 draft, which then got no
+    column for the count and a query refused three times, 2026-11-29)."""
+    text, names = [], []
+    for t in schema.tables:
+        cols = [c for c in t.columns if c.name in _own_columns(t)]
+        if any(c.type in ("INT", "DOUBLE") for c in cols):
+            text += [t.name, t.description]
+            names.append(t.name)
+        text += [column_text(c) for c in t.columns]
+        names += t.column_names
+    return " ".join(text), " ".join(names)
 
 
 def _lower_words(question: str) -> set[str]:
@@ -121,12 +141,13 @@ def missing_measures(schema: Schema, question: str,
     (:func:`filtered_by`) and the one it asks for (:func:`asked_for`), whose head word the
     schema lacks, each with the column that would hold it (module docstring)."""
     held, names = _schema_text(schema), _schema_names(schema)
+    measured, measured_names = _measuring(schema)
     named = _named_tables(schema, question, rows) or _lone_entity_table(schema) or \
         _keyed_tables(schema, question, rows)
     table = named[0].name if named else None
     out = []
     for m in measures(question):
-        if not m.aggregate or head_in(m.head, held, names):
+        if not m.aggregate or head_in(m.head, measured, measured_names):
             continue
         # no column of the table can have this name: it would hold the head word
         out.append(MissingMeasure(measure=m, table=table, column=slug("_".join(m.words)),
