@@ -7,9 +7,10 @@ three times (``s13h-docsage-set2``, replayed at ac06bf6)."""
 from __future__ import annotations
 
 import pytest
+from docsage_fakes import row
 from quaderno.errors import SQLRefusedError
 from quaderno.methods.docsage.lineage import run_with_lineage
-from quaderno.methods.docsage.rows import Provenance, Row
+from quaderno.methods.docsage.rows import Row
 from quaderno.methods.docsage.sandbox import SQLSandbox
 from quaderno.methods.docsage.schema import Schema
 
@@ -34,8 +35,6 @@ SWAP = ("memberships_info AS T2 -> memberships (the one table with chief_executi
 
 
 def _rows() -> list[Row]:
-    def row(table, chunk, **values):
-        return Row(table=table, values=values, provenance=Provenance(chunk_id=chunk))
     out = []
     for cid, name, staff, ceo in COMPANIES:
         out += [row("commission", f"c-{cid}", id=cid, company=name, employees=staff),
