@@ -110,6 +110,8 @@ class DocSageDetails(BaseModel):
     # not those the tuple store held: what its extraction cost paid for (None: a record
     # made before it was counted)
     tuples_new: int | None = None
+    # invented keys numbered per chunk before the tables were queried (docsage.scoped_ids)
+    scoped_keys: list[str] = Field(default_factory=list)
     tables: dict[str, list[dict]] = Field(default_factory=dict)  # first rows of each table
     table_sizes: dict[str, int] = Field(default_factory=dict)  # every table's row count
     sql: list[SQLAttempt] = Field(default_factory=list)

@@ -54,6 +54,7 @@ from quaderno.methods.docsage.reason import (SQLReasoner, answer_from_tables, fi
 from quaderno.methods.docsage.records import AskLog
 from quaderno.methods.docsage.rows import Row, row_chunks
 from quaderno.methods.docsage.schema import Schema, generic_schema
+from quaderno.methods.docsage.scoped_ids import scope_invented_keys
 from quaderno.methods.docsage.signals import Signal
 from quaderno.methods.docsage.stated import stated_values, with_stated
 from quaderno.methods.docsage.store import TupleStore
@@ -252,7 +253,12 @@ class DocSage(BaseMethod):
                                 calibration=self.calibration, retrieve=retrieve,
                                 committee=self.committee, trace=ep.trace,
                                 extracted=extracted, question=ep.question)
-        rows = clear.rows
+        # a number each chunk's extraction gave its own rows pairs unrelated rows of
+        # different chunks in a join: numbered per chunk (scoped_ids.py)
+        rows, scoped = scope_invented_keys(schema, clear.rows,
+                                           {c: h.chunk.render() for c, h in by_chunk.items()})
+        for note in scoped:
+            ep.trace.fallback(f"invented key numbered per chunk: {note}")
         by_table: dict[str, list[dict]] = {t.name: [] for t in schema.tables}
         for r in rows:
             if r.table in by_table:
@@ -263,6 +269,7 @@ class DocSage(BaseMethod):
                                  completion_searches=searched,
                                  clear=clear.report.model_dump(mode="json"),
                                  tuples_new=sum(trial_fresh) + clear.report.tuples_new,
+                                 scoped_keys=scoped,
                                  tables={name: found[:20] for name, found in by_table.items()},
                                  table_sizes={name: len(found)
                                               for name, found in by_table.items()})
