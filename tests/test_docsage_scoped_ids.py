@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from docsage_fakes import row, schema_of
-from quaderno.methods.docsage.rows import value_chunk
+from quaderno.methods.docsage.aliases import merge_entities
 from quaderno.methods.docsage.sandbox import SQLSandbox
-from quaderno.methods.docsage.scoped_ids import scope_invented_keys
+from quaderno.methods.docsage.scoped_ids import scope_invented_keys, whole_number
 from test_docsage_method import FACT, Model, answer
 
 # the held-out Set2 failure's shape: a table of companies keyed by an id no chunk states,
@@ -51,8 +53,8 @@ def test_a_join_on_an_invented_key_pairs_only_the_rows_of_one_chunk():
     assert len(_query(schema, rows)) == 9
     scoped, notes = scope_invented_keys(schema, rows, TEXTS)
     assert _query(schema, scoped) == [["Bo Berg", 900], ["Ann Arl", 500], ["Cy Cole", 300]]
-    assert any(n.startswith("company.id (and membership.company_id): no chunk states it, "
-                            "and 1 number(s) stood for 3 things") for n in notes), notes
+    assert "company.id (and membership.company_id): no chunk states it; 6 cell(s) from 3 " \
+        "chunk(s) numbered per chunk, so a join pairs only rows of one chunk" in notes, notes
 
 
 def test_two_tables_ids_meet_only_where_one_chunk_wrote_both():
@@ -70,20 +72,19 @@ def test_two_tables_ids_meet_only_where_one_chunk_wrote_both():
 def test_each_renumbered_cell_records_its_chunk_and_old_value():
     schema, rows = schema_of(DRAFT), _rows()
     scoped, _ = scope_invented_keys(schema, rows, TEXTS)
-    changed = [(r.provenance.chunk_id, c.column, c.old, c.new, c.reason, c.evidence_chunk)
-               for r in scoped for c in r.provenance.corrections]
-    # the first chunk's 1 stays 1; the others' become new numbers, each naming its chunk
-    assert ("b", "company_id", 1, 2, "invented-key", "b") in changed
-    assert ("c", "id", 1, 3, "invented-key", "c") in changed
-    assert not any(chunk == "a" for chunk, *_ in changed)
-    # the value still leads to the chunk it came from
-    assert all(value_chunk(r.provenance.chunk_id, r.provenance.corrections, "id")
-               == r.provenance.chunk_id for r in scoped)
+    changed = {(r.provenance.chunk_id, c.column, c.old, c.new, c.reason, c.by, c.evidence_chunk)
+               for r in scoped for c in r.provenance.corrections}
+    # new numbers start above every number the keys hold (1): chunk a's 1 is 2, b's 3, c's
+    # 4, in the company, the membership and the reference alike
+    assert changed == {(ch, col, 1, new, "invented-key", "chunk-scope", ch)
+                       for ch, new in (("a", 2), ("b", 3), ("c", 4))
+                       for col in ("id", "company_id")}
+    assert sum(len(r.provenance.corrections) for r in scoped) == 9
     # the rows given are not changed
     assert all(r.values["id"] == 1 and not r.provenance.corrections for r in rows)
 
 
-def test_a_number_its_chunk_states_keeps_one_meaning_across_chunks():
+def test_a_number_every_chunk_using_it_states_keeps_its_value():
     schema = schema_of(DRAFT)
     texts = {**TEXTS, "d": "Company no. 7, Delta Mining, employs 800 people.",
              "e": "Eve Ekker heads company no. 7."}
@@ -92,6 +93,94 @@ def test_a_number_its_chunk_states_keeps_one_meaning_across_chunks():
     scoped, _ = scope_invented_keys(schema, rows, texts)
     pairs = _query(schema, scoped)
     assert ["Eve Ekker", 800] in pairs and len(pairs) == 4
+    assert _query(schema, scoped, "SELECT employees FROM company WHERE id = 7") == [[800]]
+    # no chunk's number of the model's became 7
+    assert sorted(r.values["id"] for r in scoped if r.table == "company") == [7, 8, 9, 10]
+
+
+def test_a_number_some_chunks_mention_by_chance_is_still_the_models():
+    """Two of five chunks write "1" (the key is still judged invented: most do not); their
+    rows are still paired only within their chunk."""
+    schema = schema_of(DRAFT)
+    texts = {**TEXTS, "a": "Since 1 March, Alpha Bank employs 500 people; Ann Arl leads it.",
+             "c": "Gamma Holdings, a Tier 1 lender, employs 300 people; Cy Cole leads it.",
+             "d": "Delta Mining employs 200 people; Di Dorn leads it.",
+             "e": "Epsilon Air employs 100 people; Ed Eng leads it."}
+    rows = [*_rows(), *(r for ch, n, ceo in (("d", 200, "Di Dorn"), ("e", 100, "Ed Eng"))
+                        for r in (row("company", ch, id=1, employees=n),
+                                  row("membership", ch, id=1, company_id=1,
+                                      chief_executive=ceo)))]
+    scoped, _ = scope_invented_keys(schema, rows, texts)
+    assert _query(schema, scoped) == [["Bo Berg", 900], ["Ann Arl", 500], ["Cy Cole", 300],
+                                      ["Di Dorn", 200], ["Ed Eng", 100]]
+
+
+def test_a_merged_row_is_what_each_merged_chunks_number_meant():
+    draft = json.loads(json.dumps(DRAFT))
+    draft["tables"][0]["columns"].insert(1, {"name": "name"})
+    schema = schema_of(draft)
+    texts = {"a": "Alpha Bank employs 500 people.", "b": "Alpha Bank is led by Bo Berg.",
+             "c": "Gamma Holdings employs 300 people; Cy Cole leads it."}
+    rows = merge_entities(schema, [
+        row("company", "a", id=1, name="Alpha Bank", employees=500),
+        row("company", "b", id=1, name="Alpha Bank"),
+        row("company", "c", id=1, name="Gamma Holdings", employees=300),
+        row("membership", "b", id=1, company_id=1, chief_executive="Bo Berg"),
+        row("membership", "c", id=1, company_id=1, chief_executive="Cy Cole")], None, texts)
+    assert [r.provenance.merged for r in rows if r.table == "company"] == [["b"], []]
+    scoped, _ = scope_invented_keys(schema, rows, texts)
+    assert _query(schema, scoped) == [["Bo Berg", 500], ["Cy Cole", 300]]
+
+
+def test_when_one_key_is_renumbered_every_key_is():
+    """staffing's numbers are all chunk b's, so it alone would need nothing; left as it is,
+    its 1 would meet the new number of another chunk's institution."""
+    schema = schema_of(INSTITUTIONS)
+    texts = {"a": "Aldora Institute was founded in 1874.",
+             "b": "Brevik College was founded in 1902 and has 1,150 staff.",
+             "c": "Corvan Academy was founded in 1921."}
+    rows = [row("institution", ch, id=1, founded=y)
+            for ch, y in (("a", 1874), ("b", 1902), ("c", 1921))]
+    rows += [row("staffing", "b", id=1, staff=1150), row("staffing", "b", id=2, staff=99)]
+    scoped, notes = scope_invented_keys(schema, rows, texts)
+    sql = ("SELECT i.founded, s.staff FROM institution i JOIN staffing s ON i.id = s.id "
+           "ORDER BY s.staff DESC")
+    assert _query(schema, scoped, sql) == [[1902, 1150]]
+    assert [n.split(":")[0] for n in notes] == ["institution.id", "staffing.id"]
+
+
+def test_a_reference_written_as_text_meets_its_key_in_its_chunk():
+    """"1" is stated in "1,500" as text, not as the whole number an id is: the key and its
+    reference of one chunk are judged alike and stay together."""
+    draft = json.loads(json.dumps(DRAFT))
+    draft["tables"][1]["columns"][1]["type"] = "TEXT"
+    schema = schema_of(draft)
+    texts = {**TEXTS, "a": "Alpha Bank employs 1,500 people. Its chief executive is Ann Arl."}
+    rows = [row(r.table, r.provenance.chunk_id, **{
+        k: (str(v) if k == "company_id" else 1500 if v == 500 else v)
+        for k, v in r.values.items()}) for r in _rows()]
+    scoped, _ = scope_invented_keys(schema, rows, texts)
+    assert sorted(_query(schema, scoped)) == [["Ann Arl", 1500], ["Bo Berg", 900],
+                                              ["Cy Cole", 300]]
+
+
+def test_only_whole_numbers_are_renumbered():
+    rows = [*_rows(), row("membership", "a", id=2, company_id="Alpha Bank",
+                          chief_executive="Al Ames")]
+    draft = json.loads(json.dumps(DRAFT))
+    draft["tables"][1]["columns"][1]["type"] = "TEXT"
+    scoped, _ = scope_invented_keys(schema_of(draft), rows, TEXTS)
+    assert [r.values["company_id"] for r in scoped if r.table == "membership"] == \
+        ["3", "4", "5", "Alpha Bank"]
+    assert [c.column for c in scoped[-1].provenance.corrections] == ["id"]
+
+
+@pytest.mark.parametrize("value,number", [
+    (1, 1), ("1", 1), (" 1 ", 1), (1.0, 1), ("-2", -2), (9007199254740993, 9007199254740993),
+    ("9007199254740993", 9007199254740993), (True, None), (1.5, None), ("1.5", None),
+    ("Alpha Bank", None), ([1], None), ("", None), ("١", None)])
+def test_whole_number_reads_only_what_an_id_writes(value, number):
+    assert whole_number(value) == number
 
 
 def test_nothing_changes_where_no_number_is_used_by_two_chunks():
@@ -122,7 +211,7 @@ def test_a_text_id_keeps_its_type():
                 **{k: (str(v) if k in ("id", "company_id") else v) for k, v in r.values.items()})
             for r in _rows()]
     scoped, _ = scope_invented_keys(schema, rows, TEXTS)
-    assert {r.values["id"] for r in scoped} == {"1", "2", "3"}
+    assert {r.values["id"] for r in scoped} == {"2", "3", "4"}
     assert _query(schema, scoped)[0] == ["Bo Berg", 900]
 
 
@@ -168,6 +257,6 @@ def test_docsage_queries_the_keys_numbered_per_chunk(tmp_path):
     assert a.answer.startswith("1874")
     assert [n.split(":")[0] for n in d.scoped_keys] == ["institution.id", "staffing.id"] or \
         [n.split(":")[0] for n in d.scoped_keys] == ["staffing.id", "institution.id"]
-    assert sorted(r["id"] for r in d.tables["institution"]) == [1, 2, 3]
+    assert sorted(r["id"] for r in d.tables["institution"]) == [2, 3, 4]
     assert any(f.startswith("invented key numbered per chunk: institution.id")
                for f in a.trace.fallbacks)

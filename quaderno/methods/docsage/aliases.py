@@ -273,8 +273,11 @@ def merge_entities(schema: Schema, rows: Sequence[Row],
                 if c not in base.provenance.corrections
                 and (c.column in filled or c.evidence_chunk is None
                      or (c.new is not None and c.new == base.values.get(c.column)))]
+        merged = [c for c in dict.fromkeys([*base.provenance.merged, r.provenance.chunk_id,
+                                            *r.provenance.merged])
+                  if c != base.provenance.chunk_id]
         prov = base.provenance.model_copy(update={
-            "confidence": conf, "confidence_kind": kinds,
+            "confidence": conf, "confidence_kind": kinds, "merged": merged,
             "corrections": [*base.provenance.corrections, *kept, *notes]})
         out[target] = base.model_copy(update={"values": {**base.values, **filled, **cleared},
                                               "provenance": prov})
