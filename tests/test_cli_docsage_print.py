@@ -53,11 +53,18 @@ def test_text_from_documents_is_printed_as_text():
     assert '"Former members: [/bold][link=file:///etc]Oslo[/link]."' in out
 
 
+def test_ids_numbered_per_chunk_are_printed_as_text():
+    note = ("company.id (and membership.[bold]company_id[/bold]): no chunk states it; 6 "
+            "cell(s) from 3 chunk(s) numbered per chunk, so a join pairs only rows of one chunk")
+    out = printed(DocSageDetails(variant="full", scoped_keys=[note]))
+    assert f"ids numbered per chunk: {note}" in out
+
+
 def test_a_plain_run_prints_neither():
     out = printed(DocSageDetails(variant="full",
                                  result=ResultTable(columns=["name"], rows=[["Oslo"]])))
     assert "no result row holds" not in out and "left out as ended" not in out
-    assert "offered" not in out
+    assert "offered" not in out and "numbered per chunk" not in out
 
 
 def test_the_stored_tables_the_draft_was_offered_are_printed():

@@ -210,6 +210,17 @@ def test_docsage_lists_the_links_left_out_as_ended_as_text(page):
     assert page.evaluate("document.body.dataset.pwned") is None
 
 
+def test_docsage_lists_the_ids_numbered_per_chunk_as_text(page):
+    note = "company.id (and <b>membership.company_id</b>): no chunk states it"
+    page.evaluate("""async (note) => {
+        const { docsageView } = await import("/web/views.js");
+        docsageView({ scoped_keys: [note] }, () => {});
+    }""", note)
+    assert page.inner_text("#docsage-view h3") == "Ids numbered per chunk"
+    assert page.inner_text("#docsage-view ul.scoped-keys li") == note
+    assert page.locator("#docsage-view b").count() == 0
+
+
 def test_docsage_says_why_the_answer_is_the_rows_when_no_number_was_invented(page):
     """Review 1: an answer of "not found" from rows, or one naming no number of a
     one-number result, became the rows with no note; the view says why, as text."""

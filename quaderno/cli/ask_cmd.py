@@ -150,6 +150,8 @@ def print_docsage(d: DocSageDetails) -> None:
                 f"{shown}{'+' if shown >= 20 else ''} rows"    # a record made before sizes
             console.print(f"[dim]table {escape(t.name)}({escape(', '.join(t.column_names))})"
                           f" — {rows}[/]", soft_wrap=True)
+    for note in d.scoped_keys:   # ids the query sees renumbered (docsage.scoped_ids)
+        console.print(Text(f"ids numbered per chunk: {note}", style="dim"), soft_wrap=True)
     ran = [a for a in d.sql if a.stage == "ok"]
     if ran:
         console.print(Text(f"SQL: {ran[-1].sql}", style="cyan"), soft_wrap=True)

@@ -136,6 +136,11 @@ export function docsageView(d, openChunkAnyKb) {
     view.append(el("h3", {}, `Table ${name} (${shown})`),
       table(cols, rows.map((r) => cols.map((c) => r[c]))));
   }
+  // ids no chunk states, numbered per chunk before the query (docsage.scoped_ids)
+  if ((d.scoped_keys || []).length) {
+    view.append(el("h3", {}, "Ids numbered per chunk"),
+      el("ul", { class: "scoped-keys" }, d.scoped_keys.map((n) => el("li", {}, n))));
+  }
   if ((d.sql || []).length) {
     view.append(el("h3", {}, "SQL"));
     for (const a of d.sql) {
