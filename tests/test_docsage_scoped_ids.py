@@ -53,8 +53,9 @@ def test_a_join_on_an_invented_key_pairs_only_the_rows_of_one_chunk():
     assert len(_query(schema, rows)) == 9
     scoped, notes = scope_invented_keys(schema, rows, TEXTS)
     assert _query(schema, scoped) == [["Bo Berg", 900], ["Ann Arl", 500], ["Cy Cole", 300]]
-    assert "company.id (and membership.company_id): no chunk states it; 6 cell(s) from 3 " \
-        "chunk(s) numbered per chunk, so a join pairs only rows of one chunk" in notes, notes
+    # chunk a's 1 stays 1: the cells of chunks b and c are what moved
+    assert "company.id (and membership.company_id): 4 cell(s) from 2 chunk(s) numbered per " \
+        "chunk, as no chunk states them; a join pairs only rows of one chunk" in notes, notes
 
 
 def test_two_tables_ids_meet_only_where_one_chunk_wrote_both():
@@ -74,28 +75,27 @@ def test_each_renumbered_cell_records_its_chunk_and_old_value():
     scoped, _ = scope_invented_keys(schema, rows, TEXTS)
     changed = {(r.provenance.chunk_id, c.column, c.old, c.new, c.reason, c.by, c.evidence_chunk)
                for r in scoped for c in r.provenance.corrections}
-    # new numbers start above every number the keys hold (1): chunk a's 1 is 2, b's 3, c's
-    # 4, in the company, the membership and the reference alike
+    # numbered from 1 in the order first seen: chunk a's 1 stays 1, b's is 2, c's 3, in the
+    # company, the membership and the reference alike
     assert changed == {(ch, col, 1, new, "invented-key", "chunk-scope", ch)
-                       for ch, new in (("a", 2), ("b", 3), ("c", 4))
-                       for col in ("id", "company_id")}
-    assert sum(len(r.provenance.corrections) for r in scoped) == 9
+                       for ch, new in (("b", 2), ("c", 3)) for col in ("id", "company_id")}
+    assert sum(len(r.provenance.corrections) for r in scoped) == 6
     # the rows given are not changed
     assert all(r.values["id"] == 1 and not r.provenance.corrections for r in rows)
 
 
 def test_a_number_every_chunk_using_it_states_keeps_its_value():
     schema = schema_of(DRAFT)
-    texts = {**TEXTS, "d": "Company no. 7, Delta Mining, employs 800 people.",
-             "e": "Eve Ekker heads company no. 7."}
-    rows = [*_rows(), row("company", "d", id=7, employees=800),
-            row("membership", "e", id=1, company_id=7, chief_executive="Eve Ekker")]
+    texts = {**TEXTS, "d": "Company no. 2, Delta Mining, employs 800 people.",
+             "e": "Eve Ekker heads company no. 2."}
+    rows = [*_rows(), row("company", "d", id=2, employees=800),
+            row("membership", "e", id=1, company_id=2, chief_executive="Eve Ekker")]
     scoped, _ = scope_invented_keys(schema, rows, texts)
     pairs = _query(schema, scoped)
     assert ["Eve Ekker", 800] in pairs and len(pairs) == 4
-    assert _query(schema, scoped, "SELECT employees FROM company WHERE id = 7") == [[800]]
-    # no chunk's number of the model's became 7
-    assert sorted(r.values["id"] for r in scoped if r.table == "company") == [7, 8, 9, 10]
+    assert _query(schema, scoped, "SELECT employees FROM company WHERE id = 2") == [[800]]
+    # no chunk's number of the model's became 2: the new numbers pass it
+    assert sorted(r.values["id"] for r in scoped if r.table == "company") == [1, 2, 3, 4]
 
 
 def test_a_number_some_chunks_mention_by_chance_is_still_the_models():
@@ -127,9 +127,108 @@ def test_a_merged_row_is_what_each_merged_chunks_number_meant():
         row("company", "c", id=1, name="Gamma Holdings", employees=300),
         row("membership", "b", id=1, company_id=1, chief_executive="Bo Berg"),
         row("membership", "c", id=1, company_id=1, chief_executive="Cy Cole")], None, texts)
-    assert [r.provenance.merged for r in rows if r.table == "company"] == [["b"], []]
+    # the merged row records that chunk b gave the entity the same id (and name)
+    assert [r.provenance.agreed for r in rows if r.table == "company"] == [
+        {"id": ["b"], "name": ["b"]}, {}]
     scoped, _ = scope_invented_keys(schema, rows, texts)
     assert _query(schema, scoped) == [["Bo Berg", 500], ["Cy Cole", 300]]
+
+
+PEOPLE = {"tables": [
+    {"name": "person", "columns": [{"name": "id", "type": "INT"}, {"name": "name"}],
+     "primary_key": ["id"]},
+    {"name": "company", "columns": [{"name": "id", "type": "INT"}, {"name": "title"}],
+     "primary_key": ["id"]},
+    {"name": "job", "columns": [{"name": "id", "type": "INT"},
+                                {"name": "person_id", "type": "INT"},
+                                {"name": "company_id", "type": "INT"}],
+     "primary_key": ["id"],
+     "foreign_keys": [{"column": "person_id", "references_table": "person",
+                       "references_column": "id"},
+                      {"column": "company_id", "references_table": "company",
+                       "references_column": "id"}]}]}
+
+
+@pytest.mark.parametrize("order", [["person", "company", "job"], ["company", "person", "job"]])
+def test_one_keys_merged_row_leaves_another_keys_numbers_apart(order):
+    """Ann is 1 in chunks a and b and is merged; company 1 is Alpha in chunk a and Beta in
+    chunk b: a job of chunk b is Ann's at Beta, whichever table the schema lists first."""
+    draft = {"tables": sorted(PEOPLE["tables"], key=lambda t: order.index(t["name"]))}
+    schema = schema_of(draft)
+    texts = {"a": "Ann Arl works at Alpha Bank.", "b": "Ann Arl works at Beta Energy.",
+             "c": "Cy Cole works at Gamma Holdings."}
+    people = merge_entities(schema, [row("person", ch, id=1, name=n)
+                                     for ch, n in (("a", "Ann Arl"), ("b", "Ann Arl"),
+                                                   ("c", "Cy Cole"))], None, texts)
+    rows = [*people, *(row("company", ch, id=1, title=t) for ch, t in
+                       (("a", "Alpha Bank"), ("b", "Beta Energy"), ("c", "Gamma Holdings"))),
+            *(row("job", ch, id=1, person_id=1, company_id=1) for ch in "abc")]
+    scoped, _ = scope_invented_keys(schema, rows, texts)
+    sql = ("SELECT p.name, c.title FROM job j JOIN person p ON p.id = j.person_id "
+           "JOIN company c ON c.id = j.company_id ORDER BY c.title")
+    assert _query(schema, scoped, sql) == [["Ann Arl", "Alpha Bank"], ["Ann Arl", "Beta Energy"],
+                                           ["Cy Cole", "Gamma Holdings"]]
+
+
+def test_a_row_merged_without_the_number_claims_none():
+    """Chunk b names Alpha Bank without an id, and numbers Beta Energy 1: merged into chunk a's
+    Alpha Bank, its row does not make b's 1 Alpha's."""
+    draft = json.loads(json.dumps(DRAFT))
+    draft["tables"][0]["columns"].insert(1, {"name": "name"})
+    draft["tables"][0]["primary_key"] = []
+    schema = schema_of(draft)
+    texts = {"a": "Alpha Bank employs 500 people; Ann Arl leads it.",
+             "b": "Beta Energy employs 900 people; Bo Berg leads it. Alpha Bank is older.",
+             "c": "Gamma Holdings employs 300 people; Cy Cole leads it."}
+    rows = merge_entities(schema, [
+        row("company", "a", id=1, name="Alpha Bank", employees=500),
+        row("company", "b", id=1, name="Beta Energy", employees=900),
+        row("company", "b", id=None, name="Alpha Bank"),
+        row("company", "c", id=1, name="Gamma Holdings", employees=300),
+        *(row("membership", ch, id=1, company_id=1, chief_executive=ceo)
+          for ch, ceo in (("a", "Ann Arl"), ("b", "Bo Berg"), ("c", "Cy Cole")))], None, texts)
+    assert rows[0].provenance.agreed == {"name": ["b"]}
+    scoped, _ = scope_invented_keys(schema, rows, texts)
+    assert _query(schema, scoped) == [["Bo Berg", 900], ["Ann Arl", 500], ["Cy Cole", 300]]
+
+
+def test_a_number_one_chunk_uses_and_mentions_by_chance_is_renumbered():
+    """Chunk b's institution 2 and chunk d's staffing 2: each chunk alone uses 2, and b writes
+    "2 campuses"; kept, the two would meet across chunks."""
+    schema = schema_of(INSTITUTIONS)
+    texts = {"a": "Aldora Institute was founded in 1874.",
+             "b": "Brevik College, founded in 1902, has 2 campuses.",
+             "c": "Corvan Academy was founded in 1921.",
+             "d": "Dunmere School has 30 staff."}
+    rows = [row("institution", "a", id=1, founded=1874),
+            row("institution", "b", id=2, founded=1902),
+            row("institution", "c", id=1, founded=1921),
+            row("staffing", "d", id=2, staff=30)]
+    scoped, _ = scope_invented_keys(schema, rows, texts)
+    sql = "SELECT i.founded, s.staff FROM institution i JOIN staffing s ON i.id = s.id"
+    assert _query(schema, scoped, sql) == []
+
+
+def test_new_numbers_stay_small_beside_a_long_shared_id():
+    """A 19-digit registry number both chunks state is kept, and new numbers are counted from
+    1, not from past it (past BIGINT, an INT id would load as NULL)."""
+    schema = schema_of(DRAFT)
+    big = 9_000_000_000_000_000_001
+    texts = {**TEXTS, "d": f"Registry {big}: Delta Mining employs 800 people.",
+             "e": f"Eve Ekker heads the company of registry {big}."}
+    rows = [*_rows(), row("company", "d", id=big, employees=800),
+            row("membership", "e", id=1, company_id=big, chief_executive="Eve Ekker")]
+    scoped, _ = scope_invented_keys(schema, rows, texts)
+    assert sorted(r.values["id"] for r in scoped if r.table == "company") == [1, 2, 3, big]
+    assert len(_query(schema, scoped)) == 4
+
+
+def test_an_id_written_as_a_decimal_is_numbered_with_its_chunk():
+    schema = schema_of(DRAFT)
+    rows = _rows()
+    rows[3] = row("membership", "b", id=1, company_id="1.0", chief_executive="Bo Berg")
+    scoped, _ = scope_invented_keys(schema, rows, TEXTS)
+    assert _query(schema, scoped) == [["Bo Berg", 900], ["Ann Arl", 500], ["Cy Cole", 300]]
 
 
 def test_when_one_key_is_renumbered_every_key_is():
@@ -171,14 +270,15 @@ def test_only_whole_numbers_are_renumbered():
     draft["tables"][1]["columns"][1]["type"] = "TEXT"
     scoped, _ = scope_invented_keys(schema_of(draft), rows, TEXTS)
     assert [r.values["company_id"] for r in scoped if r.table == "membership"] == \
-        ["3", "4", "5", "Alpha Bank"]
+        ["1", "2", "3", "Alpha Bank"]
     assert [c.column for c in scoped[-1].provenance.corrections] == ["id"]
 
 
 @pytest.mark.parametrize("value,number", [
     (1, 1), ("1", 1), (" 1 ", 1), (1.0, 1), ("-2", -2), (9007199254740993, 9007199254740993),
     ("9007199254740993", 9007199254740993), (True, None), (1.5, None), ("1.5", None),
-    ("Alpha Bank", None), ([1], None), ("", None), ("١", None)])
+    ("1,024", 1024), ("4.0", 4), ("Alpha Bank", None), ([1], None), ("", None),
+    ("99999999999999999999", None)])
 def test_whole_number_reads_only_what_an_id_writes(value, number):
     assert whole_number(value) == number
 
@@ -211,7 +311,7 @@ def test_a_text_id_keeps_its_type():
                 **{k: (str(v) if k in ("id", "company_id") else v) for k, v in r.values.items()})
             for r in _rows()]
     scoped, _ = scope_invented_keys(schema, rows, TEXTS)
-    assert {r.values["id"] for r in scoped} == {"2", "3", "4"}
+    assert {r.values["id"] for r in scoped} == {"1", "2", "3"}
     assert _query(schema, scoped)[0] == ["Bo Berg", 900]
 
 
@@ -257,6 +357,6 @@ def test_docsage_queries_the_keys_numbered_per_chunk(tmp_path):
     assert a.answer.startswith("1874")
     assert [n.split(":")[0] for n in d.scoped_keys] == ["institution.id", "staffing.id"] or \
         [n.split(":")[0] for n in d.scoped_keys] == ["staffing.id", "institution.id"]
-    assert sorted(r["id"] for r in d.tables["institution"]) == [2, 3, 4]
+    assert sorted(r["id"] for r in d.tables["institution"]) == [1, 2, 3]
     assert any(f.startswith("invented key numbered per chunk: institution.id")
                for f in a.trace.fallbacks)

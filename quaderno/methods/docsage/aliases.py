@@ -209,6 +209,23 @@ def _same_name(names: Mapping[str, str], row: Row, aliases: Mapping[str, str] | 
                                                            for x, y in pairs)
 
 
+def _agreed(base: Row, other: Row) -> dict[str, list[str]]:
+    """``base``'s record of the chunks that gave each of its values, with ``other`` merged
+    in: for each column both give the same value, the chunk ``other``'s came from (and
+    those it had itself agreed with); never the chunk ``base``'s own value came from."""
+    out = {c: list(chunks) for c, chunks in base.provenance.agreed.items()}
+    for c, v in other.values.items():
+        mine = base.values.get(c)
+        if v is None or mine is None or str(v).strip().casefold() != \
+                str(mine).strip().casefold():
+            continue
+        own = value_chunk(base.provenance.chunk_id, base.provenance.corrections, c)
+        theirs = [value_chunk(other.provenance.chunk_id, other.provenance.corrections, c),
+                  *other.provenance.agreed.get(c, [])]
+        out[c] = [x for x in dict.fromkeys([*out.get(c, []), *theirs]) if x != own]
+    return {c: chunks for c, chunks in out.items() if chunks}
+
+
 def merge_entities(schema: Schema, rows: Sequence[Row],
                    aliases: Mapping[str, str] | None = None,
                    texts: Mapping[str, str] | None = None) -> list[Row]:
@@ -273,11 +290,8 @@ def merge_entities(schema: Schema, rows: Sequence[Row],
                 if c not in base.provenance.corrections
                 and (c.column in filled or c.evidence_chunk is None
                      or (c.new is not None and c.new == base.values.get(c.column)))]
-        merged = [c for c in dict.fromkeys([*base.provenance.merged, r.provenance.chunk_id,
-                                            *r.provenance.merged])
-                  if c != base.provenance.chunk_id]
         prov = base.provenance.model_copy(update={
-            "confidence": conf, "confidence_kind": kinds, "merged": merged,
+            "confidence": conf, "confidence_kind": kinds, "agreed": _agreed(base, r),
             "corrections": [*base.provenance.corrections, *kept, *notes]})
         out[target] = base.model_copy(update={"values": {**base.values, **filled, **cleared},
                                               "provenance": prov})

@@ -51,9 +51,10 @@ class Provenance(BaseModel):
     # either per chunk); a calibration only applies to the kind it was computed on
     confidence_kind: dict[str, str] = Field(default_factory=dict)
     corrections: list[Correction] = Field(default_factory=list)
-    # the chunks of the rows merged into this one as the same entity, its own left out
-    # (:func:`.aliases.merge_entities`): a number one of them gave the entity is its too
-    merged: list[str] = Field(default_factory=list)
+    # column -> the chunks other rows merged into this one as the same entity gave its
+    # value from (:func:`.aliases.merge_entities`): the number each of them gave the
+    # entity is its number there too (:mod:`.scoped_ids`)
+    agreed: dict[str, list[str]] = Field(default_factory=dict)
 
 
 def value_chunk(chunk_id: str, corrections: Sequence[Correction], column: str) -> str:

@@ -16,14 +16,18 @@ Before the tables are queried, each key :func:`.invented.invented_keys` finds in
 rows, and every column holding it (:func:`.invented.holders`), is renumbered: one new number
 per (chunk the cell's value came from, old number), one numbering for all such keys. A
 number means what its own chunk meant by it: a join pairs a company with the memberships its
-chunk named, and two tables' ids meet only where one chunk wrote both. A row CLEAR merged
-from several chunks (:func:`.aliases.merge_entities`) is what each of their numbers meant.
+chunk named, and two tables' ids meet only where one chunk wrote both.
 
-- A number every chunk using it states (a real id, "commission no. 7" wherever 7 is used)
-  keeps its value and one meaning across chunks; new numbers start above every number the
-  keys hold, so none meets it. A number some chunk states by chance ("Tier 1") and another
-  does not is the model's.
-- Only whole numbers are renumbered: a name in an id column is left as it is.
+- A row CLEAR merged from rows of several chunks that gave the entity the same number
+  (:func:`.aliases.merge_entities`, ``Provenance.agreed``) is what that number meant in each
+  of those chunks, for that key's references only: another key's 1 in the same chunks
+  stays apart.
+- A number that two or more chunks use and that every chunk using it, for any key, states
+  (a real id, "commission no. 7") keeps its value and one meaning across chunks; new numbers
+  are allocated from 1 up, past such numbers and any other number the key columns hold. A
+  number some chunk states by chance ("Tier 1") and another does not is the model's.
+- Only cells read as whole numbers (as the loader reads an INT: "1,024", "4.0") are
+  renumbered: a name in an id column is left as it is.
 - Nothing changes when no key has a number used by two chunks; when one has, every key is
   renumbered, so a key left alone cannot meet another's new numbers.
 
@@ -33,12 +37,13 @@ what was done.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from quaderno.methods.docsage.invented import holders, invented_keys
-from quaderno.methods.docsage.rows import Correction, Row, noted, value_chunk
+from quaderno.methods.docsage.invented import holders, invented_keys, is_reference
+from quaderno.methods.docsage.rekey import id_named
+from quaderno.methods.docsage.rows import BIGINT_MAX, Correction, Row, coerce, noted, value_chunk
 from quaderno.methods.docsage.schema import Schema, Table
 from quaderno.methods.docsage.spans import mentions
 
@@ -46,19 +51,12 @@ _REASON = "invented-key"
 
 
 def whole_number(value: Any) -> int | None:
-    """``value`` as the whole number it writes (1, "1", " 1 ", 1.0, "-2"), else None (a
-    name, a fraction, a bool, a list)."""
-    if isinstance(value, bool):
+    """``value`` as the whole number an INT column reads it as (1, "1", " 1 ", 1.0, "-2",
+    "1,024", "4.0"), else None (a name, a fraction, a bool, a list)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value) if value.is_integer() else None
-    if isinstance(value, str):
-        text = value.strip()
-        digits = text[1:] if text[:1] in "+-" else text
-        return int(text) if digits.isascii() and digits.isdigit() else None
-    return None
+    number, ok = coerce(value, "INT")
+    return number if ok and isinstance(number, int) else None
 
 
 @dataclass
@@ -67,7 +65,8 @@ class _Cell:
     table: Table
     column: str
     number: int
-    chunks: list[str]        # the chunk the value came from, then those merged into its row
+    chunk: str               # the chunk the value came from
+    agreed: list[str]        # chunks whose merged rows gave the same number (own cells)
 
 
 @dataclass
@@ -78,18 +77,17 @@ class _Key:
     column: str
     columns: list[tuple[Table, str]]
     cells: list[_Cell] = field(default_factory=list)
-    shared: set[int] = field(default_factory=set)   # numbers every chunk using them states
 
     def owns(self, table: Table, column: str) -> bool:
         """``table.column`` is the key itself, not a column holding it."""
         return (table.name, column) == (self.table.name, self.column)
 
-    def collides(self) -> bool:
+    def collides(self, shared: set[int]) -> bool:
         """Some number of the model's stands for things of two chunks."""
         used: dict[int, set[str]] = {}
         for c in self.cells:
-            if c.number not in self.shared:
-                used.setdefault(c.number, set()).update(c.chunks)
+            if c.number not in shared:
+                used.setdefault(c.number, set()).update([c.chunk, *c.agreed])
         return any(len(chunks) > 1 for chunks in used.values())
 
 
@@ -109,17 +107,45 @@ def _keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str]) -> list
                 if (number := whole_number(r.values.get(c))) is None:
                     continue
                 chunk = value_chunk(r.provenance.chunk_id, r.provenance.corrections, c)
-                # the entity's own key is what every merged row's number meant
-                merged = r.provenance.merged if key.owns(t, c) else []
-                key.cells.append(_Cell(i, t, c, number, [chunk, *merged]))
-        by_number: dict[int, set[str]] = {}
-        for cell in key.cells:
-            by_number.setdefault(cell.number, set()).update(cell.chunks)
-        # a number as a whole word, as an id is written: "1" is not in "1,500" nor "1991"
-        key.shared = {n for n, chunks in by_number.items()
-                      if all(c in texts and mentions(texts[c], n, "INT") for c in chunks)}
+                agreed = r.provenance.agreed.get(c, []) if key.owns(t, c) else []
+                key.cells.append(_Cell(i, t, c, number, chunk, agreed))
         keys.append(key)
     return keys
+
+
+def _shared(keys: Sequence[_Key], texts: Mapping[str, str]) -> set[int]:
+    """The numbers two or more chunks use, each of which states it wherever it is used, for
+    any key: a real id, with one meaning everywhere."""
+    by_number: dict[int, set[str]] = {}
+    for key in keys:
+        for cell in key.cells:
+            by_number.setdefault(cell.number, set()).update([cell.chunk, *cell.agreed])
+    # a number as a whole word, as an id is written: "1" is not in "1,500" nor "1991"
+    return {n for n, chunks in by_number.items() if len(chunks) > 1
+            and all(c in texts and mentions(texts[c], n, "INT") for c in chunks)}
+
+
+def _kept(schema: Schema, rows: Sequence[Row], keys: Sequence[_Key],
+          shared: set[int]) -> set[int]:
+    """The numbers new ones must pass: the shared ones, and every whole number held by an id
+    column or reference no key renumbers (a table too small to judge its key invented):
+    a new number equal to one would meet it in a join."""
+    renumbered = {(k_t.name, k_c) for k in keys for k_t, k_c in k.columns}
+    ids = {(t.name, c.name) for t in schema.tables for c in t.columns
+           if (t.name, c.name) not in renumbered
+           and (id_named(c.name, t.name) or is_reference(schema, t, c.name))}
+    held = {n for r in rows for (t, c) in ids if t == r.table
+            and (n := whole_number(r.values.get(c))) is not None}
+    return shared | held
+
+
+def _free(taken: set[int]) -> Iterator[int]:
+    """1, 2, 3, ... without the numbers ``taken``."""
+    n = 0
+    while n < BIGINT_MAX:
+        n += 1
+        if n not in taken:
+            yield n
 
 
 def scope_invented_keys(schema: Schema, rows: Sequence[Row],
@@ -128,44 +154,50 @@ def scope_invented_keys(schema: Schema, rows: Sequence[Row],
     it numbered per chunk (module docstring); ``texts``: chunk id -> the text extraction
     was shown. One line per renumbered key, for the trace and the run's record."""
     keys = _keys(schema, rows, texts)
-    if not any(k.collides() for k in keys):
+    shared = _shared(keys, texts)
+    if not any(k.collides(shared) for k in keys):
         return list(rows), []
     out, notes = list(rows), []
-    start = max(abs(c.number) for k in keys for c in k.cells) + 1
-    numbers: dict[tuple[str, int], int] = {}    # (chunk, old number) -> new number
+    free = _free(_kept(schema, rows, keys, shared))
+    numbers: dict[tuple[str, int], int] = {}    # (chunk, old number) -> new, for every key
 
-    def number_of(cell: _Cell, shared: set[int]) -> int:
-        if cell.number in shared:
-            return cell.number
-        scopes = [(chunk, cell.number) for chunk in cell.chunks]
-        new = next((numbers[s] for s in scopes if s in numbers), start + len(numbers))
-        for s in scopes:
-            numbers.setdefault(s, new)
-        return new
+    def number(scope: tuple[str, int]) -> int:
+        if scope not in numbers:
+            numbers[scope] = next(free)
+        return numbers[scope]
 
     changes: dict[int, tuple[dict, list[Correction]]] = {}
     for key in keys:
-        # the key's own cells first: a merged row claims each of its chunks' number before
-        # a reference of one of those chunks is numbered
-        moved = 0
+        # this key's own rows first: a merged row is its number in each chunk that agreed,
+        # for this key's references (``mine``); no other key sees it
+        mine: dict[tuple[str, int], int] = {}
+        moved: list[_Cell] = []
         for cell in sorted(key.cells, key=lambda c, k=key: not k.owns(c.table, c.column)):
-            new = number_of(cell, key.shared)
-            if new == cell.number:
+            scope = (cell.chunk, cell.number)
+            if cell.number in shared:
+                new = cell.number
+            elif key.owns(cell.table, cell.column):
+                new = mine.get(scope) or number(scope)
+                for chunk in [cell.chunk, *cell.agreed]:
+                    mine.setdefault((chunk, cell.number), new)
+            else:
+                new = mine.get(scope) or number(scope)
+            old = out[cell.row].values[cell.column]
+            typed = new if cell.table.column(cell.column).type in ("INT", "DOUBLE") else str(new)
+            if type(typed) is type(old) and typed == old:
                 continue
-            moved += 1
+            moved.append(cell)
             values, corrections = changes.setdefault(cell.row, (dict(out[cell.row].values), []))
-            old = values[cell.column]
-            values[cell.column] = new if cell.table.column(cell.column).type in (
-                "INT", "DOUBLE") else str(new)
-            corrections.append(Correction(column=cell.column, old=old,
-                                          new=values[cell.column], reason=_REASON,
-                                          by="chunk-scope", evidence_chunk=cell.chunks[0]))
+            values[cell.column] = typed
+            corrections.append(Correction(column=cell.column, old=old, new=typed,
+                                          reason=_REASON, by="chunk-scope",
+                                          evidence_chunk=cell.chunk))
         if moved:
             held = ", ".join(f"{t.name}.{c}" for t, c in key.columns[1:])
-            chunks = len({ch for c in key.cells for ch in c.chunks})
             notes.append(f"{key.table.name}.{key.column}" + (f" (and {held})" if held else "")
-                         + f": no chunk states it; {moved} cell(s) from {chunks} chunk(s) "
-                         "numbered per chunk, so a join pairs only rows of one chunk")
+                         + f": {len(moved)} cell(s) from "
+                         f"{len({c.chunk for c in moved})} chunk(s) numbered per chunk, as no "
+                         "chunk states them; a join pairs only rows of one chunk")
     for i, (values, corrections) in changes.items():
         out[i] = noted(out[i], corrections, values)
     return out, notes
