@@ -24,8 +24,9 @@ chunk named, and two tables' ids meet only where one chunk wrote both.
   stays apart.
 - A number that two or more chunks use and that every chunk using it, for any key, states
   (a real id, "commission no. 7") keeps its value and one meaning across chunks; new numbers
-  are allocated from 1 up, past such numbers and any other number the key columns hold. A
-  number some chunk states by chance ("Tier 1") and another does not is the model's.
+  are allocated from 1 up, past such numbers and those of id columns no key renumbers (a
+  table too small to judge). A number one chunk alone uses, or some chunk states by chance
+  ("Tier 1") and another does not, is the model's.
 - Only cells read as whole numbers (as the loader reads an INT: "1,024", "4.0") are
   renumbered: a name in an id column is left as it is.
 - Nothing changes when no key has a number used by two chunks; when one has, every key is
