@@ -10,6 +10,7 @@ import pytest
 
 from docsage_fakes import row, schema_of
 from quaderno.methods.docsage.aliases import merge_entities
+from quaderno.methods.docsage.rows import noted
 from quaderno.methods.docsage.sandbox import SQLSandbox
 from quaderno.methods.docsage.scoped_ids import scope_invented_keys, whole_number
 from test_docsage_method import FACT, Model, answer
@@ -129,7 +130,7 @@ def test_a_merged_row_is_what_each_merged_chunks_number_meant():
         row("membership", "c", id=1, company_id=1, chief_executive="Cy Cole")], None, texts)
     # the merged row records that chunk b gave the entity the same id (and name)
     assert [r.provenance.agreed for r in rows if r.table == "company"] == [
-        {"id": ["b"], "name": ["b"]}, {}]
+        {"id": {"b": 1}, "name": {"b": "Alpha Bank"}}, {}]
     scoped, _ = scope_invented_keys(schema, rows, texts)
     assert _query(schema, scoped) == [["Bo Berg", 500], ["Cy Cole", 300]]
 
@@ -147,6 +148,29 @@ PEOPLE = {"tables": [
                        "references_column": "id"},
                       {"column": "company_id", "references_table": "company",
                        "references_column": "id"}]}]}
+
+
+def test_a_merged_rows_number_changed_later_claims_nothing():
+    """A correction after the merge gives chunk a's Alpha Bank the number 2, which chunk b
+    gave Beta Energy: chunk b's 2 is still Beta's, not the merged row's."""
+    draft = json.loads(json.dumps(DRAFT))
+    draft["tables"][0]["columns"].insert(1, {"name": "name"})
+    schema = schema_of(draft)
+    texts = {"a": "Alpha Bank employs 500 people.",
+             "b": "Alpha Bank is older than Beta Energy, which employs 900 people and is led "
+                  "by Bo Berg.",
+             "c": "Gamma Holdings employs 300 people; Cy Cole leads it."}
+    rows = merge_entities(schema, [
+        row("company", "a", id=1, name="Alpha Bank", employees=500),
+        row("company", "b", id=1, name="Alpha Bank"),
+        row("company", "b", id=2, name="Beta Energy", employees=900),
+        row("company", "c", id=1, name="Gamma Holdings", employees=300),
+        row("membership", "b", id=1, company_id=2, chief_executive="Bo Berg"),
+        row("membership", "c", id=1, company_id=1, chief_executive="Cy Cole")], None, texts)
+    assert rows[0].provenance.agreed["id"] == {"b": 1}
+    rows[0] = noted(rows[0], [], {**rows[0].values, "id": 2})
+    scoped, _ = scope_invented_keys(schema, rows, texts)
+    assert _query(schema, scoped) == [["Bo Berg", 900], ["Cy Cole", 300]]
 
 
 @pytest.mark.parametrize("order", [["person", "company", "job"], ["company", "person", "job"]])
@@ -187,7 +211,7 @@ def test_a_row_merged_without_the_number_claims_none():
         row("company", "c", id=1, name="Gamma Holdings", employees=300),
         *(row("membership", ch, id=1, company_id=1, chief_executive=ceo)
           for ch, ceo in (("a", "Ann Arl"), ("b", "Bo Berg"), ("c", "Cy Cole")))], None, texts)
-    assert rows[0].provenance.agreed == {"name": ["b"]}
+    assert rows[0].provenance.agreed == {"name": {"b": "Alpha Bank"}}
     scoped, _ = scope_invented_keys(schema, rows, texts)
     assert _query(schema, scoped) == [["Bo Berg", 900], ["Ann Arl", 500], ["Cy Cole", 300]]
 

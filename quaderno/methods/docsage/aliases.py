@@ -209,20 +209,21 @@ def _same_name(names: Mapping[str, str], row: Row, aliases: Mapping[str, str] | 
                                                            for x, y in pairs)
 
 
-def _agreed(base: Row, other: Row) -> dict[str, list[str]]:
+def _agreed(base: Row, other: Row) -> dict[str, dict[str, Any]]:
     """``base``'s record of the chunks that gave each of its values, with ``other`` merged
     in: for each column both give the same value, the chunk ``other``'s came from (and
-    those it had itself agreed with); never the chunk ``base``'s own value came from."""
-    out = {c: list(chunks) for c, chunks in base.provenance.agreed.items()}
+    those it had itself agreed with), with that value; never the chunk ``base``'s own
+    value came from."""
+    out = {c: dict(chunks) for c, chunks in base.provenance.agreed.items()}
     for c, v in other.values.items():
         mine = base.values.get(c)
         if v is None or mine is None or str(v).strip().casefold() != \
                 str(mine).strip().casefold():
             continue
         own = value_chunk(base.provenance.chunk_id, base.provenance.corrections, c)
-        theirs = [value_chunk(other.provenance.chunk_id, other.provenance.corrections, c),
-                  *other.provenance.agreed.get(c, [])]
-        out[c] = [x for x in dict.fromkeys([*out.get(c, []), *theirs]) if x != own]
+        theirs = {value_chunk(other.provenance.chunk_id, other.provenance.corrections, c): v,
+                  **other.provenance.agreed.get(c, {})}
+        out[c] = {x: w for x, w in {**out.get(c, {}), **theirs}.items() if x != own}
     return {c: chunks for c, chunks in out.items() if chunks}
 
 

@@ -51,10 +51,11 @@ class Provenance(BaseModel):
     # either per chunk); a calibration only applies to the kind it was computed on
     confidence_kind: dict[str, str] = Field(default_factory=dict)
     corrections: list[Correction] = Field(default_factory=list)
-    # column -> the chunks other rows merged into this one as the same entity gave its
-    # value from (:func:`.aliases.merge_entities`): the number each of them gave the
-    # entity is its number there too (:mod:`.scoped_ids`)
-    agreed: dict[str, list[str]] = Field(default_factory=dict)
+    # column -> {chunk: value}: the chunks other rows merged into this one as the same
+    # entity gave the same value from, and that value (:func:`.aliases.merge_entities`):
+    # the number each of them gave the entity is its number there too, while the cell
+    # still holds it (:mod:`.scoped_ids`)
+    agreed: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 def value_chunk(chunk_id: str, corrections: Sequence[Correction], column: str) -> str:

@@ -108,7 +108,9 @@ def _keys(schema: Schema, rows: Sequence[Row], texts: Mapping[str, str]) -> list
                 if (number := whole_number(r.values.get(c))) is None:
                     continue
                 chunk = value_chunk(r.provenance.chunk_id, r.provenance.corrections, c)
-                agreed = r.provenance.agreed.get(c, []) if key.owns(t, c) else []
+                # chunks whose merged rows gave this number, while the cell still holds it
+                agreed = [ch for ch, v in r.provenance.agreed.get(c, {}).items()
+                          if whole_number(v) == number] if key.owns(t, c) else []
                 key.cells.append(_Cell(i, t, c, number, chunk, agreed))
         keys.append(key)
     return keys
