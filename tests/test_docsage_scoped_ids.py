@@ -10,7 +10,7 @@ import pytest
 
 from docsage_fakes import row, schema_of
 from quaderno.methods.docsage.aliases import merge_entities
-from quaderno.methods.docsage.rows import noted
+from quaderno.methods.docsage.rows import Correction, noted
 from quaderno.methods.docsage.sandbox import SQLSandbox
 from quaderno.methods.docsage.scoped_ids import scope_invented_keys, whole_number
 from test_docsage_method import FACT, Model, answer
@@ -148,6 +148,47 @@ PEOPLE = {"tables": [
                        "references_column": "id"},
                       {"column": "company_id", "references_table": "company",
                        "references_column": "id"}]}]}
+
+
+def test_a_merged_rows_own_chunk_keeps_its_claim_when_a_merged_correction_moves_it():
+    """Chunk b's Alpha Bank brings a committee fix of its id (evidence b) that the merged
+    row keeps: the id's chunk becomes b, and chunk a's 1 is still the row's."""
+    draft = json.loads(json.dumps(DRAFT))
+    draft["tables"][0]["columns"].insert(1, {"name": "name"})
+    schema = schema_of(draft)
+    texts = {"a": "Alpha Bank employs 500 people; Ann Arl leads it.",
+             "b": "Alpha Bank is led by Bo Berg.",
+             "c": "Gamma Holdings employs 300 people; Cy Cole leads it."}
+    fixed = noted(row("company", "b", id=1, name="Alpha Bank"),
+                  [Correction(column="id", old=3, new=1, reason="low-confidence",
+                              by="committee", evidence_chunk="b")])
+    rows = merge_entities(schema, [
+        row("company", "a", id=1, name="Alpha Bank", employees=500), fixed,
+        row("company", "c", id=1, name="Gamma Holdings", employees=300),
+        *(row("membership", ch, id=1, company_id=1, chief_executive=ceo)
+          for ch, ceo in (("a", "Ann Arl"), ("b", "Bo Berg"), ("c", "Cy Cole")))], None, texts)
+    assert rows[0].provenance.agreed["id"] == {"a": 1}
+    scoped, _ = scope_invented_keys(schema, rows, texts)
+    assert sorted(_query(schema, scoped)) == [["Ann Arl", 500], ["Bo Berg", 500],
+                                              ["Cy Cole", 300]]
+
+
+@pytest.mark.parametrize("written", ["1", 1.0, " 1", "1.0"])
+def test_the_same_number_written_otherwise_is_agreed(written):
+    draft = json.loads(json.dumps(DRAFT))
+    draft["tables"][0]["columns"].insert(1, {"name": "name"})
+    schema = schema_of(draft)
+    texts = {"a": "Alpha Bank employs 500 people.", "b": "Alpha Bank is led by Bo Berg.",
+             "c": "Gamma Holdings employs 300 people; Cy Cole leads it."}
+    rows = merge_entities(schema, [
+        row("company", "a", id=1, name="Alpha Bank", employees=500),
+        row("company", "b", id=written, name="Alpha Bank"),
+        row("company", "c", id=1, name="Gamma Holdings", employees=300),
+        row("membership", "b", id=1, company_id=1, chief_executive="Bo Berg"),
+        row("membership", "c", id=1, company_id=1, chief_executive="Cy Cole")], None, texts)
+    assert rows[0].provenance.agreed["id"] == {"b": written}
+    scoped, _ = scope_invented_keys(schema, rows, texts)
+    assert _query(schema, scoped) == [["Bo Berg", 500], ["Cy Cole", 300]]
 
 
 def test_a_merged_rows_number_changed_later_claims_nothing():

@@ -37,7 +37,7 @@ from quaderno.methods.docsage.normalize import (KIND_WORDS, acronym_hits, entity
                                                 fold_text, is_null, key_columns,
                                                 normalize_entity, normalize_value)
 from quaderno.methods.docsage.rekey import id_named, may_add_as_key
-from quaderno.methods.docsage.rows import Correction, Row, take_cell, value_chunk
+from quaderno.methods.docsage.rows import Correction, Row, take_cell, value_chunk, whole_number
 from quaderno.methods.docsage.schema import Schema, Table
 
 class AliasGroup(BaseModel):
@@ -209,21 +209,36 @@ def _same_name(names: Mapping[str, str], row: Row, aliases: Mapping[str, str] | 
                                                            for x, y in pairs)
 
 
-def _agreed(base: Row, other: Row) -> dict[str, dict[str, Any]]:
+def _same(a: Any, b: Any) -> bool:
+    """Two cells give the same value: the same text, or the same whole number (1, "1.0")."""
+    if str(a).strip().casefold() == str(b).strip().casefold():
+        return True
+    n = whole_number(a)
+    return n is not None and n == whole_number(b)
+
+
+def _agreed(base: Row, other: Row, corrections: Sequence[Correction]
+            ) -> dict[str, dict[str, Any]]:
     """``base``'s record of the chunks that gave each of its values, with ``other`` merged
-    in: for each column both give the same value, the chunk ``other``'s came from (and
-    those it had itself agreed with), with that value; never the chunk ``base``'s own
-    value came from."""
+    in (``corrections``: the merged row's): for each column both give the same value, the
+    chunk ``other``'s came from, with its value (and those ``other`` had itself agreed
+    with); and where a correction ``other`` brought moves the cell's chunk, the chunk it
+    came from before. Never the chunk the merged cell's value comes from."""
     out = {c: dict(chunks) for c, chunks in base.provenance.agreed.items()}
-    for c, v in other.values.items():
-        mine = base.values.get(c)
-        if v is None or mine is None or str(v).strip().casefold() != \
-                str(mine).strip().casefold():
+    for c, mine in base.values.items():
+        if mine is None:
             continue
-        own = value_chunk(base.provenance.chunk_id, base.provenance.corrections, c)
-        theirs = {value_chunk(other.provenance.chunk_id, other.provenance.corrections, c): v,
-                  **other.provenance.agreed.get(c, {})}
-        out[c] = {x: w for x, w in {**out.get(c, {}), **theirs}.items() if x != own}
+        before = value_chunk(base.provenance.chunk_id, base.provenance.corrections, c)
+        after = value_chunk(base.provenance.chunk_id, corrections, c)
+        add: dict[str, Any] = {}
+        v = other.values.get(c)
+        if v is not None and _same(v, mine):
+            add = {**other.provenance.agreed.get(c, {}),
+                   value_chunk(other.provenance.chunk_id, other.provenance.corrections, c): v}
+        if before != after:
+            add[before] = mine
+        if add:
+            out[c] = {x: w for x, w in {**out.get(c, {}), **add}.items() if x != after}
     return {c: chunks for c, chunks in out.items() if chunks}
 
 
@@ -291,9 +306,10 @@ def merge_entities(schema: Schema, rows: Sequence[Row],
                 if c not in base.provenance.corrections
                 and (c.column in filled or c.evidence_chunk is None
                      or (c.new is not None and c.new == base.values.get(c.column)))]
+        corrections = [*base.provenance.corrections, *kept, *notes]
         prov = base.provenance.model_copy(update={
-            "confidence": conf, "confidence_kind": kinds, "agreed": _agreed(base, r),
-            "corrections": [*base.provenance.corrections, *kept, *notes]})
+            "confidence": conf, "confidence_kind": kinds,
+            "agreed": _agreed(base, r, corrections), "corrections": corrections})
         out[target] = base.model_copy(update={"values": {**base.values, **filled, **cleared},
                                               "provenance": prov})
     return out

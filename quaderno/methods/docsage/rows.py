@@ -160,6 +160,15 @@ def exact_number(value: Any) -> Decimal | None:
     return Decimal(f"{found['num']}e{exponent}")
 
 
+def whole_number(value: Any) -> int | None:
+    """``value`` as the whole number an INT column reads it as (1, "1", " 1 ", 1.0, "-2",
+    "1,024", "4.0"), else None (a name, a fraction, a bool, a list)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    number, ok = coerce(value, "INT")
+    return number if ok and isinstance(number, int) else None
+
+
 def coerce(value: Any, col_type: str) -> tuple[Any, bool]:
     """(value as the column's type, True) or (None, False) when it cannot be read; None and
     empty strings are (None, True): a missing value is not a parse failure."""

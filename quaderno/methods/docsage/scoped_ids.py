@@ -40,24 +40,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from quaderno.methods.docsage.invented import holders, invented_keys, is_reference
 from quaderno.methods.docsage.rekey import id_named
-from quaderno.methods.docsage.rows import BIGINT_MAX, Correction, Row, coerce, noted, value_chunk
+from quaderno.methods.docsage.rows import (BIGINT_MAX, Correction, Row, noted, value_chunk,
+                                          whole_number)
 from quaderno.methods.docsage.schema import Schema, Table
 from quaderno.methods.docsage.spans import mentions
 
 _REASON = "invented-key"
-
-
-def whole_number(value: Any) -> int | None:
-    """``value`` as the whole number an INT column reads it as (1, "1", " 1 ", 1.0, "-2",
-    "1,024", "4.0"), else None (a name, a fraction, a bool, a list)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return None
-    number, ok = coerce(value, "INT")
-    return number if ok and isinstance(number, int) else None
 
 
 @dataclass
