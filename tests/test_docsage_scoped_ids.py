@@ -1,6 +1,7 @@
 """An invented key is numbered per chunk before the tables are queried (scoped_ids.py): a
-join on it pairs only the rows one chunk wrote; a number a chunk states keeps one meaning;
-nothing changes where no number is used by two chunks."""
+join on it pairs only the rows one chunk wrote; a number every chunk using it states keeps
+one meaning; a merged row is each agreeing chunk's number; nothing changes where no number
+is used by two chunks."""
 
 from __future__ import annotations
 
