@@ -117,22 +117,38 @@ def test_a_number_some_chunks_mention_by_chance_is_still_the_models():
                                       ["Di Dorn", 200], ["Ed Eng", 100]]
 
 
-def test_a_merged_row_is_what_each_merged_chunks_number_meant():
+def _named_schema(keyed: bool = True):
+    """DRAFT with the company's name column; keyed by its id, or by nothing."""
     draft = json.loads(json.dumps(DRAFT))
     draft["tables"][0]["columns"].insert(1, {"name": "name"})
-    schema = schema_of(draft)
-    texts = {"a": "Alpha Bank employs 500 people.", "b": "Alpha Bank is led by Bo Berg.",
-             "c": "Gamma Holdings employs 300 people; Cy Cole leads it."}
-    rows = merge_entities(schema, [
+    if not keyed:
+        draft["tables"][0]["primary_key"] = []
+    return schema_of(draft)
+
+
+MERGE_TEXTS = {"a": "Alpha Bank employs 500 people.", "b": "Alpha Bank is led by Bo Berg.",
+               "c": "Gamma Holdings employs 300 people; Cy Cole leads it."}
+
+
+def _merged_alpha(schema, written_in_b=1):
+    """Alpha Bank read in chunks a and b (b writing its id as ``written_in_b``) and merged;
+    Gamma Holdings in c; memberships of b and c holding 1."""
+    return merge_entities(schema, [
         row("company", "a", id=1, name="Alpha Bank", employees=500),
-        row("company", "b", id=1, name="Alpha Bank"),
+        row("company", "b", id=written_in_b, name="Alpha Bank"),
         row("company", "c", id=1, name="Gamma Holdings", employees=300),
         row("membership", "b", id=1, company_id=1, chief_executive="Bo Berg"),
-        row("membership", "c", id=1, company_id=1, chief_executive="Cy Cole")], None, texts)
+        row("membership", "c", id=1, company_id=1, chief_executive="Cy Cole")],
+        None, MERGE_TEXTS)
+
+
+def test_a_merged_row_is_what_each_merged_chunks_number_meant():
+    schema = _named_schema()
+    rows = _merged_alpha(schema)
     # the merged row records that chunk b gave the entity the same id (and name)
     assert [r.provenance.agreed for r in rows if r.table == "company"] == [
         {"id": {"b": 1}, "name": {"b": "Alpha Bank"}}, {}]
-    scoped, _ = scope_invented_keys(schema, rows, texts)
+    scoped, _ = scope_invented_keys(schema, rows, MERGE_TEXTS)
     assert _query(schema, scoped) == [["Bo Berg", 500], ["Cy Cole", 300]]
 
 
@@ -154,9 +170,7 @@ PEOPLE = {"tables": [
 def test_a_merged_rows_own_chunk_keeps_its_claim_when_a_merged_correction_moves_it():
     """Chunk b's Alpha Bank brings a committee fix of its id (evidence b) that the merged
     row keeps: the id's chunk becomes b, and chunk a's 1 is still the row's."""
-    draft = json.loads(json.dumps(DRAFT))
-    draft["tables"][0]["columns"].insert(1, {"name": "name"})
-    schema = schema_of(draft)
+    schema = _named_schema()
     texts = {"a": "Alpha Bank employs 500 people; Ann Arl leads it.",
              "b": "Alpha Bank is led by Bo Berg.",
              "c": "Gamma Holdings employs 300 people; Cy Cole leads it."}
@@ -176,28 +190,17 @@ def test_a_merged_rows_own_chunk_keeps_its_claim_when_a_merged_correction_moves_
 
 @pytest.mark.parametrize("written", ["1", 1.0, " 1", "1.0"])
 def test_the_same_number_written_otherwise_is_agreed(written):
-    draft = json.loads(json.dumps(DRAFT))
-    draft["tables"][0]["columns"].insert(1, {"name": "name"})
-    schema = schema_of(draft)
-    texts = {"a": "Alpha Bank employs 500 people.", "b": "Alpha Bank is led by Bo Berg.",
-             "c": "Gamma Holdings employs 300 people; Cy Cole leads it."}
-    rows = merge_entities(schema, [
-        row("company", "a", id=1, name="Alpha Bank", employees=500),
-        row("company", "b", id=written, name="Alpha Bank"),
-        row("company", "c", id=1, name="Gamma Holdings", employees=300),
-        row("membership", "b", id=1, company_id=1, chief_executive="Bo Berg"),
-        row("membership", "c", id=1, company_id=1, chief_executive="Cy Cole")], None, texts)
+    schema = _named_schema()
+    rows = _merged_alpha(schema, written)
     assert rows[0].provenance.agreed["id"] == {"b": written}
-    scoped, _ = scope_invented_keys(schema, rows, texts)
+    scoped, _ = scope_invented_keys(schema, rows, MERGE_TEXTS)
     assert _query(schema, scoped) == [["Bo Berg", 500], ["Cy Cole", 300]]
 
 
 def test_a_merged_rows_number_changed_later_claims_nothing():
     """A correction after the merge gives chunk a's Alpha Bank the number 2, which chunk b
     gave Beta Energy: chunk b's 2 is still Beta's, not the merged row's."""
-    draft = json.loads(json.dumps(DRAFT))
-    draft["tables"][0]["columns"].insert(1, {"name": "name"})
-    schema = schema_of(draft)
+    schema = _named_schema()
     texts = {"a": "Alpha Bank employs 500 people.",
              "b": "Alpha Bank is older than Beta Energy, which employs 900 people and is led "
                   "by Bo Berg.",
@@ -239,10 +242,7 @@ def test_one_keys_merged_row_leaves_another_keys_numbers_apart(order):
 def test_a_row_merged_without_the_number_claims_none():
     """Chunk b names Alpha Bank without an id, and numbers Beta Energy 1: merged into chunk a's
     Alpha Bank, its row does not make b's 1 Alpha's."""
-    draft = json.loads(json.dumps(DRAFT))
-    draft["tables"][0]["columns"].insert(1, {"name": "name"})
-    draft["tables"][0]["primary_key"] = []
-    schema = schema_of(draft)
+    schema = _named_schema(keyed=False)
     texts = {"a": "Alpha Bank employs 500 people; Ann Arl leads it.",
              "b": "Beta Energy employs 900 people; Bo Berg leads it. Alpha Bank is older.",
              "c": "Gamma Holdings employs 300 people; Cy Cole leads it."}
